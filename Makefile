@@ -1,0 +1,28 @@
+# The two newcomer commands: `make run` and `make test`. Everything else is a helper for them.
+JOBS ?= $(shell nproc)
+PRESET ?= release
+
+.PHONY: run test deps build test-dev test-asan test-tsan bench clean
+
+deps:
+	./scripts/install-deps
+
+build: deps
+	cmake --preset $(PRESET) >/dev/null
+	cmake --build --preset $(PRESET) -j $(JOBS)
+
+run: build
+	./build/$(PRESET)/apps/sluice/sluice serve
+
+test: deps
+	./scripts/run-tests
+
+test-tsan: deps
+	cmake --preset tsan >/dev/null && cmake --build --preset tsan -j $(JOBS)
+	ctest --preset tsan -j $(JOBS) -R 'Relay|Cancel'
+
+bench: build
+	./build/$(PRESET)/bench/sluice_bench
+
+clean:
+	rm -rf build

@@ -1,0 +1,19 @@
+// The subcommands of the `sluice` binary: each adds itself to the CLI and runs when chosen.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace sluice::app {
+
+/// Records the action to run when `sub` is the chosen subcommand.
+void on_selected(CLI::App* sub, std::function<int()> action);
+
+/// Runs the action of the chosen subcommand; returns the process exit status.
+int run_selected(const CLI::App& app);
+
+/// `sluice serve`: the hub.
+void add_serve_command(CLI::App& app);
+
+} // namespace sluice::app

@@ -1,0 +1,25 @@
+// sluice: entry point; each subcommand lives in its own file and registers itself here.
+#include "commands.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+int main(int argc, char** argv) {
+    CLI::App app{"sluice: the streaming boundary for LLM agent sessions"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "sluice 0.1.0");
+    sluice::app::add_serve_command(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;
+    }
+    try {
+        return sluice::app::run_selected(app);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "sluice: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,97 @@
+// Tests of async_next: the relay received from Asio coroutines, with cancellation.
+#include <sluice/core/relay_async.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <exception>
+#include <thread>
+
+namespace {
+
+using namespace sluice;
+namespace net = boost::asio;
+using namespace std::chrono_literals;
+
+void rethrow(const std::exception_ptr& e) {
+    if (e) {
+        std::rethrow_exception(e);
+    }
+}
+
+TEST(RelayAsync, ACoroutineReceivesEveryEventFromAnotherThread) {
+    net::io_context io;
+    CancellationToken turn;
+    auto [tx, rx] = make_stream_relay(turn);
+    std::vector<std::string> got;
+    bool ended = false;
+    net::co_spawn(
+        io,
+        [&]() -> net::awaitable<void> {
+            auto ex = co_await net::this_coro::executor;
+            for (;;) {
+                auto [ec, ev] = co_await async_next(rx, ex, net::as_tuple(net::use_awaitable));
+                EXPECT_FALSE(ec);
+                if (!ev) {
+                    ended = true;
+                    co_return;
+                }
+                got.push_back(std::get<llm::Text>(*ev).text);
+            }
+        },
+        rethrow);
+    std::thread producer([tx = std::move(tx)]() mutable {
+        for (int i = 0; i < 200; ++i) {
+            tx.send(llm::Text{std::to_string(i)});
+            if (i % 50 == 0) {
+                std::this_thread::sleep_for(1ms); // let the consumer park and be woken
+            }
+        }
+    });
+    io.run();
+    producer.join();
+    EXPECT_TRUE(ended);
+    ASSERT_EQ(got.size(), 200U);
+    for (int i = 0; i < 200; ++i) {
+        EXPECT_EQ(got[static_cast<std::size_t>(i)], std::to_string(i));
+    }
+}
+
+TEST(RelayAsync, AReceiveRacedAgainstATimerIsCancelledCleanly) {
+    using net::experimental::awaitable_operators::operator||;
+    net::io_context io;
+    CancellationToken turn;
+    auto [tx, rx] = make_stream_relay(turn);
+    bool timed_out = false;
+    std::string after;
+    net::co_spawn(
+        io,
+        [&]() -> net::awaitable<void> {
+            auto ex = co_await net::this_coro::executor;
+            net::steady_timer timer(ex, 10ms);
+            auto r = co_await (
+                async_next(rx, ex, net::use_awaitable) || timer.async_wait(net::use_awaitable));
+            timed_out = r.index() == 1;
+            tx.send(llm::Text{"later"});
+            auto [ec, ev] = co_await async_next(rx, ex, net::as_tuple(net::use_awaitable));
+            EXPECT_FALSE(ec);
+            if (ev) {
+                after = std::get<llm::Text>(*ev).text;
+            }
+        },
+        rethrow);
+    io.run();
+    EXPECT_TRUE(timed_out);
+    EXPECT_EQ(after, "later");
+    EXPECT_FALSE(turn.is_cancelled());
+}
+
+} // namespace
