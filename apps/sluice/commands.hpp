@@ -16,4 +16,10 @@ int run_selected(const CLI::App& app);
 /// `sluice serve`: the hub.
 void add_serve_command(CLI::App& app);
 
+/// `sluice transcript window|turns|page|index`: offline work on JSONL transcripts.
+void add_transcript_command(CLI::App& app);
+
+/// `sluice run`: one turn, written to stdout as stream-json.
+void add_run_command(CLI::App& app);
+
 } // namespace sluice::app

@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", "sluice 0.1.0");
     sluice::app::add_serve_command(app);
+    sluice::app::add_transcript_command(app);
+    sluice::app::add_run_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -1,0 +1,95 @@
+// Provider: one streamed model response (Anthropic, OpenAI-compatible, scripted) as StreamEvents.
+#pragma once
+
+#include <sluice/core/cancel.hpp>
+#include <sluice/core/event.hpp>
+
+#include <boost/json/value.hpp>
+#include <boost/system/result.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice::runtime {
+
+/// A tool the model may call, as offered in a request.
+struct ToolSpec {
+    std::string name;               ///< tool name
+    std::string description;        ///< what it does, for the model
+    boost::json::value input_schema; ///< JSON Schema of its input object
+};
+
+/// One model request. `messages` use the Anthropic Messages shape (role + content blocks:
+/// text, thinking{thinking, signature}, redacted_thinking{data}, tool_use{id, name, input},
+/// tool_result{tool_use_id, content, is_error}); other providers translate from it.
+struct ProviderRequest {
+    std::string model;                          ///< model id
+    std::string system;                         ///< system prompt (may be empty)
+    std::vector<boost::json::value> messages;   ///< the conversation so far
+    std::vector<ToolSpec> tools;                ///< tools offered (may be empty)
+    std::uint32_t max_tokens{8192};             ///< output cap
+    std::optional<std::uint32_t> thinking_budget; ///< extended thinking budget, if enabled
+};
+
+/// Why a response ended.
+enum class StopReason : std::uint8_t {
+    end_turn,   ///< the model finished
+    tool_use,   ///< the model wants tools run
+    max_tokens, ///< cut at the output cap (a tool call may be incomplete)
+    refusal,    ///< the model refused
+    pause_turn, ///< the provider paused a long turn; continue with the same history
+    other,      ///< anything else the provider said
+};
+
+/// What one streamed response amounted to, once it ended without a transport error.
+struct ProviderResponse {
+    StopReason stop_reason{StopReason::end_turn}; ///< why it ended
+    std::string stop_reason_text;                 ///< the provider's own word for it
+    boost::json::value assistant_message;         ///< the assembled assistant message (Anthropic shape)
+    session::Usage usage;                         ///< token usage reported
+};
+
+/// Receives the events of a response as they stream: previews (Text, Thinking, ToolUseDelta)
+/// and semantic events (ToolUseStart, ToolUse, Notice). Called on the provider's thread.
+using EventSink = std::function<void(StreamEvent)>;
+
+/// A model provider. `stream` is blocking: run it on the turn's worker thread.
+///
+/// @par Thread safety
+/// One `stream` call per instance at a time; `cancel` (via the token) from any thread closes
+/// the connection so `stream` returns promptly with errc::cancelled.
+class Provider {
+public:
+    virtual ~Provider() = default;
+
+    /// Streams one response, emitting its events to `sink` as they arrive.
+    /// @return the response summary, or an error (sluice::errc, with `error_message` set):
+    ///   unreachable, 401, 404 model, malformed stream, provider `error` event, cancelled.
+    virtual boost::system::result<ProviderResponse> stream(
+        const ProviderRequest& request, const CancellationToken& cancel, const EventSink& sink) = 0;
+
+    /// A one-line human explanation of the last error returned by `stream`.
+    [[nodiscard]] virtual std::string error_message() const = 0;
+
+    /// The provider's name ("anthropic", "openai", "scripted").
+    [[nodiscard]] virtual std::string name() const = 0;
+};
+
+/// Settings for building a provider from flags or the environment.
+struct ProviderConfig {
+    std::string kind{"scripted"}; ///< "anthropic" | "openai" | "scripted"
+    std::string base_url;         ///< empty: the provider's default (or $…_BASE_URL)
+    std::string api_key;          ///< empty: $ANTHROPIC_API_KEY / $OPENAI_API_KEY
+    std::string model;            ///< empty: the provider's default
+    std::string script_path;      ///< scripted: a JSON script file; empty: the built-in script
+    double script_pace{1.0};      ///< scripted: speed factor (0 = as fast as possible)
+};
+
+/// Builds a provider; throws std::invalid_argument on an unknown kind or a bad setting.
+std::unique_ptr<Provider> make_provider(const ProviderConfig& config);
+
+} // namespace sluice::runtime
