@@ -1,0 +1,356 @@
+// StubProvider: the loopback canned-response HTTP server used by provider, runtime and CLI tests.
+#include "support/stub_provider.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace sluice::test {
+
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+constexpr auto TUPLE = net::as_tuple(net::use_awaitable);
+
+bool iequals(std::string_view a, std::string_view b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+        return std::tolower(static_cast<unsigned char>(x))
+            == std::tolower(static_cast<unsigned char>(y));
+    });
+}
+
+std::string reason_for(unsigned status) {
+    switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 529: return "Overloaded";
+    default: return "Status";
+    }
+}
+
+std::string chunk_frame(std::string_view piece) {
+    std::ostringstream os;
+    os << std::hex << piece.size() << "\r\n";
+    std::string out = os.str();
+    out.append(piece);
+    out.append("\r\n");
+    return out;
+}
+
+std::string flood_prelude(StubFlood kind) {
+    if (kind == StubFlood::anthropic) {
+        return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_flood\","
+               "\"type\":\"message\",\"role\":\"assistant\",\"model\":\"stub-flood\",\"content\":[],"
+               "\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n"
+               "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+               "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
+    }
+    return {};
+}
+
+std::string flood_batch(StubFlood kind, std::size_t delta_bytes) {
+    const std::string text(delta_bytes, 'x');
+    std::string one;
+    if (kind == StubFlood::anthropic) {
+        one = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+              "\"delta\":{\"type\":\"text_delta\",\"text\":\""
+            + text + "\"}}\n\n";
+    } else {
+        one = "data: {\"id\":\"chatcmpl-flood\",\"object\":\"chat.completion.chunk\",\"model\":"
+              "\"stub-flood\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\""
+            + text + "\"},\"finish_reason\":null}]}\n\n";
+    }
+    std::string batch;
+    for (int i = 0; i < 16; ++i) {
+        batch += one;
+    }
+    return batch;
+}
+
+} // namespace
+
+std::string StubRequest::header(std::string_view name) const {
+    for (const auto& [k, v] : headers) {
+        if (iequals(k, name)) {
+            return v;
+        }
+    }
+    return {};
+}
+
+struct StubProvider::impl {
+    net::io_context io;
+    tcp::acceptor acceptor{io};
+    std::thread thread;
+    std::uint16_t port{};
+
+    mutable std::mutex mutex;
+    mutable std::condition_variable changed;
+    std::deque<StubResponse> queue;
+    std::vector<StubRequest> requests;
+    std::size_t closed_by_client{};
+    std::size_t active{};
+    std::atomic<std::uint64_t> bytes_sent{};
+
+    net::awaitable<void> accept_loop() {
+        for (;;) {
+            auto [ec, sock] = co_await acceptor.async_accept(TUPLE);
+            if (ec) {
+                co_return;
+            }
+            net::co_spawn(io, serve(std::move(sock)), net::detached);
+        }
+    }
+
+    net::awaitable<void> serve(tcp::socket sock) {
+        beast::flat_buffer buffer;
+        bhttp::request_parser<bhttp::string_body> parser;
+        parser.body_limit(64U << 20U);
+        auto [rec, rn] = co_await bhttp::async_read(sock, buffer, parser, TUPLE);
+        if (rec) {
+            co_return;
+        }
+        const auto& req = parser.get();
+        StubRequest got;
+        got.method = std::string(req.method_string());
+        got.target = std::string(req.target());
+        for (const auto& f : req) {
+            got.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+        }
+        got.body = req.body();
+
+        StubResponse resp;
+        {
+            const std::lock_guard lock(mutex);
+            requests.push_back(std::move(got));
+            if (queue.empty()) {
+                resp.status = 500;
+                resp.content_type = "text/plain";
+                resp.body = "stub: no canned response";
+                resp.content_length = true;
+            } else {
+                resp = std::move(queue.front());
+                queue.pop_front();
+            }
+            ++active;
+            changed.notify_all();
+        }
+        const bool by_client = co_await respond(sock, resp);
+        {
+            const std::lock_guard lock(mutex);
+            --active;
+            if (by_client) {
+                ++closed_by_client;
+            }
+            changed.notify_all();
+        }
+    }
+
+    /// Writes one response; true if the client went away mid-body.
+    net::awaitable<bool> respond(tcp::socket& sock, const StubResponse& resp) {
+        const bool chunked = !resp.content_length;
+        std::string head = "HTTP/1.1 " + std::to_string(resp.status) + " " + reason_for(resp.status)
+            + "\r\nContent-Type: " + resp.content_type + "\r\nConnection: close\r\n";
+        for (const auto& [k, v] : resp.headers) {
+            head += k + ": " + v + "\r\n";
+        }
+        head += chunked ? "Transfer-Encoding: chunked\r\n"
+                        : "Content-Length: " + std::to_string(resp.body.size()) + "\r\n";
+        head += "\r\n";
+        if (auto [ec, n] = co_await net::async_write(sock, net::buffer(head), TUPLE); ec) {
+            co_return true;
+        }
+        net::steady_timer timer(io);
+        auto send = [&](std::string_view piece) -> net::awaitable<bool> {
+            if (resp.pace.count() > 0) {
+                timer.expires_after(resp.pace);
+                co_await timer.async_wait(TUPLE);
+            }
+            const std::string framed = chunked ? chunk_frame(piece) : std::string(piece);
+            auto [ec, n] = co_await net::async_write(sock, net::buffer(framed), TUPLE);
+            if (!ec) {
+                bytes_sent += piece.size();
+            }
+            co_return !ec;
+        };
+        std::string_view body = resp.body;
+        if (resp.flood != StubFlood::none) {
+            // The prelude and the body go first, then deltas until a write fails.
+            const std::string prelude = flood_prelude(resp.flood);
+            if (!prelude.empty() && !co_await send(prelude)) {
+                co_return true;
+            }
+        }
+        const std::size_t step = resp.chunk_size == 0 ? std::max<std::size_t>(body.size(), 1)
+                                                      : resp.chunk_size;
+        for (std::size_t off = 0; off < body.size(); off += step) {
+            if (!co_await send(body.substr(off, step))) {
+                co_return true;
+            }
+        }
+        if (resp.flood != StubFlood::none) {
+            const std::string batch = flood_batch(resp.flood, resp.flood_delta_bytes);
+            for (;;) {
+                if (!co_await send(batch)) {
+                    co_return true;
+                }
+            }
+        }
+        if (resp.truncate) {
+            sock.close();
+            co_return false;
+        }
+        if (chunked) {
+            if (auto [ec, n] = co_await net::async_write(sock, net::buffer("0\r\n\r\n", 5), TUPLE);
+                ec) {
+                co_return true;
+            }
+        }
+        // Let the client see the end, then wait (bounded) for it to close its side.
+        boost::system::error_code ignored;
+        sock.shutdown(tcp::socket::shutdown_send, ignored);
+        timer.expires_after(std::chrono::seconds(30));
+        timer.async_wait([&sock](boost::system::error_code ec) {
+            if (!ec) {
+                boost::system::error_code e2;
+                sock.close(e2);
+            }
+        });
+        char sink[256];
+        for (;;) {
+            auto [ec, n] = co_await sock.async_read_some(net::buffer(sink), TUPLE);
+            if (ec) {
+                break;
+            }
+        }
+        timer.cancel();
+        co_return false;
+    }
+};
+
+StubProvider::StubProvider()
+    : impl_(std::make_shared<impl>()) {
+    auto& s = *impl_;
+    const tcp::endpoint ep(net::ip::make_address("127.0.0.1"), 0);
+    s.acceptor.open(ep.protocol());
+    s.acceptor.set_option(tcp::acceptor::reuse_address(true));
+    s.acceptor.bind(ep);
+    s.acceptor.listen();
+    s.port = s.acceptor.local_endpoint().port();
+    net::co_spawn(s.io, s.accept_loop(), net::detached);
+    s.thread = std::thread([&s] { s.io.run(); });
+}
+
+StubProvider::~StubProvider() {
+    impl_->io.stop();
+    impl_->thread.join();
+    // Destroying the io_context (with impl_) destroys every connection's coroutine and socket.
+}
+
+std::uint16_t StubProvider::port() const noexcept {
+    return impl_->port;
+}
+
+std::string StubProvider::base_url() const {
+    return "http://127.0.0.1:" + std::to_string(impl_->port);
+}
+
+void StubProvider::enqueue(StubResponse response) {
+    const std::lock_guard lock(impl_->mutex);
+    impl_->queue.push_back(std::move(response));
+}
+
+std::vector<StubRequest> StubProvider::requests() const {
+    const std::lock_guard lock(impl_->mutex);
+    return impl_->requests;
+}
+
+std::size_t StubProvider::request_count() const {
+    const std::lock_guard lock(impl_->mutex);
+    return impl_->requests.size();
+}
+
+std::size_t StubProvider::closed_by_client_count() const {
+    const std::lock_guard lock(impl_->mutex);
+    return impl_->closed_by_client;
+}
+
+bool StubProvider::wait_closed_by_client(std::size_t n, std::chrono::milliseconds timeout) const {
+    std::unique_lock lock(impl_->mutex);
+    return impl_->changed.wait_for(lock, timeout, [&] { return impl_->closed_by_client >= n; });
+}
+
+bool StubProvider::wait_requests(std::size_t n, std::chrono::milliseconds timeout) const {
+    std::unique_lock lock(impl_->mutex);
+    return impl_->changed.wait_for(lock, timeout, [&] { return impl_->requests.size() >= n; });
+}
+
+std::uint64_t StubProvider::bytes_sent() const noexcept {
+    return impl_->bytes_sent.load();
+}
+
+std::size_t StubProvider::active_responses() const {
+    const std::lock_guard lock(impl_->mutex);
+    return impl_->active;
+}
+
+std::string StubProvider::sse_from_data_lines(std::string_view lines) {
+    std::string out;
+    out.reserve(lines.size() + lines.size() / 8);
+    while (!lines.empty()) {
+        const auto nl = lines.find('\n');
+        std::string_view line = lines.substr(0, nl);
+        lines = nl == std::string_view::npos ? std::string_view{} : lines.substr(nl + 1);
+        if (!line.empty() && line.back() == '\r') {
+            line.remove_suffix(1);
+        }
+        if (line.empty()) {
+            continue;
+        }
+        out += "data: ";
+        out += line;
+        out += "\n\n";
+    }
+    return out;
+}
+
+std::string StubProvider::read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw std::runtime_error("cannot read " + path);
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+} // namespace sluice::test
