@@ -1,0 +1,96 @@
+// Runtime: the turn loop — provider rounds, tool runs and history — streamed into a relay.
+#pragma once
+
+#include <sluice/core/cancel.hpp>
+#include <sluice/core/relay.hpp>
+#include <sluice/runtime/provider.hpp>
+#include <sluice/runtime/tool.hpp>
+
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice::runtime {
+
+/// How a runtime (and the builtin agent) is configured.
+struct RuntimeConfig {
+    ProviderConfig provider;                       ///< which provider to build
+    std::string model;                             ///< empty: provider.model, then the provider's default
+    std::string system_prompt;                     ///< the system prompt (may be empty)
+    std::vector<std::string> tools;                ///< enabled built-in tools ("bash", "read_file", "echo")
+    std::string working_dir{"."};                  ///< where tools run
+    std::uint32_t max_rounds{16};                  ///< provider responses per turn at most
+    std::size_t max_tool_output{64 * 1024};        ///< bytes of one tool's output kept and streamed
+    std::chrono::milliseconds tool_timeout{120'000}; ///< one tool run at most
+    std::uint32_t max_tokens{8192};                ///< output cap per response
+    std::optional<std::uint32_t> thinking_budget;  ///< extended thinking budget, if enabled
+};
+
+/// Runs turns: each turn streams provider responses, runs the tools they ask for, and repeats
+/// until the model ends the turn or `max_rounds` responses were made.
+///
+/// Events of a turn, in order: per round the provider's events (Text, Thinking, ToolUseStart,
+/// ToolUseDelta, ToolUse, Notice), then `MessageHistory` (the assistant message appended), then
+/// per requested tool `ToolResultDelta`s and a `ToolResult`, then `MessageHistory` (the
+/// tool_result user message appended); after the last round `Usage` (summed over rounds) and
+/// `Done`. Any failure (provider error, round limit, cancel, exception) sends `Usage`,
+/// `Error{message, outcome}` and `Done`: a turn always ends, never hangs.
+///
+/// Memory: previews go through the relay (bounded, lossy); the runtime itself never holds more
+/// than one response's assembled message plus `max_tool_output` per tool.
+///
+/// @par Thread safety
+/// Safe from any thread. One turn runs at a time (the provider allows one stream); a turn
+/// started while another runs gets `Error` (errc::conflict) and `Done` at once. The destructor
+/// cancels a running turn and joins its worker thread, so no thread outlives the runtime.
+class Runtime {
+public:
+    /// Builds the provider (`make_provider(config.provider)`) and the enabled tools; with the
+    /// scripted provider and no tools enabled, its harmless `echo` tool is enabled.
+    /// @throws std::invalid_argument on a bad provider or tool setting.
+    explicit Runtime(RuntimeConfig config);
+
+    /// Uses `provider` and `tools` as given (tests, benchmarks, embedding).
+    Runtime(RuntimeConfig config, std::shared_ptr<Provider> provider, std::vector<std::shared_ptr<Tool>> tools);
+
+    /// Cancels a running turn and joins its worker.
+    ~Runtime();
+
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+    Runtime(Runtime&&) = delete;
+    Runtime& operator=(Runtime&&) = delete;
+
+    /// Starts a turn on its own worker thread and returns at once.
+    /// @param messages the conversation so far in the Anthropic Messages shape, ending with the
+    ///   user's prompt; dangling tool_use blocks (a turn cut short) are answered with error
+    ///   tool_results and adjacent same-role messages are merged before the first request.
+    /// @param cancel cancelling it (or destroying the returned receiver) closes the provider
+    ///   connection, kills tool processes and ends the turn with Error{cancelled} and Done.
+    /// @return the caller's end of the turn's relay.
+    [[nodiscard]] RelayReceiver run_stream_with_messages(
+        std::vector<boost::json::value> messages, CancellationToken cancel);
+
+    /// Waits until no turn worker runs (joined); false if one still runs after `timeout`.
+    bool wait_idle(std::chrono::milliseconds timeout);
+
+    /// The configuration in force.
+    [[nodiscard]] const RuntimeConfig& config() const noexcept { return config_; }
+
+private:
+    struct State;
+    RuntimeConfig config_;
+    std::shared_ptr<State> state_;
+};
+
+/// Normalizes provider history: merges adjacent messages of the same role and answers every
+/// tool_use that has no tool_result with an error tool_result, so a cut turn can continue.
+[[nodiscard]] std::vector<boost::json::value> repair_history(std::vector<boost::json::value> messages);
+
+} // namespace sluice::runtime
