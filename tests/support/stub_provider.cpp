@@ -343,6 +343,16 @@ std::string StubProvider::sse_from_data_lines(std::string_view lines) {
     return out;
 }
 
+std::string StubProvider::terminated_sse(std::string body) {
+    const auto ends_with = [&](std::string_view tail) {
+        return body.size() >= tail.size() && body.compare(body.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (!(ends_with("\n\n") || ends_with("\r\n\r\n") || ends_with("\r\r"))) {
+        body += ends_with("\n") ? "\n" : "\n\n";
+    }
+    return body;
+}
+
 std::string StubProvider::read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {

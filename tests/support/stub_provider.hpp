@@ -101,6 +101,10 @@ public:
     /// Frames a file of one SSE `data:` payload per line (vercel `.chunks.txt`) as an SSE body.
     [[nodiscard]] static std::string sse_from_data_lines(std::string_view lines);
 
+    /// Ends a captured SSE body with a blank line if it lacks one (the SDK fixture files stop
+    /// right after their last data line; a live server always ends the event).
+    [[nodiscard]] static std::string terminated_sse(std::string body);
+
     /// Reads a whole file (a fixture) into a string; throws std::runtime_error if unreadable.
     [[nodiscard]] static std::string read_file(const std::string& path);
 
