@@ -208,8 +208,12 @@ std::optional<StreamEvent> RelayQueue::pop() {
     return std::nullopt;
 }
 
-void RelayQueue::discard_all() noexcept {
-    drop_bytes(counters_.retained);
+void RelayQueue::discard_all(bool report) noexcept {
+    if (report) {
+        drop_bytes(counters_.retained);
+    } else {
+        counters_.dropped += counters_.retained;
+    }
     counters_.retained = 0;
     blocks_.clear();
     oldest_hint_ = 0;

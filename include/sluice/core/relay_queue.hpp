@@ -64,8 +64,10 @@ public:
     std::optional<StreamEvent> pop();
 
     /// Discards every retained preview (counted as dropped) and every queued semantic event.
-    /// Used when the relay ends with the caller gone.
-    void discard_all() noexcept;
+    /// Used when the relay ends with the caller gone. With `report` false the bytes are not
+    /// added to `take_unreported_dropped` (previews superseded by the frame that carries them
+    /// are not a loss a viewer must be told about).
+    void discard_all(bool report = true) noexcept;
 
     /// Whether no event is queued.
     [[nodiscard]] bool empty() const noexcept { return events_ == 0; }
