@@ -16,6 +16,12 @@ const STEP_MS = 30_000; // the longest any single wait may take
 const children = new Set(); // every process we started, killed at the end whatever happens
 const tempDirs = [];
 process.on('exit', () => { for (const c of children) { try { c.kill('SIGKILL'); } catch { /* gone */ } } });
+// The whole file is bounded: past this, every process is killed and the run fails.
+const WATCHDOG_MS = 170_000;
+setTimeout(() => {
+  console.error(`browser.test: still running after ${WATCHDOG_MS / 1000} s: giving up`);
+  process.exit(1); // the 'exit' handler kills the hubs; playwright kills its browser on exit
+}, WATCHDOG_MS).unref();
 
 function tempDir(tag) {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), `sluice-web-${tag}-`));
@@ -147,7 +153,7 @@ const seatFromHash = () => page.evaluate(() => decodeURIComponent(location.hash.
 
 let seat;
 
-test('a prompt renders thinking, a tool call and the answer', { timeout: 60_000 }, async () => {
+test('a prompt renders thinking, a tool call and the answer', { timeout: 45_000 }, async () => {
   await page.goto(hub.base + '/');
   await page.getByRole('button', { name: 'New seat' }).click();
   await page.waitForFunction(() => location.hash.startsWith('#/seat/'));
@@ -180,7 +186,7 @@ test('a prompt renders thinking, a tool call and the answer', { timeout: 60_000 
     (await page.locator(`#seat-list li[data-id="${seat}"] .state`).textContent()) === 'idle');
 });
 
-test('the page reconnects across a hub restart mid-turn and the conversation is whole', { timeout: 90_000 }, async () => {
+test('the page reconnects across a hub restart mid-turn and the conversation is whole', { timeout: 60_000 }, async () => {
   assert.ok(seat, 'needs the seat of the first test');
   const box = page.getByLabel('Message');
   await box.fill('Tell me again, slowly.');
@@ -205,14 +211,14 @@ test('the page reconnects across a hub restart mid-turn and the conversation is 
     assert.equal(await page.locator('.frame.prompt .text', { hasText: text }).count(), 1, `"${text}" shows once`);
   }
 
-  await page.locator('#seat-view').screenshot({ path: path.join(ARTIFACTS, 'web-seat-view.png') });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'web-seat-view.png') });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: path.join(ARTIFACTS, 'web-seat-view-phone.png') });
   await page.setViewportSize({ width: 1100, height: 800 });
   assert.ok(fs.statSync(path.join(ARTIFACTS, 'web-seat-view.png')).size > 1000, 'the screenshot is saved');
 });
 
-test('a seat with 100 turns pages back to turn 1', { timeout: 150_000 }, async () => {
+test('a seat with 100 turns pages back to turn 1', { timeout: 100_000 }, async () => {
   const flag = paceFlag();
   const bulk = new Hub(tempDir('bulk'), flag ? [flag, '0'] : []);
   await bulk.start();
