@@ -1,0 +1,475 @@
+// The scripted provider: replays a JSON script as a streamed response, at a set pace, no network.
+#include <sluice/core/error.hpp>
+#include <sluice/core/utf8.hpp>
+#include <sluice/runtime/scripted.hpp>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+namespace sluice::runtime {
+
+namespace json = boost::json;
+
+namespace {
+
+// Basis: an assembled block larger than this is not kept whole (a `repeat: -1` flood must not
+// grow memory); the stream itself continues. 1 MiB is far above any hand-written script.
+constexpr std::size_t MAX_ASSEMBLED_BLOCK_BYTES = 1024 * 1024;
+
+constexpr std::string_view DEFAULT_SCRIPT = R"json({
+  "model": "scripted-demo",
+  "delay_ms": 25,
+  "chunk_bytes": 16,
+  "rounds": [
+    {"events": [
+       {"thinking": "The user wants to see what a turn looks like. I will say what I am about to do, run one small tool call so its output streams back, and then answer.", "signature": "scripted-signature"},
+       {"text": "Let me run a quick tool call to show how tool output streams."},
+       {"tool_use": {"choices": [
+          {"name": "bash", "input": {"command": "echo 'hello from the bash tool'; uname -sr"}},
+          {"name": "read_file", "input": {"path": "/etc/os-release", "limit": 400}},
+          {"name": "echo", "input": {"text": "hello from the echo tool"}}]}}],
+     "usage": {"input": 120, "output": 64}},
+    {"events": [
+       {"text": "The tool answered, and its output streamed back as tool result deltas before the whole result arrived. That was one turn of the scripted provider: thinking, a tool call with its result, and this answer, with no network and no API key."}],
+     "usage": {"input": 210, "output": 48}}
+  ]
+})json";
+
+struct ToolChoice {
+    std::string name;
+    json::value input;
+};
+
+struct ScriptEvent {
+    enum class Kind { thinking, text, tool_use, error } kind{Kind::text};
+    std::string text;      // thinking / text / error message
+    std::string signature; // thinking
+    std::string id;        // tool_use (empty: generated)
+    std::vector<ToolChoice> choices;
+    std::int64_t repeat{1}; // -1: forever
+};
+
+struct ScriptRound {
+    std::vector<ScriptEvent> events;
+    std::optional<StopReason> stop;
+    std::string stop_text;
+    session::Usage usage;
+};
+
+struct Script {
+    std::string model{"scripted"};
+    double delay_ms{0};
+    std::size_t chunk_bytes{0};
+    std::vector<ScriptRound> rounds;
+};
+
+[[noreturn]] void bad(const std::string& what) {
+    throw std::invalid_argument("scripted provider: " + what);
+}
+
+std::string str_of(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    if (v == nullptr) {
+        return {};
+    }
+    if (!v->is_string()) {
+        bad("\"" + std::string(key) + "\" must be a string");
+    }
+    return std::string(v->get_string());
+}
+
+std::uint64_t uint_of(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    if (v == nullptr) {
+        return 0;
+    }
+    if (v->is_int64() && v->get_int64() >= 0) {
+        return static_cast<std::uint64_t>(v->get_int64());
+    }
+    if (v->is_uint64()) {
+        return v->get_uint64();
+    }
+    bad("\"" + std::string(key) + "\" must be a non-negative integer");
+}
+
+StopReason stop_from_text(std::string_view s) {
+    if (s == "end_turn") {
+        return StopReason::end_turn;
+    }
+    if (s == "tool_use") {
+        return StopReason::tool_use;
+    }
+    if (s == "max_tokens") {
+        return StopReason::max_tokens;
+    }
+    if (s == "refusal") {
+        return StopReason::refusal;
+    }
+    if (s == "pause_turn") {
+        return StopReason::pause_turn;
+    }
+    return StopReason::other;
+}
+
+ToolChoice parse_choice(const json::value& v) {
+    const auto* o = v.if_object();
+    if (o == nullptr) {
+        bad("a tool choice must be an object");
+    }
+    ToolChoice c{str_of(*o, "name"), json::object{}};
+    if (c.name.empty()) {
+        bad("a tool_use needs a \"name\"");
+    }
+    if (const auto* in = o->if_contains("input"); in != nullptr) {
+        if (!in->is_object()) {
+            bad("a tool_use \"input\" must be an object");
+        }
+        c.input = *in;
+    }
+    return c;
+}
+
+ScriptEvent parse_event(const json::value& v) {
+    const auto* o = v.if_object();
+    if (o == nullptr) {
+        bad("an event must be an object");
+    }
+    ScriptEvent e;
+    if (const auto* r = o->if_contains("repeat"); r != nullptr) {
+        if (!r->is_int64() || r->get_int64() < -1) {
+            bad("\"repeat\" must be an integer >= -1");
+        }
+        e.repeat = r->get_int64();
+    }
+    if (o->contains("thinking")) {
+        e.kind = ScriptEvent::Kind::thinking;
+        e.text = str_of(*o, "thinking");
+        e.signature = str_of(*o, "signature");
+    } else if (o->contains("text")) {
+        e.kind = ScriptEvent::Kind::text;
+        e.text = str_of(*o, "text");
+    } else if (const auto* tu = o->if_contains("tool_use"); tu != nullptr) {
+        e.kind = ScriptEvent::Kind::tool_use;
+        const auto* to = tu->if_object();
+        if (to == nullptr) {
+            bad("\"tool_use\" must be an object");
+        }
+        e.id = str_of(*to, "id");
+        if (const auto* ch = to->if_contains("choices"); ch != nullptr) {
+            if (!ch->is_array() || ch->get_array().empty()) {
+                bad("\"choices\" must be a non-empty array");
+            }
+            for (const auto& c : ch->get_array()) {
+                e.choices.push_back(parse_choice(c));
+            }
+        } else {
+            e.choices.push_back(parse_choice(*tu));
+        }
+    } else if (o->contains("error")) {
+        e.kind = ScriptEvent::Kind::error;
+        e.text = str_of(*o, "error");
+    } else {
+        bad("an event needs one of thinking, text, tool_use, error");
+    }
+    return e;
+}
+
+Script parse_script(std::string_view text) {
+    boost::system::error_code ec;
+    auto doc = json::parse(text, ec);
+    if (ec) {
+        bad("the script is not JSON: " + ec.message());
+    }
+    const auto* root = doc.if_object();
+    if (root == nullptr) {
+        bad("the script must be a JSON object");
+    }
+    Script s;
+    if (auto m = str_of(*root, "model"); !m.empty()) {
+        s.model = std::move(m);
+    }
+    if (const auto* d = root->if_contains("delay_ms"); d != nullptr) {
+        if (!d->is_number()) {
+            bad("\"delay_ms\" must be a number");
+        }
+        s.delay_ms = std::max(0.0, d->to_number<double>());
+    }
+    s.chunk_bytes = static_cast<std::size_t>(uint_of(*root, "chunk_bytes"));
+    const auto* rounds = root->if_contains("rounds");
+    if (rounds == nullptr || !rounds->is_array() || rounds->get_array().empty()) {
+        bad("\"rounds\" must be a non-empty array");
+    }
+    for (const auto& rv : rounds->get_array()) {
+        const auto* ro = rv.if_object();
+        if (ro == nullptr) {
+            bad("a round must be an object");
+        }
+        ScriptRound r;
+        const auto* evs = ro->if_contains("events");
+        if (evs == nullptr || !evs->is_array()) {
+            bad("a round needs an \"events\" array");
+        }
+        for (const auto& ev : evs->get_array()) {
+            r.events.push_back(parse_event(ev));
+        }
+        if (auto st = str_of(*ro, "stop_reason"); !st.empty()) {
+            r.stop = stop_from_text(st);
+            r.stop_text = st;
+        }
+        if (const auto* u = ro->if_contains("usage"); u != nullptr && u->is_object()) {
+            r.usage.input = uint_of(u->get_object(), "input");
+            r.usage.output = uint_of(u->get_object(), "output");
+            r.usage.cache_read = uint_of(u->get_object(), "cache_read");
+            r.usage.cache_creation = uint_of(u->get_object(), "cache_creation");
+        }
+        s.rounds.push_back(std::move(r));
+    }
+    return s;
+}
+
+// A user message that carries a prompt (not only tool results) starts a turn.
+bool is_prompt(const json::value& m) {
+    const auto* o = m.if_object();
+    if (o == nullptr) {
+        return false;
+    }
+    const auto* role = o->if_contains("role");
+    if (role == nullptr || !role->is_string() || role->get_string() != "user") {
+        return false;
+    }
+    const auto* content = o->if_contains("content");
+    if (content == nullptr || content->is_string()) {
+        return true;
+    }
+    if (!content->is_array()) {
+        return true;
+    }
+    return std::any_of(content->get_array().begin(), content->get_array().end(), [](const json::value& b) {
+        const auto* bo = b.if_object();
+        const auto* t = bo == nullptr ? nullptr : bo->if_contains("type");
+        return t == nullptr || !t->is_string() || t->get_string() != "tool_result";
+    });
+}
+
+std::size_t round_of(const std::vector<json::value>& messages) {
+    std::size_t assistants = 0;
+    for (auto it = messages.rbegin(); it != messages.rend(); ++it) {
+        if (is_prompt(*it)) {
+            break;
+        }
+        const auto* o = it->if_object();
+        const auto* role = o == nullptr ? nullptr : o->if_contains("role");
+        if (role != nullptr && role->is_string() && role->get_string() == "assistant") {
+            ++assistants;
+        }
+    }
+    return assistants;
+}
+
+const char* stop_text(StopReason r) {
+    switch (r) {
+    case StopReason::end_turn: return "end_turn";
+    case StopReason::tool_use: return "tool_use";
+    case StopReason::max_tokens: return "max_tokens";
+    case StopReason::refusal: return "refusal";
+    case StopReason::pause_turn: return "pause_turn";
+    case StopReason::other: break;
+    }
+    return "other";
+}
+
+class ScriptedProvider final : public Provider {
+public:
+    ScriptedProvider(Script script, double pace) : script_(std::move(script)), pace_(std::max(0.0, pace)) {}
+
+    boost::system::result<ProviderResponse> stream(
+        const ProviderRequest& request, const CancellationToken& cancel, const EventSink& sink) override {
+        const auto& round = script_.rounds[std::min(round_of(request.messages), script_.rounds.size() - 1)];
+        Pacer pacer(cancel, std::chrono::duration<double, std::milli>(script_.delay_ms * pace_));
+        const std::string model = request.model.empty() ? script_.model : request.model;
+        json::array content;
+        bool called_tool = false;
+        std::size_t tool_seq = 0;
+        for (const auto& ev : round.events) {
+            for (std::int64_t i = 0; ev.repeat < 0 || i < ev.repeat; ++i) {
+                if (!pacer.wait()) {
+                    return cancelled();
+                }
+                switch (ev.kind) {
+                case ScriptEvent::Kind::thinking:
+                    if (!emit_chunks(ev.text, pacer, sink, [](std::string t) { return StreamEvent{llm::Thinking{std::move(t)}}; })) {
+                        return cancelled();
+                    }
+                    append_block(content, "thinking", "thinking", ev.text, ev.signature);
+                    break;
+                case ScriptEvent::Kind::text:
+                    if (!emit_chunks(ev.text, pacer, sink, [](std::string t) { return StreamEvent{llm::Text{std::move(t)}}; })) {
+                        return cancelled();
+                    }
+                    append_block(content, "text", "text", ev.text, {});
+                    break;
+                case ScriptEvent::Kind::tool_use: {
+                    const auto& choice = pick(ev.choices, request.tools);
+                    std::string id = ev.id.empty()
+                        ? "toolu_scripted_" + std::to_string(round_of(request.messages)) + "_" + std::to_string(tool_seq)
+                        : ev.id;
+                    ++tool_seq;
+                    sink(llm::ToolUseStart{choice.name, id});
+                    const std::string input_text = json::serialize(choice.input);
+                    if (!emit_chunks(input_text, pacer, sink, [&id](std::string t) { return StreamEvent{llm::ToolUseDelta{id, std::move(t)}}; })) {
+                        return cancelled();
+                    }
+                    sink(llm::ToolUse{choice.name, id, choice.input});
+                    content.push_back(json::object{{"type", "tool_use"}, {"id", id}, {"name", choice.name}, {"input", choice.input}});
+                    called_tool = true;
+                    break;
+                }
+                case ScriptEvent::Kind::error:
+                    error_ = "scripted provider error: " + ev.text;
+                    return boost::system::error_code(errc::provider_error);
+                }
+            }
+        }
+        ProviderResponse resp;
+        resp.stop_reason = round.stop.value_or(called_tool ? StopReason::tool_use : StopReason::end_turn);
+        resp.stop_reason_text = round.stop ? round.stop_text : stop_text(resp.stop_reason);
+        resp.usage = round.usage;
+        resp.usage.model = model;
+        resp.assistant_message = json::object{
+            {"id", "msg_scripted_" + std::to_string(++message_seq_)},
+            {"type", "message"},
+            {"role", "assistant"},
+            {"model", model},
+            {"content", std::move(content)},
+            {"stop_reason", resp.stop_reason_text},
+            {"usage", json::object{{"input_tokens", resp.usage.input}, {"output_tokens", resp.usage.output}}}};
+        error_.clear();
+        return resp;
+    }
+
+    std::string error_message() const override { return error_; }
+
+    std::string name() const override { return "scripted"; }
+
+private:
+    // Sleeps between events, waking at once on cancel.
+    class Pacer {
+    public:
+        Pacer(const CancellationToken& cancel, std::chrono::duration<double, std::milli> delay)
+            : cancel_(cancel), delay_(delay) {
+            if (delay_.count() > 0) {
+                reg_ = cancel_.on_cancel([this] {
+                    std::lock_guard lock(mu_);
+                    cv_.notify_all();
+                });
+            }
+        }
+
+        // False once cancelled.
+        bool wait() {
+            if (delay_.count() <= 0) {
+                return !cancel_.is_cancelled();
+            }
+            std::unique_lock lock(mu_);
+            cv_.wait_for(lock, delay_, [this] { return cancel_.is_cancelled(); });
+            return !cancel_.is_cancelled();
+        }
+
+    private:
+        const CancellationToken& cancel_;
+        std::chrono::duration<double, std::milli> delay_;
+        std::mutex mu_;
+        std::condition_variable cv_;
+        CancelRegistration reg_;
+    };
+
+    template <class Make>
+    bool emit_chunks(std::string_view text, Pacer& pacer, const EventSink& sink, Make make) const {
+        const std::size_t chunk = script_.chunk_bytes == 0 ? text.size() : script_.chunk_bytes;
+        bool first = true;
+        while (!text.empty() || first) {
+            if (!first && !pacer.wait()) {
+                return false;
+            }
+            first = false;
+            std::size_t n = std::min(chunk, text.size());
+            if (n < text.size()) {
+                n = utf8::floor_boundary(text, n);
+                n = n == 0 ? std::min(chunk, text.size()) : n;
+            }
+            if (n > 0) {
+                sink(make(std::string(text.substr(0, n))));
+            }
+            text.remove_prefix(n);
+        }
+        return true;
+    }
+
+    static void append_block(
+        json::array& content, std::string_view type, std::string_view field, const std::string& text,
+        const std::string& signature) {
+        if (!content.empty()) {
+            auto& last = content.back().as_object();
+            if (last.at("type").as_string() == type) {
+                auto& s = last.at(field).as_string();
+                if (s.size() + text.size() <= MAX_ASSEMBLED_BLOCK_BYTES) {
+                    s.append(text);
+                }
+                return;
+            }
+        }
+        json::object block{{"type", type}, {field, text}};
+        if (type == "thinking") {
+            block["signature"] = signature;
+        }
+        content.push_back(std::move(block));
+    }
+
+    static const ToolChoice& pick(const std::vector<ToolChoice>& choices, const std::vector<ToolSpec>& offered) {
+        for (const auto& c : choices) {
+            if (std::any_of(offered.begin(), offered.end(), [&](const ToolSpec& t) { return t.name == c.name; })) {
+                return c;
+            }
+        }
+        return choices.back();
+    }
+
+    boost::system::result<ProviderResponse> cancelled() {
+        error_ = "cancelled";
+        return boost::system::error_code(errc::cancelled);
+    }
+
+    Script script_;
+    double pace_;
+    std::string error_;
+    std::uint64_t message_seq_{};
+};
+
+} // namespace
+
+std::string_view default_script() noexcept { return DEFAULT_SCRIPT; }
+
+std::unique_ptr<Provider> make_scripted_provider(std::string_view script, double pace) {
+    return std::make_unique<ScriptedProvider>(parse_script(script), pace);
+}
+
+std::unique_ptr<Provider> make_scripted_provider(const ProviderConfig& config) {
+    if (config.script_path.empty()) {
+        return make_scripted_provider(default_script(), config.script_pace);
+    }
+    std::ifstream in(config.script_path, std::ios::binary);
+    if (!in) {
+        throw std::invalid_argument("scripted provider: cannot read " + config.script_path);
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return make_scripted_provider(ss.str(), config.script_pace);
+}
+
+} // namespace sluice::runtime
