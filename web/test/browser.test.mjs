@@ -263,6 +263,35 @@ test('a seat with 100 turns pages back to turn 1', { timeout: 100_000 }, async (
   }
 });
 
+test('a hub started with a token asks for it once and keeps it for the tab', { timeout: 45_000 }, async (t) => {
+  const guarded = new Hub(tempDir('token'), ['--token', 'web-test-token']);
+  await guarded.start();
+  try {
+    if ((await guarded.api('GET', '/v1/seats')).status !== 401) {
+      t.skip('this hub does not require its token on loopback');
+      return;
+    }
+    const tab = await context.newPage();
+    try {
+      await tab.goto(guarded.base + '/');
+      const input = tab.getByRole('textbox', { name: 'Token' });
+      await input.waitFor();
+      await input.fill('web-test-token');
+      await input.press('Enter');
+      await tab.getByRole('button', { name: 'New seat' }).click();
+      await tab.waitForFunction(() => location.hash.startsWith('#/seat/'));
+      await until('the seat stream to be live with the token', async () =>
+        (await tab.locator('#conn-state').textContent()) === 'live');
+      assert.equal(await tab.evaluate(() => sessionStorage.getItem('sluice.token')), 'web-test-token');
+      assert.equal(await tab.locator('#token-dialog[open]').count(), 0, 'asked once');
+    } finally {
+      await tab.close();
+    }
+  } finally {
+    await guarded.stop();
+  }
+});
+
 test('the page raised no script error', () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -15,6 +15,7 @@ const [host, port] = opt('--listen', '127.0.0.1:8420').split(':');
 const dataDir = opt('--data', './sluice-data');
 const paceMs = Number(opt('--pace-ms', '150'));
 const token = opt('--token', process.env.SLUICE_TOKEN || '');
+const gapBytes = Number(process.env.MOCK_GAP_BYTES || 0); // dev aid: a `gap` inside every text preview
 const webDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const WINDOW_TURNS = 20;
 
@@ -72,6 +73,7 @@ async function runTurn(s, text, turn) {
   const stream = async (kind, whole, extra = {}) => {
     for (let i = 0; i < whole.length; i += 12) {
       if (s.cancel) return false;
+      if (gapBytes && kind === 'text' && i === 24) { broadcast(s, 'gap', { dropped_bytes: gapBytes }); s.dropped += gapBytes; }
       broadcast(s, 'preview', { kind, delta: whole.slice(i, i + 12), ...extra });
       await sleep(paceMs / 4);
     }
