@@ -3,6 +3,7 @@ list(APPEND SLUICE_RUNTIME_SOURCES
     agent.cpp
     child_process.cpp
     frame_builder.cpp
+    process_agent.cpp
     provider.cpp
     runtime.cpp
     scripted.cpp

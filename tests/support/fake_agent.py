@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""fake_agent.py: a stand-in agent CLI speaking Claude Code's stream-json on stdio, for tests.
+
+Reads stream-json user rows on stdin and answers each prompt by what it says:
+  plain text     -> thinking + text partials (stream_event), an assistant row, a result row
+  "tool"         -> a tool_use with input_json_delta partials, a tool_result user row, an answer
+  "hang"         -> a text partial, then waits; a control_request interrupt ends it (result)
+  "exit"         -> writes "fatal: boom" to stderr and exits with status 3
+  "longline N"   -> writes one line of N bytes (no JSON), then a normal answer
+  "noise"        -> a non-JSON line and an echo of the user row first, then a normal answer
+  "permission"   -> a control_request (can_use_tool), waits for its control_response, answers
+Flags: --ignore-interrupt (never answer interrupts: the host must terminate it),
+       --pid-file PATH (writes its pid there at start).
+"""
+import json
+import os
+import sys
+
+SESSION = "fake-session-0001"
+IGNORE_INTERRUPT = "--ignore-interrupt" in sys.argv
+seq = 0
+
+
+def out(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def uuid():
+    global seq
+    seq += 1
+    return "00000000-0000-4000-8000-%012d" % seq
+
+
+def stream_event(event):
+    out({"type": "stream_event", "event": event, "parent_tool_use_id": None,
+         "session_id": SESSION, "uuid": uuid()})
+
+
+def assistant(msg_id, content, stop=None):
+    out({"type": "assistant",
+         "message": {"id": msg_id, "type": "message", "role": "assistant", "model": "fake-model",
+                     "content": content, "stop_reason": stop, "usage": {"input_tokens": 3, "output_tokens": 5}},
+         "parent_tool_use_id": None, "session_id": SESSION, "uuid": uuid()})
+
+
+def result(text, subtype="success", is_error=False, turns=1):
+    out({"type": "result", "subtype": subtype, "is_error": is_error, "duration_ms": 1,
+         "num_turns": turns, "result": text, "session_id": SESSION,
+         "usage": {"input_tokens": 3, "output_tokens": 5}, "uuid": uuid()})
+
+
+def answer(prompt):
+    stream_event({"type": "message_start", "message": {"id": "msg_a", "role": "assistant"}})
+    stream_event({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}})
+    stream_event({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "pondering"}})
+    stream_event({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}})
+    reply = "you said: " + prompt
+    for i in range(0, len(reply), 5):
+        stream_event({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": reply[i:i + 5]}})
+    assistant("msg_a", [{"type": "thinking", "thinking": "pondering", "signature": "sig"}])
+    assistant("msg_a", [{"type": "text", "text": reply}], "end_turn")
+    result(reply)
+
+
+def tool_turn():
+    stream_event({"type": "message_start", "message": {"id": "msg_t", "role": "assistant"}})
+    stream_event({"type": "content_block_start", "index": 0,
+                  "content_block": {"type": "tool_use", "id": "toolu_fake_1", "name": "Bash", "input": {}}})
+    for piece in ['{"comm', 'and": "l', 's"}']:
+        stream_event({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}})
+    assistant("msg_t", [{"type": "tool_use", "id": "toolu_fake_1", "name": "Bash", "input": {"command": "ls"}}], "tool_use")
+    out({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_fake_1", "content": "a.txt\nb.txt", "is_error": False}]},
+        "parent_tool_use_id": None, "session_id": SESSION, "uuid": uuid()})
+    assistant("msg_u", [{"type": "text", "text": "two files"}], "end_turn")
+    result("two files", turns=2)
+
+
+def main():
+    if "--pid-file" in sys.argv:
+        with open(sys.argv[sys.argv.index("--pid-file") + 1], "w") as f:
+            f.write(str(os.getpid()))
+    out({"type": "system", "subtype": "init", "session_id": SESSION, "pid": os.getpid(),
+         "model": "fake-model", "tools": ["Bash"], "uuid": uuid()})
+    hanging = False
+    waiting_permission = None
+    for raw in sys.stdin:
+        raw = raw.strip()
+        if not raw:
+            continue
+        row = json.loads(raw)
+        kind = row.get("type")
+        if kind == "control_request":
+            if row.get("request", {}).get("subtype") == "interrupt" and not IGNORE_INTERRUPT:
+                out({"type": "control_response", "response": {"subtype": "success", "request_id": row.get("request_id")}})
+                if hanging:
+                    hanging = False
+                    result("interrupted", subtype="error_during_execution", is_error=True)
+            continue
+        if kind == "control_response":
+            if waiting_permission is not None:
+                waiting_permission = None
+                result("permission answered: " + row.get("response", {}).get("subtype", "?"))
+            continue
+        if kind != "user":
+            continue
+        content = row["message"]["content"]
+        prompt = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+        if prompt == "tool":
+            tool_turn()
+        elif prompt == "hang":
+            stream_event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "working"}})
+            hanging = True
+        elif prompt == "exit":
+            sys.stderr.write("fatal: boom\n")
+            sys.stderr.flush()
+            sys.exit(3)
+        elif prompt.startswith("longline"):
+            n = int(prompt.split()[1])
+            sys.stdout.write("x" * n + "\n")
+            sys.stdout.flush()
+            answer(prompt)
+        elif prompt == "noise":
+            sys.stdout.write("this is not json\n")
+            out(row)  # an echo of the prompt, as --replay-user-messages does
+            answer(prompt)
+        elif prompt == "permission":
+            waiting_permission = "perm-1"
+            out({"type": "control_request", "request_id": "perm-1",
+                 "request": {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}}})
+        else:
+            answer(prompt)
+
+
+if __name__ == "__main__":
+    main()
