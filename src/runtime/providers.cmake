@@ -1,3 +1,6 @@
 # Sources of the providers half of sluice::runtime (see CMakeLists.txt beside this file).
 list(APPEND SLUICE_RUNTIME_SOURCES
-    sse.cpp)
+    sse.cpp
+    http_client.cpp)
+# Boost.URL parses provider URLs; the target is created after this file is read, hence DEFER.
+cmake_language(DEFER CALL target_link_libraries sluice_runtime PUBLIC Boost::url)

@@ -1,4 +1,8 @@
 // Tests of the HTTP client (and of the loopback StubProvider it is tested against).
+#include <sluice/runtime/http_client.hpp>
+
+#include <sluice/core/error.hpp>
+
 #include "support/stub_provider.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -9,7 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -82,6 +88,252 @@ TEST(StubProvider, FloodEndsWhenTheClientCloses) {
 TEST(StubProvider, FramesDataLinesAsServerSentEvents) {
     EXPECT_EQ(test::StubProvider::sse_from_data_lines("{\"a\":1}\n\n{\"b\":2}\r\n"),
               "data: {\"a\":1}\n\ndata: {\"b\":2}\n\n");
+}
+
+runtime::HttpOptions fast_options() {
+    runtime::HttpOptions o;
+    o.proxy = "";
+    o.backoff_initial = 1ms;
+    o.backoff_max = 5ms;
+    o.max_attempts = 3;
+    return o;
+}
+
+std::uint16_t unused_port() {
+    net::io_context io;
+    tcp::acceptor a(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    return a.local_endpoint().port();
+}
+
+TEST(HttpClient, StreamsABodyChunkByChunk) {
+    test::StubProvider stub;
+    std::string body;
+    for (int i = 0; i < 200; ++i) {
+        body += "data: " + std::to_string(i) + "\n\n";
+    }
+    stub.enqueue({.body = body, .chunk_size = 100, .pace = 1ms});
+    runtime::HttpClient client(fast_options());
+    std::string got;
+    int calls = 0;
+    const auto r = client.request(
+        {.method = "POST", .url = stub.base_url() + "/v1/x?y=1", .headers = {{"X-Test", "1"}}, .body = "{}"},
+        {},
+        [&](std::string_view chunk) {
+            got += chunk;
+            ++calls;
+            return true;
+        });
+    ASSERT_TRUE(r) << client.error_message();
+    EXPECT_EQ(r->status, 200U);
+    EXPECT_EQ(r->header("content-type"), "text/event-stream");
+    EXPECT_EQ(got, body);
+    EXPECT_GT(calls, 1);
+    const auto reqs = stub.requests();
+    ASSERT_EQ(reqs.size(), 1U);
+    EXPECT_EQ(reqs[0].target, "/v1/x?y=1");
+    EXPECT_EQ(reqs[0].header("x-test"), "1");
+    EXPECT_EQ(reqs[0].header("host"), "127.0.0.1:" + std::to_string(stub.port()));
+    EXPECT_EQ(reqs[0].body, "{}");
+}
+
+TEST(HttpClient, ReturnsANonSuccessStatusWithItsBody) {
+    test::StubProvider stub;
+    stub.enqueue({.status = 404, .content_type = "application/json", .body = "{\"error\":1}", .content_length = true});
+    runtime::HttpClient client(fast_options());
+    bool called = false;
+    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [&](std::string_view) {
+        called = true;
+        return true;
+    });
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 404U);
+    EXPECT_EQ(r->body, "{\"error\":1}");
+    EXPECT_FALSE(called);
+    EXPECT_EQ(r->attempts, 1U);
+}
+
+TEST(HttpClient, RetriesOverloadAndServerErrorsBeforeTheFirstByte) {
+    test::StubProvider stub;
+    stub.enqueue({.status = 529, .body = "busy", .content_length = true});
+    stub.enqueue({.status = 429, .headers = {{"Retry-After", "0"}}, .body = "slow down", .content_length = true});
+    stub.enqueue({.body = "data: ok\n\n"});
+    auto options = fast_options();
+    std::vector<std::string> notices;
+    options.on_retry = [&](const std::string& line) { notices.push_back(line); };
+    runtime::HttpClient client(options);
+    std::string got;
+    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [&](std::string_view c) {
+        got += c;
+        return true;
+    });
+    ASSERT_TRUE(r) << client.error_message();
+    EXPECT_EQ(r->status, 200U);
+    EXPECT_EQ(r->attempts, 3U);
+    EXPECT_EQ(got, "data: ok\n\n");
+    EXPECT_EQ(stub.request_count(), 3U);
+    ASSERT_EQ(notices.size(), 2U);
+    EXPECT_NE(notices[0].find("HTTP 529"), std::string::npos);
+}
+
+TEST(HttpClient, DoesNotRetryAClientError) {
+    test::StubProvider stub;
+    stub.enqueue({.status = 400, .body = "bad", .content_length = true});
+    stub.enqueue({.body = "data: never\n\n"});
+    runtime::HttpClient client(fast_options());
+    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400U);
+    EXPECT_EQ(stub.request_count(), 1U);
+}
+
+TEST(HttpClient, ReportsAnUnreachablePort) {
+    runtime::HttpClient client(fast_options());
+    const auto url = "http://127.0.0.1:" + std::to_string(unused_port()) + "/";
+    const auto r = client.request({.url = url}, {}, [](std::string_view) { return true; });
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::io_error);
+    EXPECT_NE(client.error_message().find("cannot connect to 127.0.0.1"), std::string::npos)
+        << client.error_message();
+}
+
+TEST(HttpClient, RejectsABadUrl) {
+    runtime::HttpClient client(fast_options());
+    for (const char* url : {"ftp://x/", "not a url", "http:///nohost"}) {
+        const auto r = client.request({.url = url}, {}, [](std::string_view) { return true; });
+        ASSERT_FALSE(r) << url;
+        EXPECT_EQ(r.error(), errc::bad_request) << url;
+    }
+}
+
+TEST(HttpClient, TimesOutWaitingForTheFirstByte) {
+    // A listener that never accepts: the connect succeeds (backlog), no answer ever comes.
+    net::io_context io;
+    tcp::acceptor silent(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    auto options = fast_options();
+    options.first_byte_timeout = 200ms;
+    options.max_attempts = 1;
+    runtime::HttpClient client(options);
+    const auto url = "http://127.0.0.1:" + std::to_string(silent.local_endpoint().port()) + "/";
+    const auto r = client.request({.url = url}, {}, [](std::string_view) { return true; });
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::timed_out);
+    EXPECT_NE(client.error_message().find("no response"), std::string::npos);
+}
+
+TEST(HttpClient, ReportsABodyCutOffMidStream) {
+    test::StubProvider stub;
+    stub.enqueue({.body = "data: partial", .truncate = true});
+    runtime::HttpClient client(fast_options());
+    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::io_error);
+    EXPECT_NE(client.error_message().find("cut off"), std::string::npos) << client.error_message();
+}
+
+TEST(HttpClient, StopsWhenTheCallbackSaysSoAndClosesTheStream) {
+    test::StubProvider stub;
+    stub.enqueue({.flood = test::StubFlood::openai});
+    runtime::HttpClient client(fast_options());
+    std::size_t got = 0;
+    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [&](std::string_view c) {
+        got += c.size();
+        return got < 100000;
+    });
+    ASSERT_TRUE(r) << client.error_message();
+    EXPECT_GE(got, 100000U);
+    EXPECT_TRUE(stub.wait_closed_by_client(1, 10s));
+}
+
+TEST(HttpClient, CancelFromAnotherThreadEndsAFloodingStream) {
+    test::StubProvider stub;
+    stub.enqueue({.pace = 1ms, .flood = test::StubFlood::anthropic});
+    runtime::HttpClient client(fast_options());
+    CancellationToken cancel;
+    std::atomic<std::size_t> got{0};
+    std::thread canceller([&] {
+        while (got.load() < 20000) {
+            std::this_thread::sleep_for(1ms);
+        }
+        cancel.cancel();
+    });
+    const auto r = client.request({.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
+        got += c.size();
+        return true;
+    });
+    canceller.join();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::cancelled);
+    EXPECT_TRUE(stub.wait_closed_by_client(1, 10s));
+}
+
+TEST(HttpClient, ReturnsAtOnceWhenAlreadyCancelled) {
+    test::StubProvider stub;
+    runtime::HttpClient client(fast_options());
+    CancellationToken cancel;
+    cancel.cancel();
+    const auto r = client.request({.url = stub.base_url() + "/"}, cancel, [](std::string_view) { return true; });
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::cancelled);
+    EXPECT_EQ(stub.request_count(), 0U);
+}
+
+TEST(HttpClient, SendsAbsoluteFormThroughAPlainHttpProxy) {
+    test::StubProvider proxy;
+    proxy.enqueue({.body = "data: via proxy\n\n"});
+    auto options = fast_options();
+    options.proxy = "http://user:pw@127.0.0.1:" + std::to_string(proxy.port());
+    runtime::HttpClient client(options);
+    std::string got;
+    const auto r = client.request({.url = "http://api.example.invalid/v1/chat"}, {}, [&](std::string_view c) {
+        got += c;
+        return true;
+    });
+    ASSERT_TRUE(r) << client.error_message();
+    EXPECT_EQ(got, "data: via proxy\n\n");
+    const auto reqs = proxy.requests();
+    ASSERT_EQ(reqs.size(), 1U);
+    EXPECT_EQ(reqs[0].target, "http://api.example.invalid/v1/chat");
+    EXPECT_EQ(reqs[0].header("host"), "api.example.invalid");
+    EXPECT_EQ(reqs[0].header("proxy-authorization"), "Basic dXNlcjpwdw==");
+}
+
+TEST(HttpClient, TunnelsHttpsThroughConnectAndReportsARefusal) {
+    test::StubProvider proxy;
+    proxy.enqueue({.status = 403, .body = "no", .content_length = true});
+    auto options = fast_options();
+    options.proxy = proxy.base_url();
+    runtime::HttpClient client(options);
+    const auto r = client.request({.url = "https://api.example.invalid/v1/messages"}, {}, [](std::string_view) { return true; });
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::protocol_error);
+    EXPECT_NE(client.error_message().find("refused CONNECT api.example.invalid:443"), std::string::npos)
+        << client.error_message();
+    const auto reqs = proxy.requests();
+    ASSERT_EQ(reqs.size(), 1U);
+    EXPECT_EQ(reqs[0].method, "CONNECT");
+    EXPECT_EQ(reqs[0].target, "api.example.invalid:443");
+}
+
+TEST(HttpClient, MatchesNoProxyEntries) {
+    struct Row {
+        const char* no_proxy;
+        const char* host;
+        bool excluded;
+    };
+    const Row rows[] = {
+        {"", "api.openai.com", false},
+        {"*", "api.openai.com", true},
+        {"localhost,127.0.0.1", "127.0.0.1", true},
+        {"example.com", "api.example.com", true},
+        {".example.com", "api.example.com", true},
+        {"example.com", "badexample.com", false},
+        {" openai.com:443 , x", "api.openai.com", true},
+        {"anthropic.com", "api.openai.com", false},
+    };
+    for (const auto& row : rows) {
+        EXPECT_EQ(runtime::no_proxy_matches(row.no_proxy, row.host), row.excluded)
+            << row.no_proxy << " / " << row.host;
+    }
 }
 
 } // namespace
