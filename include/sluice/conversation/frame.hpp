@@ -1,0 +1,113 @@
+// Frame: one conversation row (Claude Code transcript / stream-json shape), immutable and shared.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/system/result.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice {
+
+class Frame;
+
+/// A frame is shared, never copied: the window, the ring and every send queue hold this.
+using FramePtr = std::shared_ptr<const Frame>;
+
+/// Whether a row `type` is a frame: `user`, `assistant`, `system`, `result`. Other transcript
+/// rows (`summary`, `queue-operation`, `attachment`, `progress`, `stream_event`, …) are not.
+bool is_frame_type(std::string_view type) noexcept;
+
+/// The byte length of `v` as compact JSON (exactly what boost::json::serialize writes), computed
+/// by a writer that only counts: no allocation.
+std::size_t json_wire_bytes(const boost::json::value& v) noexcept;
+
+/// The byte length of `o` as compact JSON; see the value overload.
+std::size_t json_wire_bytes(const boost::json::object& o) noexcept;
+
+/// What a user (or other) row is, for the turn scan; classified once when a frame is built.
+enum class FrameRole : std::uint8_t {
+    other,            ///< assistant, result, system rows other than a compact boundary
+    prompt,           ///< a user row with text a person typed
+    command,          ///< a user row with a slash command (`<command-name>`) or `!` bash input
+    image,            ///< a user row with images and no typed text
+    continuation,     ///< the compaction continuation prompt ("This session is being continued…")
+    tool_result,      ///< a user row carrying tool_result blocks
+    note,             ///< meta rows, envelopes (`<…>`), interrupt markers, caveats, malformed rows
+    compact_boundary, ///< a `system` row with subtype `compact_boundary`
+};
+
+/// The facts of a frame the turn scan reads (no JSON access needed after construction).
+struct TurnFacts {
+    FrameRole role{FrameRole::other}; ///< the row's role
+    bool subagent{};                  ///< `isSidechain` or a non-null `parent_tool_use_id`
+    bool tool_call{};                 ///< an assistant row with a tool_use block
+    std::vector<std::string> skill_calls{}; ///< ids of `Skill` tool_use blocks (assistant rows)
+    std::vector<std::string> results_for{}; ///< tool_use ids answered (tool_result rows)
+};
+
+/// One conversation row: parsed once, its compact JSON serialized once, its wire weight counted.
+///
+/// A frame built by `parse` keeps its compact JSON and the facts the scan needs; its JSON object
+/// (`row()`) is materialized again on first use, so a window of parsed frames costs about its
+/// wire bytes in memory. A frame built by `from_row` keeps the object it was given.
+///
+/// @par Thread safety
+/// Immutable after construction: safe to share and read from any thread (`row()` materializes
+/// under a once-flag).
+class Frame {
+public:
+    /// Parses one JSONL line. @return the frame, or an error: a JSON error code for a line that
+    /// is not JSON, `errc::bad_request` for JSON that is not an object.
+    static boost::system::result<FramePtr> parse(std::string_view json_line);
+
+    /// Wraps a row built in memory (the runtime's own frames).
+    static FramePtr from_row(boost::json::object row);
+
+    /// The row as a JSON object.
+    const boost::json::object& row() const;
+
+    /// The row as compact JSON, serialized once.
+    std::string_view json() const noexcept { return json_; }
+
+    /// The wire weight: the byte length of `json()`, counted by a writer that only counts.
+    std::size_t wire_bytes() const noexcept { return wire_bytes_; }
+
+    /// The row's `type` ("user", "assistant", …; empty when absent or not a string).
+    std::string_view type() const noexcept { return type_; }
+
+    /// Whether this row is a frame (see `is_frame_type`).
+    bool is_frame() const noexcept { return is_frame_type(type_); }
+
+    /// The facts the turn scan reads.
+    const TurnFacts& facts() const noexcept { return facts_; }
+
+    /// This row's `thinking_tokens` counter delta: `estimated_tokens_delta` of a main-thread
+    /// `system`/`thinking_tokens` row (the shape Claude Code's stream-json writes), else 0.
+    std::uint64_t thinking_delta() const noexcept { return thinking_delta_; }
+
+    /// Private construction; use `parse` or `from_row`.
+    struct Key {
+        explicit Key() = default;
+    };
+
+    /// Builds from an object; `keep_row` keeps the object, else it is re-materialized on demand.
+    Frame(Key, boost::json::object row, bool keep_row);
+
+private:
+    std::string json_;
+    std::size_t wire_bytes_{};
+    std::string type_;
+    TurnFacts facts_;
+    std::uint64_t thinking_delta_{};
+    bool row_kept_{};
+    mutable std::once_flag row_once_;
+    mutable boost::json::object row_;
+};
+
+} // namespace sluice

@@ -1,0 +1,164 @@
+// Tests of Frame: parsing, compact JSON, the counting writer, classification, thinking deltas.
+#include <sluice/conversation/frame.hpp>
+
+#include "unit/conversation/fixtures.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using sluice::Frame;
+using sluice::FrameRole;
+
+sluice::FramePtr must_parse(std::string_view line) {
+    auto f = Frame::parse(line);
+    EXPECT_TRUE(f.has_value()) << line;
+    return f ? *f : nullptr;
+}
+
+TEST(Frame, ParseRejectsNonJsonAndNonObjects) {
+    EXPECT_FALSE(Frame::parse("{\"type\":").has_value());
+    EXPECT_FALSE(Frame::parse("not json").has_value());
+    EXPECT_FALSE(Frame::parse("42").has_value());
+    EXPECT_FALSE(Frame::parse("[1]").has_value());
+    EXPECT_FALSE(Frame::parse("\"massive error\"").has_value());
+    EXPECT_FALSE(Frame::parse("{\"a\":\"\xff\"}").has_value()); // invalid UTF-8
+}
+
+TEST(Frame, JsonIsCompactAndTypeIsRead) {
+    auto f = must_parse(R"(  { "type" : "user", "message" : {"content": "hi"} }  )");
+    EXPECT_EQ(f->json(), R"({"type":"user","message":{"content":"hi"}})");
+    EXPECT_EQ(f->type(), "user");
+    EXPECT_TRUE(f->is_frame());
+    EXPECT_EQ(f->wire_bytes(), f->json().size());
+    EXPECT_EQ(f->row().at("message").at("content").as_string(), "hi");
+}
+
+TEST(Frame, FrameTypesAreTheFourConversationTypes) {
+    for (auto t : {"user", "assistant", "system", "result"}) {
+        EXPECT_TRUE(sluice::is_frame_type(t)) << t;
+    }
+    for (auto t : {"summary", "queue-operation", "attachment", "file-history-snapshot", "progress",
+                   "last-prompt", "stream_event", "", "User"}) {
+        EXPECT_FALSE(sluice::is_frame_type(t)) << t;
+    }
+    EXPECT_FALSE(must_parse(R"({"silly":"this"})")->is_frame());
+}
+
+TEST(Frame, CountingWriterMatchesTheSerializerOnAwkwardValues) {
+    const char* cases[] = {
+        R"({"a":-9223372036854775808,"b":18446744073709551615,"c":0,"d":-1,"e":1234567890})",
+        R"({"f":1.5,"g":-0.000123,"h":1e300,"i":2.2250738585072014e-308,"j":0.1,"k":-0.0})",
+        R"({"s":"quote\" back\\ nl\n tab\t cr\r ff\f bs\b nul\u0000 us\u001f del\u007f"})",
+        R"({"u":"café ✓ 😀 \u00e9 \/slash","e":{},"a":[],"n":null,"t":true,"f":false})",
+        R"({"deep":[[[{"x":[1,[2,{"y":"z"}]]}]]],"k":[null,true,false,"",0]})",
+    };
+    for (const char* c : cases) {
+        auto v = boost::json::parse(c);
+        EXPECT_EQ(sluice::json_wire_bytes(v), boost::json::serialize(v).size()) << c;
+        auto f = must_parse(c);
+        EXPECT_EQ(f->wire_bytes(), f->json().size()) << c;
+    }
+}
+
+TEST(Frame, WireBytesEqualsCompactJsonForEveryFixtureRow) {
+    std::size_t rows = 0;
+    for (const auto& t : sluice::test::fixture_transcripts()) {
+        for (const auto& r : sluice::test::parse_fixture(t)) {
+            if (!r.frame) {
+                continue;
+            }
+            ++rows;
+            ASSERT_EQ(r.frame->wire_bytes(), r.frame->json().size()) << t.file << ":" << r.line;
+            // The materialized row serializes back to the same bytes.
+            ASSERT_EQ(boost::json::serialize(r.frame->row()), r.frame->json());
+        }
+    }
+    EXPECT_GT(rows, 2000U);
+}
+
+TEST(Frame, FromRowKeepsTheObject) {
+    boost::json::object row{{"type", "assistant"}, {"message", {{"content", "x"}}}};
+    auto f = Frame::from_row(row);
+    EXPECT_EQ(f->row(), row);
+    EXPECT_EQ(f->json(), boost::json::serialize(row));
+    EXPECT_EQ(f->wire_bytes(), f->json().size());
+}
+
+TEST(Frame, ClassifiesUserRows) {
+    struct Case {
+        const char* line;
+        FrameRole role;
+    };
+    const Case cases[] = {
+        {R"({"type":"user","message":{"content":"fix the bug"}})", FrameRole::prompt},
+        {R"({"type":"user","message":{"content":[{"type":"text","text":"go"}]}})", FrameRole::prompt},
+        {R"({"type":"user","message":{"content":"<command-name>/init</command-name>"}})",
+         FrameRole::command},
+        {R"({"type":"user","message":{"content":"<bash-input>ls</bash-input>"}})", FrameRole::command},
+        {R"({"type":"user","message":{"content":"<local-command-stdout>ok</local-command-stdout>"}})",
+         FrameRole::note},
+        {R"({"type":"user","message":{"content":"<task-notification>done</task-notification>"}})",
+         FrameRole::note},
+        {R"({"type":"user","message":{"content":[{"type":"text","text":"[Request interrupted by user]"}]}})",
+         FrameRole::note},
+        {R"({"type":"user","message":{"content":"[Image: source: /tmp/a.png]"}})", FrameRole::note},
+        {R"({"type":"user","isMeta":true,"message":{"content":"skill body"}})", FrameRole::note},
+        {R"({"type":"user","isCompactSummary":true,"message":{"content":"summary"}})",
+         FrameRole::continuation},
+        {R"({"type":"user","message":{"content":"This session is being continued from a previous conversation that ran out"}})",
+         FrameRole::continuation},
+        {R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}})",
+         FrameRole::tool_result},
+        {R"({"type":"user","message":{"content":[{"type":"image","source":{}}]}})", FrameRole::image},
+        {R"({"type":"user","message":{"content":[{"type":"image","source":{}},{"type":"text","text":"see"}]}})",
+         FrameRole::prompt},
+        {R"({"type":"user","message":"error"})", FrameRole::note},
+        {R"({"type":"user","message":{"content":["wow error"]}})", FrameRole::note},
+        {R"({"type":"user","message":{"contenst":[]}})", FrameRole::note},
+        {R"({"type":"assistant","message":{"content":[{"type":"text","text":"hi"}]}})",
+         FrameRole::other},
+        {R"({"type":"system","subtype":"compact_boundary"})", FrameRole::compact_boundary},
+    };
+    for (const auto& c : cases) {
+        EXPECT_EQ(must_parse(c.line)->facts().role, c.role) << c.line;
+    }
+}
+
+TEST(Frame, MarksSubagentRowsAndSkillCalls) {
+    EXPECT_TRUE(must_parse(R"({"type":"user","isSidechain":true,"message":{"content":"x"}})")
+                    ->facts()
+                    .subagent);
+    EXPECT_TRUE(must_parse(R"({"type":"assistant","parent_tool_use_id":"toolu_1","message":{}})")
+                    ->facts()
+                    .subagent);
+    EXPECT_FALSE(must_parse(R"({"type":"assistant","parent_tool_use_id":null,"message":{}})")
+                     ->facts()
+                     .subagent);
+    auto a = must_parse(
+        R"({"type":"assistant","message":{"content":[{"type":"tool_use","id":"s1","name":"Skill","input":{}}]}})");
+    EXPECT_TRUE(a->facts().tool_call);
+    ASSERT_EQ(a->facts().skill_calls.size(), 1U);
+    EXPECT_EQ(a->facts().skill_calls[0], "s1");
+}
+
+TEST(Frame, ThinkingDeltaCountsOnlyMainThreadCounterRows) {
+    EXPECT_EQ(must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens":50,"estimated_tokens_delta":50})")
+                  ->thinking_delta(),
+              50U);
+    EXPECT_EQ(must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens_delta":7,"parent_tool_use_id":"t"})")
+                  ->thinking_delta(),
+              0U);
+    EXPECT_EQ(must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens":9})")
+                  ->thinking_delta(),
+              0U);
+    EXPECT_EQ(must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens_delta":-3})")
+                  ->thinking_delta(),
+              0U);
+}
+
+} // namespace

@@ -1,0 +1,6 @@
+# Unit tests of sluice::conversation (and the transcript CLI end to end).
+list(APPEND SLUICE_TEST_SOURCES
+    unit/conversation/fixtures.cpp
+    unit/conversation/frame_test.cpp
+    unit/conversation/turns_test.cpp)
+list(APPEND SLUICE_TEST_LIBS sluice::conversation)
