@@ -22,4 +22,7 @@ void add_transcript_command(CLI::App& app);
 /// `sluice run`: one turn, written to stdout as stream-json.
 void add_run_command(CLI::App& app);
 
+/// `sluice seats|new|send|tail|cancel|stats`: clients of a running hub.
+void add_client_commands(CLI::App& app);
+
 } // namespace sluice::app

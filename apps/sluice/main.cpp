@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
     sluice::app::add_serve_command(app);
     sluice::app::add_transcript_command(app);
     sluice::app::add_run_command(app);
+    sluice::app::add_client_commands(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -1,0 +1,315 @@
+// `sluice seats|new|send|tail|cancel|stats`: clients of a running hub over its HTTP API.
+#include "commands.hpp"
+
+#include <sluice/runtime/http_client.hpp>
+#include <sluice/runtime/sse.hpp>
+
+#include <boost/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+namespace sluice::app {
+
+namespace {
+
+namespace json = boost::json;
+
+struct ClientOptions {
+    std::string hub{"http://127.0.0.1:8420"};
+    std::string token;
+};
+
+runtime::HttpHeaders auth(const ClientOptions& o) {
+    runtime::HttpHeaders h;
+    std::string token = o.token;
+    if (token.empty() && std::getenv("SLUICE_TOKEN") != nullptr) {
+        token = std::getenv("SLUICE_TOKEN");
+    }
+    if (!token.empty()) {
+        h.emplace_back("Authorization", "Bearer " + token);
+    }
+    return h;
+}
+
+runtime::HttpOptions client_options(bool streaming) {
+    runtime::HttpOptions opt;
+    opt.max_attempts = 1;
+    opt.proxy = "";
+    opt.connect_timeout = std::chrono::seconds(5);
+    opt.first_byte_timeout = std::chrono::seconds(30);
+    opt.idle_timeout = streaming ? std::chrono::milliseconds(60'000) : std::chrono::milliseconds(30'000);
+    return opt;
+}
+
+// One JSON request; prints a clear error and returns nullopt on failure.
+std::optional<json::value> call(const ClientOptions& o, const std::string& method, const std::string& path, const std::string& body = {}) {
+    runtime::HttpClient client(client_options(false));
+    runtime::HttpRequest req{method, o.hub + path, auth(o), body};
+    if (!body.empty()) {
+        req.headers.emplace_back("Content-Type", "application/json");
+    }
+    std::string got;
+    auto r = client.request(req, CancellationToken{}, [&](std::string_view c) {
+        got.append(c);
+        return true;
+    });
+    if (!r) {
+        std::fprintf(stderr, "sluice: cannot reach the hub at %s: %s\n", o.hub.c_str(), client.error_message().c_str());
+        return std::nullopt;
+    }
+    const std::string& text = r->status / 100 == 2 ? got : r->body;
+    boost::system::error_code ec;
+    auto v = json::parse(text, ec);
+    if (r->status / 100 != 2) {
+        std::string msg = text;
+        if (!ec && v.is_object() && v.as_object().contains("error")) {
+            msg = std::string(v.at("error").at("message").as_string());
+        }
+        std::fprintf(stderr, "sluice: %s %s: HTTP %u: %s\n", method.c_str(), path.c_str(), r->status, msg.c_str());
+        return std::nullopt;
+    }
+    if (ec) {
+        std::fprintf(stderr, "sluice: the hub answered something that is not JSON\n");
+        return std::nullopt;
+    }
+    return v;
+}
+
+// Follows a seat's events, calling `on_event` for each; reconnects with Last-Event-ID after a
+// drop (a hub restart) until `on_event` returns false or `stop` is set.
+void follow(const ClientOptions& o, const std::string& seat, const std::function<bool(const sse::Event&)>& on_event,
+            std::atomic<bool>& stop, const std::function<void()>& on_connected = {}) {
+    std::string last;
+    while (!stop) {
+        runtime::HttpClient client(client_options(true));
+        runtime::HttpRequest req{"GET", o.hub + "/v1/seats/" + seat + "/events", auth(o), {}};
+        if (!last.empty()) {
+            req.headers.emplace_back("Last-Event-ID", last);
+        }
+        sse::Parser parser;
+        std::vector<sse::Event> events;
+        bool finished = false;
+        auto r = client.request(req, CancellationToken{}, [&](std::string_view chunk) {
+            events.clear();
+            if (parser.feed(chunk, events)) {
+                return false;
+            }
+            for (const auto& e : events) {
+                if (!e.id.empty()) {
+                    last = e.id;
+                }
+                if ((e.type == "connected" || e.type == "resumed") && on_connected) {
+                    on_connected();
+                }
+                if (!on_event(e)) {
+                    finished = true;
+                    return false;
+                }
+            }
+            return !stop.load();
+        });
+        if (finished || stop) {
+            return;
+        }
+        if (r && r->status == 404) {
+            std::fprintf(stderr, "sluice: no such seat: %s\n", seat.c_str());
+            return;
+        }
+        std::fprintf(stderr, "sluice: stream dropped; reconnecting…\n");
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+}
+
+int cmd_seats(const ClientOptions& o) {
+    auto v = call(o, "GET", "/v1/seats");
+    if (!v) {
+        return 1;
+    }
+    std::printf("%-16s %-8s %-8s %6s %7s  %s\n", "SEAT", "AGENT", "STATE", "TURNS", "FRAMES", "NAME");
+    for (const auto& s : v->at("seats").as_array()) {
+        std::printf(
+            "%-16s %-8s %-8s %6llu %7llu  %s\n",
+            std::string(s.at("id").as_string()).c_str(),
+            std::string(s.at("agent").as_string()).c_str(),
+            std::string(s.at("state").as_string()).c_str(),
+            static_cast<unsigned long long>(s.at("turns").to_number<std::uint64_t>()),
+            static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()),
+            std::string(s.at("name").as_string()).c_str());
+    }
+    return 0;
+}
+
+int cmd_new(const ClientOptions& o, const std::string& name, const std::string& agent) {
+    json::object body;
+    if (!name.empty()) {
+        body["name"] = name;
+    }
+    if (!agent.empty()) {
+        body["agent"] = agent;
+    }
+    auto v = call(o, "POST", "/v1/seats", json::serialize(body));
+    if (!v) {
+        return 1;
+    }
+    std::printf("%s\n", std::string(v->at("seat").as_string()).c_str());
+    return 0;
+}
+
+int cmd_send(const ClientOptions& o, const std::string& seat, const std::string& text) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool connected = false;
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> my_turn{0};
+    int status = 1;
+    bool printed_text = false;
+    std::thread reader([&] {
+        follow(o, seat, [&](const sse::Event& e) {
+            if (e.type == "preview") {
+                auto v = json::parse(e.data);
+                if (v.at("kind").as_string() == "text") {
+                    std::fputs(std::string(v.at("delta").as_string()).c_str(), stdout);
+                    std::fflush(stdout);
+                    printed_text = true;
+                }
+            } else if (e.type == "gap") {
+                std::fputs(" […]", stdout);
+            } else if (e.type == "turn") {
+                auto v = json::parse(e.data);
+                const auto t = v.at("turn").to_number<std::uint64_t>();
+                const std::string state(v.at("state").as_string());
+                if (t == my_turn.load() && state != "started") {
+                    if (printed_text) {
+                        std::fputc('\n', stdout);
+                    }
+                    if (state != "ended") {
+                        std::fprintf(stderr, "sluice: turn %s%s%s\n", state.c_str(), v.as_object().contains("error") ? ": " : "",
+                                     v.as_object().contains("error") ? std::string(v.at("error").as_string()).c_str() : "");
+                    }
+                    status = state == "ended" ? 0 : 1;
+                    return false;
+                }
+            } else if (e.type == "frame" && !printed_text) {
+                auto v = json::parse(e.data);
+                const auto& row = v.at("row");
+                if (row.at("type").as_string() == "result" && row.as_object().contains("result") && row.at("result").is_string()) {
+                    std::printf("%s", std::string(row.at("result").as_string()).c_str());
+                    printed_text = true;
+                }
+            }
+            return true;
+        }, stop, [&] {
+            std::lock_guard lock(mu);
+            connected = true;
+            cv.notify_all();
+        });
+        std::lock_guard lock(mu);
+        connected = true;
+        cv.notify_all();
+    });
+    {
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, std::chrono::seconds(10), [&] { return connected; });
+    }
+    auto v = call(o, "POST", "/v1/seats/" + seat + "/messages", json::serialize(json::object{{"text", text}}));
+    if (!v) {
+        stop = true;
+        reader.join();
+        return 1;
+    }
+    my_turn = v->at("turn").to_number<std::uint64_t>();
+    if (v->at("queued").as_bool()) {
+        std::fprintf(stderr, "sluice: queued behind the running turn\n");
+    }
+    reader.join();
+    return status;
+}
+
+int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews) {
+    std::atomic<bool> stop{false};
+    follow(o, seat, [&](const sse::Event& e) {
+        if (e.type == "frame") {
+            auto v = json::parse(e.data);
+            std::printf("%s\n", json::serialize(v.at("row")).c_str());
+        } else if (e.type == "connected") {
+            auto v = json::parse(e.data);
+            for (const auto& f : v.at("window").at("frames").as_array()) {
+                std::printf("%s\n", json::serialize(f).c_str());
+            }
+        } else if (previews && (e.type == "preview" || e.type == "gap" || e.type == "turn")) {
+            std::printf("{\"event\":\"%s\",\"data\":%s}\n", e.type.c_str(), e.data.c_str());
+        }
+        std::fflush(stdout);
+        return true;
+    }, stop);
+    return 0;
+}
+
+} // namespace
+
+void add_client_commands(CLI::App& app) {
+    auto o = std::make_shared<ClientOptions>();
+    auto common = [o](CLI::App* sub) {
+        sub->add_option("--hub", o->hub, "the hub's URL");
+        sub->add_option("--token", o->token, "bearer token (or SLUICE_TOKEN)");
+    };
+    auto* seats = app.add_subcommand("seats", "List the hub's seats");
+    common(seats);
+    on_selected(seats, [o] { return cmd_seats(*o); });
+
+    auto* create = app.add_subcommand("new", "Create a seat and print its id");
+    common(create);
+    auto name = std::make_shared<std::string>();
+    auto agent = std::make_shared<std::string>();
+    create->add_option("name", *name, "the seat's name");
+    create->add_option("--agent", *agent, "builtin|process");
+    on_selected(create, [o, name, agent] { return cmd_new(*o, *name, *agent); });
+
+    auto* send = app.add_subcommand("send", "Send a prompt and print the answer as it streams");
+    common(send);
+    auto seat = std::make_shared<std::string>();
+    auto text = std::make_shared<std::string>();
+    send->add_option("seat", *seat, "seat id")->required();
+    send->add_option("text", *text, "the prompt")->required();
+    on_selected(send, [o, seat, text] { return cmd_send(*o, *seat, *text); });
+
+    auto* tail = app.add_subcommand("tail", "Follow a seat's frames (resumes across hub restarts)");
+    common(tail);
+    auto tseat = std::make_shared<std::string>();
+    auto previews = std::make_shared<bool>(false);
+    tail->add_option("seat", *tseat, "seat id")->required();
+    tail->add_flag("--previews", *previews, "also print previews, gaps and turn events");
+    on_selected(tail, [o, tseat, previews] { return cmd_tail(*o, *tseat, *previews); });
+
+    auto* cancel = app.add_subcommand("cancel", "Cancel a seat's running turn");
+    common(cancel);
+    auto cseat = std::make_shared<std::string>();
+    cancel->add_option("seat", *cseat, "seat id")->required();
+    on_selected(cancel, [o, cseat] {
+        auto v = call(*o, "POST", "/v1/seats/" + *cseat + "/cancel");
+        if (!v) {
+            return 1;
+        }
+        std::printf("%s\n", v->at("cancelled").as_bool() ? "cancelled" : "no turn was running");
+        return 0;
+    });
+
+    auto* stats = app.add_subcommand("stats", "Print the hub's stats as JSON");
+    common(stats);
+    on_selected(stats, [o] {
+        auto v = call(*o, "GET", "/v1/stats");
+        if (!v) {
+            return 1;
+        }
+        std::printf("%s\n", json::serialize(*v).c_str());
+        return 0;
+    });
+}
+
+} // namespace sluice::app

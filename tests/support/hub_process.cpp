@@ -1,0 +1,267 @@
+// Test support: the sluice binary as a child process, and HTTP/SSE clients for it.
+#include "support/hub_process.hpp"
+
+#include <boost/json.hpp>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <random>
+#include <spawn.h>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace sluice::test {
+
+TempDir::TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("sluice-test-" + std::to_string(rd()) + std::to_string(::getpid()));
+    std::filesystem::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+}
+
+SluiceProcess::SluiceProcess(std::vector<std::string> args, bool wait_for_listen) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+        throw std::runtime_error("pipe failed");
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    std::vector<std::string> argv_s;
+    argv_s.emplace_back(SLUICE_BINARY);
+    for (auto& a : args) {
+        argv_s.push_back(std::move(a));
+    }
+    std::vector<char*> argv;
+    for (auto& a : argv_s) {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, SLUICE_BINARY, &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(fds[1]);
+    if (rc != 0) {
+        ::close(fds[0]);
+        throw std::runtime_error("cannot start sluice");
+    }
+    pid_ = pid;
+    out_fd_ = fds[0];
+    reader_ = std::thread([this] { reader(); });
+    if (wait_for_listen) {
+        std::unique_lock lock(mu_);
+        const bool ok = cv_.wait_for(lock, std::chrono::seconds(20), [&] {
+            return port_ != 0 || exited_;
+        });
+        if (!ok || port_ == 0) {
+            lock.unlock();
+            terminate();
+            throw std::runtime_error("sluice serve did not report its port; output: " + output());
+        }
+    }
+}
+
+void SluiceProcess::reader() {
+    char buf[4096];
+    for (;;) {
+        const auto n = ::read(out_fd_, buf, sizeof buf);
+        if (n <= 0) {
+            break;
+        }
+        std::lock_guard lock(mu_);
+        out_.append(buf, static_cast<std::size_t>(n));
+        if (port_ == 0) {
+            const auto at = out_.find("listening on http://");
+            if (at != std::string::npos) {
+                const auto colon = out_.find(':', at + 20);
+                const auto nl = out_.find('\n', at);
+                if (colon != std::string::npos && nl != std::string::npos) {
+                    port_ = static_cast<unsigned>(std::stoul(out_.substr(colon + 1, nl - colon - 1)));
+                }
+            }
+        }
+        cv_.notify_all();
+    }
+    std::lock_guard lock(mu_);
+    exited_ = true;
+    cv_.notify_all();
+}
+
+std::string SluiceProcess::base() const {
+    return "http://127.0.0.1:" + std::to_string(port_);
+}
+
+int SluiceProcess::wait(std::chrono::milliseconds timeout) {
+    if (pid_ <= 0) {
+        return status_;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        int st = 0;
+        const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+        if (r == pid_) {
+            pid_ = -1;
+            status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            return status_;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return -1;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+int SluiceProcess::terminate(std::chrono::milliseconds timeout) {
+    if (pid_ > 0) {
+        ::kill(pid_, SIGTERM);
+        if (wait(timeout) == -1 && pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            wait(std::chrono::seconds(10));
+        }
+    }
+    if (reader_.joinable()) {
+        reader_.join();
+    }
+    if (out_fd_ >= 0) {
+        ::close(out_fd_);
+        out_fd_ = -1;
+    }
+    return status_;
+}
+
+SluiceProcess::~SluiceProcess() {
+    terminate(std::chrono::seconds(5));
+}
+
+std::string SluiceProcess::output() const {
+    std::lock_guard lock(mu_);
+    return out_;
+}
+
+Reply http(const std::string& method, const std::string& url, const std::string& body, runtime::HttpHeaders headers) {
+    runtime::HttpOptions opt;
+    opt.max_attempts = 1;
+    opt.connect_timeout = std::chrono::seconds(10);
+    opt.first_byte_timeout = std::chrono::seconds(10);
+    opt.idle_timeout = std::chrono::seconds(10);
+    opt.proxy = "";
+    runtime::HttpClient client(opt);
+    runtime::HttpRequest req;
+    req.method = method;
+    req.url = url;
+    req.body = body;
+    req.headers = std::move(headers);
+    if (!body.empty()) {
+        req.headers.emplace_back("Content-Type", "application/json");
+    }
+    Reply reply;
+    std::string ok_body;
+    auto r = client.request(req, CancellationToken{}, [&](std::string_view chunk) {
+        ok_body.append(chunk);
+        return true;
+    });
+    if (!r) {
+        throw std::runtime_error(method + " " + url + ": " + client.error_message());
+    }
+    reply.status = r->status;
+    reply.body = r->status / 100 == 2 ? ok_body : r->body;
+    boost::system::error_code ec;
+    auto v = boost::json::parse(reply.body, ec);
+    if (!ec) {
+        reply.json = std::move(v);
+    }
+    return reply;
+}
+
+SseClient::SseClient(std::string url, std::optional<std::string> last_event_id) {
+    thread_ = std::thread([this, url = std::move(url), last = std::move(last_event_id)] {
+        runtime::HttpOptions opt;
+        opt.max_attempts = 1;
+        opt.idle_timeout = std::chrono::milliseconds(0);
+        opt.proxy = "";
+        runtime::HttpClient client(opt);
+        runtime::HttpRequest req;
+        req.url = url;
+        req.headers.emplace_back("Accept", "text/event-stream");
+        if (last) {
+            req.headers.emplace_back("Last-Event-ID", *last);
+        }
+        sse::Parser parser;
+        std::vector<sse::Event> got;
+        (void)client.request(req, cancel_, [&](std::string_view chunk) {
+            got.clear();
+            if (parser.feed(chunk, got)) {
+                return false;
+            }
+            if (!got.empty()) {
+                std::lock_guard lock(mu_);
+                for (auto& e : got) {
+                    events_.push_back(std::move(e));
+                }
+                cv_.notify_all();
+            }
+            return true;
+        });
+        std::lock_guard lock(mu_);
+        done_ = true;
+        cv_.notify_all();
+    });
+}
+
+SseClient::~SseClient() {
+    stop();
+}
+
+void SseClient::stop() {
+    cancel_.cancel();
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+}
+
+bool SseClient::wait_for(const std::function<bool(const std::vector<sse::Event>&)>& pred, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return pred(events_); });
+}
+
+std::vector<sse::Event> SseClient::events() const {
+    std::lock_guard lock(mu_);
+    return events_;
+}
+
+std::vector<std::pair<std::int64_t, boost::json::value>> frames_of(const std::vector<sse::Event>& events) {
+    std::vector<std::pair<std::int64_t, boost::json::value>> out;
+    for (const auto& e : events) {
+        if (e.type != "frame") {
+            continue;
+        }
+        auto v = boost::json::parse(e.data);
+        out.emplace_back(v.at("seq").as_int64(), v.at("row"));
+    }
+    return out;
+}
+
+bool has_turn_state(const std::vector<sse::Event>& events, std::uint64_t turn, std::string_view state) {
+    for (const auto& e : events) {
+        if (e.type != "turn") {
+            continue;
+        }
+        auto v = boost::json::parse(e.data);
+        if (v.at("turn").to_number<std::uint64_t>() == turn && v.at("state").as_string() == state) {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace sluice::test

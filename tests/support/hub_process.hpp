@@ -1,0 +1,114 @@
+// Test support: start the real `sluice` binary, and talk to it over real HTTP and SSE.
+#pragma once
+
+#include <sluice/runtime/http_client.hpp>
+#include <sluice/runtime/sse.hpp>
+
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sluice::test {
+
+/// A fresh temporary directory, removed when destroyed.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+/// A child process running the sluice binary; stdout is read for `listening on …`.
+/// The destructor ends it (SIGTERM, then SIGKILL) and reaps it.
+class SluiceProcess {
+public:
+    /// Starts `sluice <args…>`; for `serve`, waits (up to 20 s) for the listening line.
+    explicit SluiceProcess(std::vector<std::string> args, bool wait_for_listen = true);
+    ~SluiceProcess();
+    SluiceProcess(const SluiceProcess&) = delete;
+    SluiceProcess& operator=(const SluiceProcess&) = delete;
+
+    /// The port `serve` bound.
+    [[nodiscard]] unsigned port() const noexcept { return port_; }
+    /// "http://127.0.0.1:<port>".
+    [[nodiscard]] std::string base() const;
+    /// The child's pid.
+    [[nodiscard]] int pid() const noexcept { return pid_; }
+    /// Sends SIGTERM and waits for the exit (up to `timeout`); returns the exit status or -1.
+    int terminate(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    /// Waits for the exit; returns the exit status (or 128+signal), -1 on timeout.
+    int wait(std::chrono::milliseconds timeout);
+    /// Everything the child wrote to stdout so far.
+    [[nodiscard]] std::string output() const;
+
+private:
+    void reader();
+    int pid_{-1};
+    int out_fd_{-1};
+    unsigned port_{};
+    std::thread reader_;
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::string out_;
+    bool exited_{false};
+    int status_{-1};
+};
+
+/// A plain HTTP response for tests.
+struct Reply {
+    unsigned status{};
+    std::string body;
+    boost::json::value json; ///< parsed body (null when not JSON)
+};
+
+/// One request to the hub (no retries, 10 s timeouts).
+Reply http(const std::string& method, const std::string& url, const std::string& body = {},
+           runtime::HttpHeaders headers = {});
+
+/// An SSE subscriber on its own thread, collecting events until stopped.
+class SseClient {
+public:
+    /// Connects to `url` (with an optional Last-Event-ID) and starts reading.
+    explicit SseClient(std::string url, std::optional<std::string> last_event_id = std::nullopt);
+    /// Stops reading and joins.
+    ~SseClient();
+    SseClient(const SseClient&) = delete;
+    SseClient& operator=(const SseClient&) = delete;
+
+    /// Waits until `pred(events)` holds (checked at every event) or `timeout`; returns whether it held.
+    bool wait_for(const std::function<bool(const std::vector<sse::Event>&)>& pred,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(20));
+    /// A copy of the events so far.
+    [[nodiscard]] std::vector<sse::Event> events() const;
+    /// Stops reading (the connection is closed).
+    void stop();
+
+private:
+    CancellationToken cancel_;
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::vector<sse::Event> events_;
+    bool done_{false};
+    std::thread thread_;
+};
+
+/// Frames of type `frame` in `events`, as (seq, row).
+std::vector<std::pair<std::int64_t, boost::json::value>> frames_of(const std::vector<sse::Event>& events);
+
+/// Whether `events` holds a `turn` event with state `state` for `turn`.
+bool has_turn_state(const std::vector<sse::Event>& events, std::uint64_t turn, std::string_view state);
+
+} // namespace sluice::test
