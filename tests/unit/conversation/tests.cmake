@@ -2,5 +2,6 @@
 list(APPEND SLUICE_TEST_SOURCES
     unit/conversation/fixtures.cpp
     unit/conversation/frame_test.cpp
-    unit/conversation/turns_test.cpp)
+    unit/conversation/turns_test.cpp
+    unit/conversation/window_test.cpp)
 list(APPEND SLUICE_TEST_LIBS sluice::conversation)
