@@ -308,12 +308,14 @@ public:
                     }
                     append_block(content, "thinking", "thinking", ev.text, ev.signature);
                     break;
-                case ScriptEvent::Kind::text:
-                    if (!emit_chunks(ev.text, pacer, sink, [](std::string t) { return StreamEvent{llm::Text{std::move(t)}}; })) {
+                case ScriptEvent::Kind::text: {
+                    const std::string text = expand(ev.text, request);
+                    if (!emit_chunks(text, pacer, sink, [](std::string t) { return StreamEvent{llm::Text{std::move(t)}}; })) {
                         return cancelled();
                     }
-                    append_block(content, "text", "text", ev.text, {});
+                    append_block(content, "text", "text", text, {});
                     break;
+                }
                 case ScriptEvent::Kind::tool_use: {
                     const auto& choice = pick(ev.choices, request.tools);
                     std::string id = ev.id.empty()
@@ -409,6 +411,18 @@ private:
             text.remove_prefix(n);
         }
         return true;
+    }
+
+    // Fills `{{message_count}}` with the number of request messages (lets tests see history).
+    static std::string expand(const std::string& text, const ProviderRequest& request) {
+        static constexpr std::string_view KEY = "{{message_count}}";
+        const auto at = text.find(KEY);
+        if (at == std::string::npos) {
+            return text;
+        }
+        std::string out = text;
+        out.replace(at, KEY.size(), std::to_string(request.messages.size()));
+        return out;
     }
 
     static void append_block(

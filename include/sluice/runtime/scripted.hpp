@@ -18,7 +18,8 @@ namespace sluice::runtime {
 ///  "rounds": [                          // response k of a turn replays rounds[min(k, n-1)]
 ///    {"events": [
 ///       {"thinking": "…", "signature": "…"},
-///       {"text": "…", "repeat": 3},      // repeat: times to emit it; -1 = forever (floods)
+///       {"text": "…", "repeat": 3},      // repeat: times to emit it; -1 = forever (floods);
+///                                        // "{{message_count}}" in a text becomes the request's message count
 ///       {"tool_use": {"id": "toolu_1", "name": "bash", "input": {"command": "echo hi"}}},
 ///       {"tool_use": {"choices": [{"name": "bash", "input": {…}}, {"name": "echo", …}]}},
 ///       {"error": "overloaded"}],       // stream fails with this message (errc::provider_error)
