@@ -1,6 +1,9 @@
 // Test support for sluice::conversation: the fixture transcripts and their expected turns.
 #include "unit/conversation/fixtures.hpp"
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -78,6 +81,24 @@ std::vector<FixtureRow> parse_fixture(const FixtureTranscript& t) {
         rows.push_back({i, f ? *f : nullptr});
     }
     return rows;
+}
+
+TempDir::TempDir() {
+    std::string tmpl = "/tmp/sluice-conv-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+        throw std::runtime_error("mkdtemp failed");
+    }
+    path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
 }
 
 } // namespace sluice::test

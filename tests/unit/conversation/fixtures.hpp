@@ -34,4 +34,23 @@ struct FixtureRow {
 /// Parses every line of a fixture (all fixture lines are JSON).
 std::vector<FixtureRow> parse_fixture(const FixtureTranscript& t);
 
+/// A fresh directory under /tmp, removed with everything in it when this goes.
+class TempDir {
+public:
+    TempDir();                                  ///< creates the directory
+    ~TempDir();                                 ///< removes it
+    TempDir(const TempDir&) = delete;            ///< owns the directory
+    TempDir& operator=(const TempDir&) = delete; ///< owns the directory
+    /// The directory.
+    const std::string& path() const noexcept { return path_; }
+    /// A path inside the directory.
+    std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+};
+
+/// Writes `text` to `path` (replacing it).
+void write_file(const std::string& path, const std::string& text);
+
 } // namespace sluice::test

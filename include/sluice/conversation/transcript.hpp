@@ -1,0 +1,147 @@
+// Transcript: one append-only JSONL file per seat, a sidecar index, windows and pages read from the end.
+#pragma once
+
+#include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/turns.hpp>
+#include <sluice/conversation/window.hpp>
+
+#include <boost/system/result.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice {
+
+/// Frames between two checkpoints (frame number → byte offset) of the index.
+inline constexpr std::uint64_t TRANSCRIPT_CHECKPOINT_FRAMES = 1024;
+
+/// How a transcript is opened.
+struct TranscriptOptions {
+    bool read_only{false};   ///< never create, truncate, append or write the index
+    bool write_index{true};  ///< keep the sidecar index (`<file>.sidx`) up to date
+    /// Called now and then during a scan over the whole file: (bytes done, bytes total).
+    std::function<void(std::uint64_t, std::uint64_t)> progress{};
+};
+
+/// A line that could not be read as JSON: its 1-based number and what was wrong.
+struct BadLine {
+    std::uint64_t line{}; ///< 1-based line number in the file
+    std::string what;     ///< what was wrong
+};
+
+/// A seat's transcript: JSONL, one row per line; frames are numbered 0, 1, … among frame rows.
+///
+/// Non-frame rows of foreign transcripts (`summary`, `queue-operation`, JSON that is not an
+/// object, blank lines) stay in the file but are not frames and take no position. On open, a
+/// torn last line (no newline, or not JSON) is truncated away (only ignored when read-only)
+/// and logged. The sidecar index (`<file>.sidx`) holds the frame and line totals, checkpoints
+/// every `TRANSCRIPT_CHECKPOINT_FRAMES` frames and the turn openings, each with its byte offset,
+/// so opening costs O(index) and a window or a page reads O(window) / O(page) bytes from the
+/// end. A transcript with no valid index (a foreign one) is counted once on open by a scan that
+/// reads every byte but parses none (the only O(file) step; numbering needs the count), and
+/// the index is then written unless read-only.
+///
+/// @par Thread safety
+/// None: a single owner (the hub calls it from the seat's strand). Movable, not copyable.
+class Transcript {
+public:
+    /// Opens (or, unless read-only, creates) the transcript at `path`.
+    /// @return the transcript; `errc::not_found` (missing, read-only), `errc::bad_request` (not a
+    /// regular file), `errc::io_error`.
+    static boost::system::result<Transcript> open(std::filesystem::path path,
+                                                  TranscriptOptions options = {});
+
+    Transcript(Transcript&& other) noexcept;             ///< moves the file and its state
+    Transcript& operator=(Transcript&& other) noexcept;  ///< moves the file and its state
+    Transcript(const Transcript&) = delete;              ///< single owner
+    Transcript& operator=(const Transcript&) = delete;   ///< single owner
+    ~Transcript();                                       ///< closes (does not sync)
+
+    /// Appends a frame (its compact JSON and a newline). Frames are appended before they are
+    /// published; durability comes with `sync`. @return `errc::bad_request` for a non-frame row,
+    /// `errc::conflict` when read-only, `errc::io_error`.
+    boost::system::result<void> append(const Frame& f);
+
+    /// Makes every appended frame durable (fdatasync) and writes the index records. The hub calls
+    /// this at turn end and on a short timer.
+    boost::system::result<void> sync();
+
+    /// Frames in the file.
+    std::uint64_t frame_count() const noexcept { return frames_; }
+
+    /// Lines in the file (frames and other rows), torn tail excluded.
+    std::uint64_t line_count() const noexcept { return lines_; }
+
+    /// Bytes of complete lines in the file.
+    std::uint64_t size_bytes() const noexcept { return end_; }
+
+    /// Bytes of a torn last line removed (or ignored, read-only) on open; 0 if none.
+    std::uint64_t torn_bytes() const noexcept { return torn_bytes_; }
+
+    /// The file's path.
+    const std::filesystem::path& path() const noexcept { return path_; }
+
+    /// The sidecar index path of a transcript.
+    static std::filesystem::path index_path(const std::filesystem::path& transcript);
+
+    /// The window a resume hands over: the transcript cut to `budget` by the one cut (held whole
+    /// when it fits cap + slack), read from the end: O(window) bytes. Its scan state is the
+    /// file's, so live appends continue it. @return `errc::corrupt_data` for a line that is not
+    /// JSON (see `bad_line`), `errc::io_error`.
+    boost::system::result<Window> load_window(const Budget& budget = {});
+
+    /// The newest `max_turns` turns (at most SUBSCRIBE_TURNS) of frames before position
+    /// `before`, at most `max_bytes` wire bytes (always at least one frame), read backward from
+    /// the nearest checkpoint: O(page). The oldest turn may start mid-turn when the byte bound
+    /// binds; the cursor is then that frame. Never a gap, never a silent empty page: an empty
+    /// page means nothing is older. @return errors as `load_window`.
+    boost::system::result<Page> page(std::uint64_t before,
+                                     std::size_t max_turns = SUBSCRIBE_TURNS,
+                                     std::uint64_t max_bytes = CONVERSATION_CAP_BYTES);
+
+    /// Every turn opening (positions), by a full forward scan: O(file).
+    boost::system::result<std::vector<std::uint64_t>> openings();
+
+    /// Rebuilds the index by a full forward scan (with turn openings) and writes it.
+    boost::system::result<void> build_index();
+
+    /// The line that made the last read fail, if one did.
+    const std::optional<BadLine>& bad_line() const noexcept { return bad_line_; }
+
+private:
+    struct Checkpoint {
+        std::uint64_t pos;    // frame position
+        std::uint64_t offset; // byte offset of its line
+        std::uint64_t line;   // 0-based line number
+    };
+
+    Transcript() = default;
+    boost::system::result<void> check_tail();
+    bool load_index();
+    boost::system::result<void> count();
+    boost::system::result<void> write_index(bool with_openings);
+    boost::system::result<void> warm_scan();
+    void note(std::uint64_t pos, std::uint64_t offset, std::uint64_t line, bool opens);
+    boost::system::result<FramePtr> parse_line(std::string_view text, std::uint64_t line);
+    Checkpoint anchor_at_or_after(std::uint64_t pos) const;
+
+    std::filesystem::path path_;
+    TranscriptOptions options_;
+    int fd_{-1};
+    int index_fd_{-1};
+    std::uint64_t end_{};
+    std::uint64_t frames_{};
+    std::uint64_t lines_{};
+    std::uint64_t torn_bytes_{};
+    std::vector<Checkpoint> checkpoints_; // ascending positions
+    std::vector<Checkpoint> openings_;    // known turn openings (index), ascending
+    std::vector<char> pending_index_;     // index records not yet written
+    std::optional<TurnScan> scan_;        // the scan at the end of the file, once warmed
+    std::optional<BadLine> bad_line_;
+};
+
+} // namespace sluice

@@ -1,0 +1,73 @@
+// Private line readers over a file descriptor: forward in blocks, backward from an offset.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace sluice::detail {
+
+/// One line of a file, without its newline; valid until the reader's next call.
+struct Line {
+    std::string_view text; ///< the bytes of the line
+    std::uint64_t offset{}; ///< byte offset of its first byte
+};
+
+/// Reads the lines of [begin, end) of a file forward, in large blocks (pread; no seek).
+/// @par Thread safety: none.
+class ForwardLines {
+public:
+    /// Lines of `fd` from `begin` to `end` (end must follow a newline or be the file's end).
+    ForwardLines(int fd, std::uint64_t begin, std::uint64_t end);
+
+    /// The next line, or nullopt at the end; an I/O error sets `failed()`.
+    std::optional<Line> next();
+
+    /// Whether a read failed.
+    bool failed() const noexcept { return failed_; }
+
+    /// Bytes consumed so far, from `begin`.
+    std::uint64_t position() const noexcept { return pos_; }
+
+private:
+    int fd_;
+    std::uint64_t pos_;   // offset of the next unread line
+    std::uint64_t end_;
+    std::uint64_t buf_lo_; // file offset of buf_[0]
+    std::vector<char> buf_;
+    bool failed_{};
+};
+
+/// Reads the lines before an offset backward (newest first), in blocks: O(bytes returned).
+/// @par Thread safety: none.
+class BackwardLines {
+public:
+    /// Lines of `fd` ending at or before `end` (which must be 0 or follow a newline).
+    BackwardLines(int fd, std::uint64_t end);
+
+    /// The previous line, or nullopt at the file's start; an I/O error sets `failed()`.
+    std::optional<Line> prev();
+
+    /// Whether a read failed.
+    bool failed() const noexcept { return failed_; }
+
+    /// Offset of the oldest line returned so far (the end, before any).
+    std::uint64_t position() const noexcept { return pos_; }
+
+private:
+    int fd_;
+    std::uint64_t pos_;    // end of the next line to return (its newline excluded)
+    std::uint64_t buf_lo_; // file offset of buf_[0]; buf_ covers [buf_lo_, pos_ + 1)
+    std::vector<char> buf_;
+    bool failed_{};
+};
+
+/// Whether a JSONL line is a frame row, by reading its top-level "type" without parsing the
+/// rest. Agrees with parsing for valid JSON whose "type" key and value carry no escapes.
+bool sniff_is_frame(std::string_view line) noexcept;
+
+/// Reads exactly `n` bytes at `offset`; false on error or short read.
+bool pread_all(int fd, char* dst, std::uint64_t n, std::uint64_t offset);
+
+} // namespace sluice::detail

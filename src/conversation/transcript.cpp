@@ -1,0 +1,517 @@
+// Transcript: open (torn tail, index or count), append and sync, index files, full scans.
+#include <sluice/conversation/transcript.hpp>
+
+#include "lines.hpp"
+
+#include <sluice/core/error.hpp>
+
+#include <boost/json/parse.hpp>
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace sluice {
+
+using boost::system::result;
+
+namespace {
+
+constexpr std::array<char, 8> INDEX_MAGIC = {'S', 'L', 'U', 'I', 'C', 'E', 'I', 'X'};
+constexpr std::uint64_t INDEX_VERSION = 1;
+constexpr std::uint64_t REC_CHECKPOINT = 1;
+constexpr std::uint64_t REC_OPENING = 2;
+constexpr std::uint64_t REC_MARK = 3;
+constexpr std::uint64_t PROGRESS_EVERY = 64ULL << 20;
+
+struct Record {
+    std::uint64_t kind, a, b, c;
+};
+
+void put_record(std::vector<char>& out, Record r) {
+    const std::array<std::uint64_t, 4> v = {r.kind, r.a, r.b, r.c};
+    const auto* p = reinterpret_cast<const char*>(v.data());
+    out.insert(out.end(), p, p + sizeof(v));
+}
+
+boost::system::error_code io_error() {
+    return make_error_code(errc::io_error);
+}
+
+bool write_all(int fd, const char* p, std::size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            return false;
+        }
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
+
+void close_fd(int& fd) {
+    if (fd >= 0) {
+        ::close(fd);
+        fd = -1;
+    }
+}
+
+} // namespace
+
+std::filesystem::path Transcript::index_path(const std::filesystem::path& transcript) {
+    auto p = transcript;
+    p += ".sidx";
+    return p;
+}
+
+Transcript::Transcript(Transcript&& o) noexcept
+    : path_(std::move(o.path_))
+    , options_(std::move(o.options_))
+    , fd_(std::exchange(o.fd_, -1))
+    , index_fd_(std::exchange(o.index_fd_, -1))
+    , end_(o.end_)
+    , frames_(o.frames_)
+    , lines_(o.lines_)
+    , torn_bytes_(o.torn_bytes_)
+    , checkpoints_(std::move(o.checkpoints_))
+    , openings_(std::move(o.openings_))
+    , pending_index_(std::move(o.pending_index_))
+    , scan_(std::move(o.scan_))
+    , bad_line_(std::move(o.bad_line_)) {}
+
+Transcript& Transcript::operator=(Transcript&& o) noexcept {
+    if (this != &o) {
+        close_fd(fd_);
+        close_fd(index_fd_);
+        path_ = std::move(o.path_);
+        options_ = std::move(o.options_);
+        fd_ = std::exchange(o.fd_, -1);
+        index_fd_ = std::exchange(o.index_fd_, -1);
+        end_ = o.end_;
+        frames_ = o.frames_;
+        lines_ = o.lines_;
+        torn_bytes_ = o.torn_bytes_;
+        checkpoints_ = std::move(o.checkpoints_);
+        openings_ = std::move(o.openings_);
+        pending_index_ = std::move(o.pending_index_);
+        scan_ = std::move(o.scan_);
+        bad_line_ = std::move(o.bad_line_);
+    }
+    return *this;
+}
+
+Transcript::~Transcript() {
+    close_fd(fd_);
+    close_fd(index_fd_);
+}
+
+result<Transcript> Transcript::open(std::filesystem::path path, TranscriptOptions options) {
+    Transcript t;
+    t.path_ = std::move(path);
+    t.options_ = std::move(options);
+    const int flags = t.options_.read_only ? O_RDONLY : (O_RDWR | O_CREAT | O_APPEND);
+    t.fd_ = ::open(t.path_.c_str(), flags | O_CLOEXEC, 0644);
+    if (t.fd_ < 0) {
+        return make_error_code(errno == ENOENT ? errc::not_found
+                               : errno == EISDIR ? errc::bad_request
+                                                 : errc::io_error);
+    }
+    struct stat st {};
+    if (::fstat(t.fd_, &st) != 0) {
+        return io_error();
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return make_error_code(errc::bad_request);
+    }
+    t.end_ = static_cast<std::uint64_t>(st.st_size);
+    if (auto r = t.check_tail(); !r) {
+        return r.error();
+    }
+    if (!t.load_index()) {
+        if (auto r = t.count(); !r) {
+            return r.error();
+        }
+    }
+    return t;
+}
+
+result<void> Transcript::check_tail() {
+    if (end_ == 0) {
+        return {};
+    }
+    char last = 0;
+    if (!detail::pread_all(fd_, &last, 1, end_ - 1)) {
+        return io_error();
+    }
+    std::uint64_t good = end_;
+    if (last != '\n') {
+        // find the newline before the torn piece
+        std::array<char, 65536> buf{};
+        std::uint64_t hi = end_;
+        good = 0;
+        while (hi > 0) {
+            const std::uint64_t lo = hi > buf.size() ? hi - buf.size() : 0;
+            if (!detail::pread_all(fd_, buf.data(), hi - lo, lo)) {
+                return io_error();
+            }
+            if (const void* nl = ::memrchr(buf.data(), '\n', hi - lo)) {
+                good = lo + static_cast<std::uint64_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+                break;
+            }
+            hi = lo;
+        }
+    } else {
+        detail::BackwardLines r(fd_, end_);
+        auto l = r.prev();
+        if (r.failed()) {
+            return io_error();
+        }
+        boost::system::error_code ec;
+        if (l && !l->text.empty()) {
+            boost::json::parse(l->text, ec);
+            if (ec) {
+                good = l->offset;
+            }
+        }
+    }
+    if (good == end_) {
+        return {};
+    }
+    torn_bytes_ = end_ - good;
+    spdlog::warn("transcript {}: a torn last line ({} bytes) is {}", path_.string(), torn_bytes_,
+                 options_.read_only ? "ignored" : "truncated away");
+    if (!options_.read_only && ::ftruncate(fd_, static_cast<off_t>(good)) != 0) {
+        return io_error();
+    }
+    end_ = good;
+    return {};
+}
+
+void Transcript::note(std::uint64_t pos, std::uint64_t offset, std::uint64_t line, bool opens) {
+    if (pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
+        checkpoints_.push_back({pos, offset, line});
+        put_record(pending_index_, {REC_CHECKPOINT, pos, offset, line});
+    }
+    if (opens) {
+        openings_.push_back({pos, offset, line});
+        put_record(pending_index_, {REC_OPENING, pos, offset, line});
+    }
+}
+
+bool Transcript::load_index() {
+    const auto ipath = index_path(path_);
+    int fd = ::open(ipath.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+    struct stat st {};
+    std::vector<char> data;
+    if (::fstat(fd, &st) == 0 && st.st_size >= 16) {
+        data.resize(static_cast<std::size_t>(st.st_size));
+        if (!detail::pread_all(fd, data.data(), data.size(), 0)) {
+            data.clear();
+        }
+    }
+    ::close(fd);
+    std::uint64_t version = 0;
+    if (data.size() < 16 || std::memcmp(data.data(), INDEX_MAGIC.data(), 8) != 0) {
+        return false;
+    }
+    std::memcpy(&version, data.data() + 8, 8);
+    if (version != INDEX_VERSION) {
+        return false;
+    }
+    std::vector<Checkpoint> cps;
+    std::vector<Checkpoint> ops;
+    std::optional<Record> mark;
+    std::size_t cps_at_mark = 0;
+    std::size_t ops_at_mark = 0;
+    std::size_t bytes_at_mark = 16;
+    for (std::size_t off = 16; off + 32 <= data.size(); off += 32) {
+        Record r{};
+        std::memcpy(&r, data.data() + off, 32);
+        if (r.kind == REC_CHECKPOINT) {
+            cps.push_back({r.a, r.b, r.c});
+        } else if (r.kind == REC_OPENING) {
+            ops.push_back({r.a, r.b, r.c});
+        } else if (r.kind == REC_MARK) {
+            mark = r;
+            cps_at_mark = cps.size();
+            ops_at_mark = ops.size();
+            bytes_at_mark = off + 32;
+        } else {
+            return false;
+        }
+    }
+    if (!mark || mark->b > end_) {
+        return false;
+    }
+    if (mark->b > 0) {
+        char c = 0;
+        if (!detail::pread_all(fd_, &c, 1, mark->b - 1) || c != '\n') {
+            return false;
+        }
+    }
+    cps.resize(cps_at_mark);
+    ops.resize(ops_at_mark);
+    checkpoints_ = std::move(cps);
+    openings_ = std::move(ops);
+    frames_ = mark->a;
+    lines_ = mark->c;
+    if (!options_.read_only && options_.write_index) {
+        index_fd_ = ::open(ipath.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (index_fd_ >= 0 && bytes_at_mark < data.size()) {
+            if (::ftruncate(index_fd_, static_cast<off_t>(bytes_at_mark)) != 0) {
+                close_fd(index_fd_);
+            }
+        }
+    }
+    // Catch up on rows appended after the index was last written (no parse: counting only).
+    detail::ForwardLines r(fd_, mark->b, end_);
+    while (auto l = r.next()) {
+        if (detail::sniff_is_frame(l->text)) {
+            note(frames_, l->offset, lines_, false);
+            ++frames_;
+        }
+        ++lines_;
+    }
+    return !r.failed();
+}
+
+result<void> Transcript::count() {
+    checkpoints_.clear();
+    openings_.clear();
+    pending_index_.clear();
+    frames_ = 0;
+    lines_ = 0;
+    detail::ForwardLines r(fd_, 0, end_);
+    std::uint64_t next_progress = PROGRESS_EVERY;
+    while (auto l = r.next()) {
+        if (detail::sniff_is_frame(l->text)) {
+            note(frames_, l->offset, lines_, false);
+            ++frames_;
+        }
+        ++lines_;
+        if (options_.progress && r.position() >= next_progress) {
+            options_.progress(r.position(), end_);
+            next_progress += PROGRESS_EVERY;
+        }
+    }
+    if (r.failed()) {
+        return io_error();
+    }
+    pending_index_.clear();
+    if (!options_.read_only && options_.write_index) {
+        return write_index(false);
+    }
+    return {};
+}
+
+result<void> Transcript::write_index(bool with_openings) {
+    std::vector<char> out(INDEX_MAGIC.begin(), INDEX_MAGIC.end());
+    const auto* v = reinterpret_cast<const char*>(&INDEX_VERSION);
+    out.insert(out.end(), v, v + 8);
+    for (const auto& c : checkpoints_) {
+        put_record(out, {REC_CHECKPOINT, c.pos, c.offset, c.line});
+    }
+    if (with_openings) {
+        for (const auto& c : openings_) {
+            put_record(out, {REC_OPENING, c.pos, c.offset, c.line});
+        }
+    }
+    put_record(out, {REC_MARK, frames_, end_, lines_});
+    const auto ipath = index_path(path_);
+    auto tmp = ipath;
+    tmp += ".tmp";
+    close_fd(index_fd_);
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return io_error();
+    }
+    const bool ok = write_all(fd, out.data(), out.size());
+    ::close(fd);
+    if (!ok || ::rename(tmp.c_str(), ipath.c_str()) != 0) {
+        return io_error();
+    }
+    pending_index_.clear();
+    index_fd_ = ::open(ipath.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    return {};
+}
+
+result<FramePtr> Transcript::parse_line(std::string_view text, std::uint64_t line) {
+    if (text.empty()) {
+        return FramePtr{};
+    }
+    auto f = Frame::parse(text);
+    if (!f) {
+        if (f.error() == make_error_code(errc::bad_request)) {
+            return FramePtr{}; // JSON, but not an object: a row that is not a frame
+        }
+        bad_line_ = BadLine{line + 1, "not JSON (" + f.error().message() + ")"};
+        return make_error_code(errc::corrupt_data);
+    }
+    if (!(*f)->is_frame()) {
+        return FramePtr{};
+    }
+    return *f;
+}
+
+result<void> Transcript::warm_scan() {
+    if (scan_) {
+        return {};
+    }
+    std::vector<FramePtr> newest;
+    detail::BackwardLines r(fd_, end_);
+    while (newest.size() < TURN_SCAN_WARMUP) {
+        auto l = r.prev();
+        if (!l) {
+            break;
+        }
+        auto f = Frame::parse(l->text);
+        if (f && (*f)->is_frame()) {
+            newest.push_back(*f);
+        }
+    }
+    if (r.failed()) {
+        return io_error();
+    }
+    TurnScan scan;
+    for (auto it = newest.rbegin(); it != newest.rend(); ++it) {
+        scan.opens_turn(**it);
+    }
+    scan_ = scan;
+    return {};
+}
+
+result<void> Transcript::append(const Frame& f) {
+    if (!f.is_frame()) {
+        return make_error_code(errc::bad_request);
+    }
+    if (options_.read_only) {
+        return make_error_code(errc::conflict);
+    }
+    if (auto r = warm_scan(); !r) {
+        return r;
+    }
+    const bool opens = scan_->opens_turn(f);
+    std::string line;
+    line.reserve(f.json().size() + 1);
+    line.append(f.json());
+    line.push_back('\n');
+    if (!write_all(fd_, line.data(), line.size())) {
+        // Leave no torn piece behind for the next frame to follow.
+        if (::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {
+            spdlog::error("transcript {}: a failed append could not be undone", path_.string());
+        }
+        return io_error();
+    }
+    note(frames_, end_, lines_, opens);
+    end_ += line.size();
+    ++frames_;
+    ++lines_;
+    return {};
+}
+
+result<void> Transcript::sync() {
+    if (options_.read_only) {
+        return {};
+    }
+    if (::fdatasync(fd_) != 0) {
+        return io_error();
+    }
+    if (!options_.write_index) {
+        return {};
+    }
+    if (index_fd_ < 0) {
+        return write_index(true);
+    }
+    put_record(pending_index_, {REC_MARK, frames_, end_, lines_});
+    if (!write_all(index_fd_, pending_index_.data(), pending_index_.size())) {
+        return io_error();
+    }
+    pending_index_.clear();
+    return {};
+}
+
+result<std::vector<std::uint64_t>> Transcript::openings() {
+    std::vector<std::uint64_t> out;
+    TurnScan scan;
+    detail::ForwardLines r(fd_, 0, end_);
+    std::uint64_t line = 0;
+    std::uint64_t pos = 0;
+    std::uint64_t next_progress = PROGRESS_EVERY;
+    while (auto l = r.next()) {
+        auto f = parse_line(l->text, line++);
+        if (!f) {
+            return f.error();
+        }
+        if (*f) {
+            if (scan.opens_turn(**f)) {
+                out.push_back(pos);
+            }
+            ++pos;
+        }
+        if (options_.progress && r.position() >= next_progress) {
+            options_.progress(r.position(), end_);
+            next_progress += PROGRESS_EVERY;
+        }
+    }
+    if (r.failed()) {
+        return io_error();
+    }
+    return out;
+}
+
+result<void> Transcript::build_index() {
+    std::vector<Checkpoint> cps;
+    std::vector<Checkpoint> ops;
+    TurnScan scan;
+    detail::ForwardLines r(fd_, 0, end_);
+    std::uint64_t line = 0;
+    std::uint64_t pos = 0;
+    std::uint64_t next_progress = PROGRESS_EVERY;
+    while (auto l = r.next()) {
+        auto f = parse_line(l->text, line);
+        if (!f) {
+            return f.error();
+        }
+        if (*f) {
+            if (pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
+                cps.push_back({pos, l->offset, line});
+            }
+            if (scan.opens_turn(**f)) {
+                ops.push_back({pos, l->offset, line});
+            }
+            ++pos;
+        }
+        ++line;
+        if (options_.progress && r.position() >= next_progress) {
+            options_.progress(r.position(), end_);
+            next_progress += PROGRESS_EVERY;
+        }
+    }
+    if (r.failed()) {
+        return io_error();
+    }
+    checkpoints_ = std::move(cps);
+    openings_ = std::move(ops);
+    frames_ = pos;
+    lines_ = line;
+    scan_ = scan;
+    if (options_.read_only) {
+        return make_error_code(errc::conflict);
+    }
+    return write_index(true);
+}
+
+} // namespace sluice

@@ -1,0 +1,190 @@
+// Transcript reads from the end: the resume window and pages below a cursor, O(window) / O(page).
+#include <sluice/conversation/transcript.hpp>
+
+#include "lines.hpp"
+
+#include <sluice/core/error.hpp>
+
+#include <algorithm>
+
+namespace sluice {
+
+using boost::system::result;
+
+Transcript::Checkpoint Transcript::anchor_at_or_after(std::uint64_t pos) const {
+    auto it = std::lower_bound(
+        checkpoints_.begin(), checkpoints_.end(), pos, [](const Checkpoint& c, std::uint64_t p) {
+            return c.pos < p;
+        });
+    if (it != checkpoints_.end()) {
+        return *it;
+    }
+    return {frames_, end_, lines_};
+}
+
+result<Window> Transcript::load_window(const Budget& budget) {
+    detail::BackwardLines r(fd_, end_);
+    std::uint64_t line = lines_;
+    std::deque<HeldFrame> region;
+    std::vector<FramePtr> warm; // older frames that only warm the turn scan up
+    std::uint64_t bytes = 0;
+    bool enough = false;
+    while (auto l = r.prev()) {
+        auto f = parse_line(l->text, --line);
+        if (!f) {
+            return f.error();
+        }
+        if (!*f) {
+            continue;
+        }
+        if (!enough) {
+            bytes += (*f)->wire_bytes();
+            region.push_front({std::move(*f), false});
+            // Past cap + slack no cut can keep anything older.
+            enough = budget.past_ceiling(region.size(), bytes);
+        } else {
+            warm.push_back(std::move(*f));
+            if (warm.size() >= TURN_SCAN_WARMUP) {
+                break;
+            }
+        }
+    }
+    if (r.failed()) {
+        return make_error_code(errc::io_error);
+    }
+    TurnScan scan;
+    for (auto it = warm.rbegin(); it != warm.rend(); ++it) {
+        scan.opens_turn(**it);
+    }
+    for (auto& h : region) {
+        h.opens = scan.opens_turn(*h.frame);
+    }
+    if (!scan_) {
+        scan_ = scan;
+    }
+    std::uint64_t first = frames_ - region.size();
+    if (budget.past_ceiling(region.size(), bytes)) {
+        const std::size_t cut = cut_point(region, budget);
+        region.erase(region.begin(), region.begin() + static_cast<std::ptrdiff_t>(cut));
+        first += cut;
+    }
+    return Window::restore(budget, first, std::move(region), scan);
+}
+
+namespace {
+
+bool candidate(const Frame& f) {
+    const auto role = f.facts().role;
+    return !f.facts().subagent
+           && (role == FrameRole::prompt || role == FrameRole::command || role == FrameRole::image);
+}
+
+} // namespace
+
+result<Page> Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_bytes) {
+    max_turns = std::clamp<std::size_t>(max_turns, 1, SUBSCRIBE_TURNS);
+    before = std::min(before, frames_);
+    if (before == 0) {
+        return Page{};
+    }
+    const Checkpoint anchor = anchor_at_or_after(before);
+    detail::BackwardLines r(fd_, anchor.offset);
+    std::uint64_t line = anchor.line;
+    std::uint64_t pos = anchor.pos;
+    std::deque<HeldFrame> region; // frames before `before`, oldest first
+    std::size_t warm = 0;         // the oldest `warm` frames of region only warm the scan up
+    std::uint64_t bytes = 0;      // wire bytes of region past the warm-up
+    std::size_t candidates = 0;   // frames past the warm-up that may open a turn
+    std::size_t target = max_turns;
+    bool at_start = false;
+    for (;;) {
+        // Read back until enough candidate openings (or bytes), then a warm-up.
+        while (warm < TURN_SCAN_WARMUP) {
+            auto l = r.prev();
+            if (!l) {
+                at_start = true;
+                break;
+            }
+            auto f = parse_line(l->text, --line);
+            if (!f) {
+                return f.error();
+            }
+            if (!*f) {
+                continue;
+            }
+            if (--pos >= before) {
+                continue;
+            }
+            const bool collecting = candidates < target && bytes <= max_bytes;
+            region.push_front({*f, false});
+            if (collecting) {
+                bytes += (*f)->wire_bytes();
+                candidates += candidate(**f) ? 1U : 0U;
+            } else {
+                ++warm;
+            }
+        }
+        if (r.failed()) {
+            return make_error_code(errc::io_error);
+        }
+        TurnScan scan;
+        std::size_t real = 0;
+        for (std::size_t i = 0; i < region.size(); ++i) {
+            region[i].opens = scan.opens_turn(*region[i].frame);
+            real += (i >= warm && region[i].opens) ? 1U : 0U;
+        }
+        if (real >= max_turns || bytes > max_bytes || at_start) {
+            break;
+        }
+        // Some candidates were not openings: the warm-up joins the page and reading goes on.
+        for (std::size_t i = 0; i < warm; ++i) {
+            bytes += region[i].frame->wire_bytes();
+            candidates += candidate(*region[i].frame) ? 1U : 0U;
+        }
+        warm = 0;
+        target = candidates + (max_turns - real);
+    }
+    const std::uint64_t region_first = before - region.size();
+    Page page;
+    std::size_t hi = region.size();
+    std::uint64_t total = 0;
+    while (hi > warm && page.turns.size() < max_turns) {
+        std::size_t lo = hi - 1;
+        while (lo > warm && !region[lo].opens) {
+            --lo;
+        }
+        std::uint64_t group = 0;
+        for (std::size_t i = lo; i < hi; ++i) {
+            group += region[i].frame->wire_bytes();
+        }
+        if (total + group > max_bytes) {
+            if (!page.turns.empty()) {
+                break;
+            }
+            // One turn heavier than the page: its newest frames, at least one.
+            std::size_t from = hi - 1;
+            std::uint64_t acc = region[from].frame->wire_bytes();
+            while (from > lo && acc + region[from - 1].frame->wire_bytes() <= max_bytes) {
+                acc += region[--from].frame->wire_bytes();
+            }
+            lo = from;
+        }
+        PageTurn t{region_first + lo, {}};
+        for (std::size_t i = lo; i < hi; ++i) {
+            t.frames.push_back(region[i].frame);
+            total += region[i].frame->wire_bytes();
+        }
+        page.turns.push_back(std::move(t));
+        hi = lo;
+        if (total >= max_bytes) {
+            break;
+        }
+    }
+    std::reverse(page.turns.begin(), page.turns.end());
+    if (!page.turns.empty() && page.turns.front().first > 0) {
+        page.cursor = page.turns.front().first;
+    }
+    return page;
+}
+
+} // namespace sluice
