@@ -1,0 +1,444 @@
+// The Anthropic provider: request body, and the Messages stream's events assembled into
+// StreamEvents and an assistant message.
+#include <sluice/runtime/anthropic.hpp>
+
+#include <sluice/core/error.hpp>
+
+#include "sse_request.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <map>
+#include <stdexcept>
+
+namespace sluice::runtime {
+
+namespace json = boost::json;
+using detail::count_of;
+using detail::EventVerdict;
+using detail::Failure;
+using detail::string_of;
+
+namespace {
+
+constexpr detail::ProviderLabel LABEL{"anthropic", "ANTHROPIC_API_KEY"};
+
+bool takes_json_input(std::string_view type) {
+    return type == "tool_use" || type == "server_tool_use" || type == "mcp_tool_use";
+}
+
+StopReason stop_reason_of(std::string_view s) {
+    if (s == "end_turn" || s == "stop_sequence") {
+        return StopReason::end_turn;
+    }
+    if (s == "tool_use") {
+        return StopReason::tool_use;
+    }
+    if (s == "max_tokens" || s == "model_context_window_exceeded") {
+        return StopReason::max_tokens;
+    }
+    if (s == "refusal") {
+        return StopReason::refusal;
+    }
+    if (s == "pause_turn") {
+        return StopReason::pause_turn;
+    }
+    return StopReason::other;
+}
+
+/// One response's state: the content blocks as they are built, usage, stop reason.
+class MessageAssembler {
+public:
+    MessageAssembler(const EventSink& sink, Failure& failure)
+        : sink_(sink)
+        , failure_(failure) {}
+
+    EventVerdict on_event(const sse::Event& ev) {
+        json::object obj;
+        if (!detail::parse_object(LABEL, ev, obj, failure_)) {
+            return EventVerdict::stop;
+        }
+        std::string type(string_of(obj, "type"));
+        if (type.empty()) {
+            type = ev.type;
+        }
+        if (type == "ping") {
+            return EventVerdict::more;
+        }
+        if (type == "error" || ev.type == "error") {
+            const auto* e = obj.if_contains("error");
+            const std::string text = e != nullptr ? detail::error_text(json::serialize(obj))
+                                                  : detail::error_text(ev.data);
+            failure_.set(errc::provider_error, "anthropic: stream error: " + text);
+            return EventVerdict::stop;
+        }
+        if (type == "message_start") {
+            return message_start(obj);
+        }
+        if (!started_) {
+            return malformed("'" + type + "' before message_start");
+        }
+        if (type == "content_block_start") {
+            return block_start(obj);
+        }
+        if (type == "content_block_delta") {
+            return block_delta(obj);
+        }
+        if (type == "content_block_stop") {
+            return block_stop(obj);
+        }
+        if (type == "message_delta") {
+            if (const auto* d = obj.if_contains("delta"); d != nullptr && d->is_object()) {
+                if (const auto r = string_of(d->get_object(), "stop_reason"); !r.empty()) {
+                    stop_reason_ = r;
+                }
+            }
+            if (const auto* u = obj.if_contains("usage"); u != nullptr && u->is_object()) {
+                read_usage(u->get_object());
+            }
+            return EventVerdict::more;
+        }
+        if (type == "message_stop") {
+            stopped_ = true;
+        }
+        return EventVerdict::more; // unknown event types are skipped
+    }
+
+    /// Called when the body ended (and no failure was recorded): the summary, or a failure.
+    std::optional<ProviderResponse> finish() {
+        if (!started_ || !stopped_) {
+            failure_.set(
+                errc::protocol_error,
+                started_ ? "anthropic: malformed stream: the stream ended before message_stop"
+                         : "anthropic: malformed stream: no message_start");
+            return std::nullopt;
+        }
+        ProviderResponse out;
+        out.stop_reason_text = stop_reason_;
+        out.stop_reason = stop_reason_of(stop_reason_);
+        json::array content;
+        for (auto& [index, b] : blocks_) {
+            if (b.open && takes_json_input(b.type)) {
+                // Never finished (cut by max_tokens): usable only if its JSON happens to parse.
+                if (!finish_input(b)) {
+                    const auto name = string_of(b.block, "name");
+                    const auto id = string_of(b.block, "id");
+                    if (out.stop_reason != StopReason::max_tokens) {
+                        failure_.set(
+                            errc::protocol_error,
+                            "anthropic: malformed stream: tool call " + std::string(name)
+                                + " ended without complete input");
+                        return std::nullopt;
+                    }
+                    sink_(session::Notice{
+                        "anthropic: the response hit max_tokens in the middle of tool call "
+                        + std::string(name) + " (" + std::string(id)
+                        + "); its input was incomplete, so the call was dropped"});
+                    continue;
+                }
+                emit_tool_use(b);
+            }
+            if (b.type == "text" && string_of(b.block, "text").empty()) {
+                continue; // the API refuses empty text blocks in a request
+            }
+            content.emplace_back(std::move(b.block));
+        }
+        out.assistant_message = json::object{{"role", "assistant"}, {"content", std::move(content)}};
+        out.usage = usage_;
+        return out;
+    }
+
+private:
+    struct Block {
+        std::string type;
+        json::object block;
+        std::string input_json; // input_json_delta fragments so far
+        bool open{true};
+    };
+
+    EventVerdict malformed(const std::string& what) {
+        failure_.set(errc::protocol_error, "anthropic: malformed stream: " + what);
+        return EventVerdict::stop;
+    }
+
+    void read_usage(const json::object& u) {
+        if (u.contains("input_tokens")) {
+            usage_.input = count_of(u, "input_tokens");
+        }
+        if (u.contains("output_tokens")) {
+            usage_.output = count_of(u, "output_tokens");
+        }
+        if (u.contains("cache_read_input_tokens")) {
+            usage_.cache_read = count_of(u, "cache_read_input_tokens");
+        }
+        if (u.contains("cache_creation_input_tokens")) {
+            usage_.cache_creation = count_of(u, "cache_creation_input_tokens");
+        }
+    }
+
+    EventVerdict message_start(const json::object& obj) {
+        if (started_ && !stopped_) {
+            return malformed("a second message_start before message_stop");
+        }
+        started_ = true;
+        stopped_ = false;
+        blocks_.clear();
+        const auto* m = obj.if_contains("message");
+        if (m == nullptr || !m->is_object()) {
+            return malformed("message_start without a message");
+        }
+        usage_.model = std::string(string_of(m->get_object(), "model"));
+        if (const auto* u = m->get_object().if_contains("usage"); u != nullptr && u->is_object()) {
+            read_usage(u->get_object());
+        }
+        return EventVerdict::more;
+    }
+
+    Block* block_at(const json::object& obj) {
+        const auto* i = obj.if_contains("index");
+        if (i == nullptr || !i->is_number()) {
+            return nullptr;
+        }
+        auto it = blocks_.find(count_of(obj, "index"));
+        return it == blocks_.end() ? nullptr : &it->second;
+    }
+
+    EventVerdict block_start(const json::object& obj) {
+        const auto* cb = obj.if_contains("content_block");
+        if (cb == nullptr || !cb->is_object() || !obj.contains("index")) {
+            return malformed("content_block_start without a block");
+        }
+        const auto index = count_of(obj, "index");
+        if (blocks_.contains(index)) {
+            return malformed("content block " + std::to_string(index) + " started twice");
+        }
+        Block b{std::string(string_of(cb->get_object(), "type")), cb->get_object(), {}, true};
+        if (b.type == "tool_use") {
+            sink_(llm::ToolUseStart{
+                std::string(string_of(b.block, "name")), std::string(string_of(b.block, "id"))});
+        } else if (b.type == "text") {
+            if (const auto t = string_of(b.block, "text"); !t.empty()) {
+                sink_(llm::Text{std::string(t)});
+            }
+        } else if (b.type == "thinking") {
+            if (const auto t = string_of(b.block, "thinking"); !t.empty()) {
+                sink_(llm::Thinking{std::string(t)});
+            }
+        }
+        blocks_.emplace(index, std::move(b));
+        return EventVerdict::more;
+    }
+
+    static void append_string(json::object& o, std::string_view key, std::string_view piece) {
+        auto& v = o[key];
+        if (v.is_string()) {
+            v.get_string().append(piece);
+        } else {
+            v = piece;
+        }
+    }
+
+    EventVerdict block_delta(const json::object& obj) {
+        Block* b = block_at(obj);
+        const auto* d = obj.if_contains("delta");
+        if (b == nullptr || d == nullptr || !d->is_object()) {
+            return malformed("content_block_delta for an unknown block");
+        }
+        const auto& delta = d->get_object();
+        const auto kind = string_of(delta, "type");
+        if (kind == "text_delta") {
+            const auto t = string_of(delta, "text");
+            append_string(b->block, "text", t);
+            sink_(llm::Text{std::string(t)});
+        } else if (kind == "thinking_delta") {
+            const auto t = string_of(delta, "thinking");
+            append_string(b->block, "thinking", t);
+            sink_(llm::Thinking{std::string(t)});
+        } else if (kind == "signature_delta") {
+            append_string(b->block, "signature", string_of(delta, "signature"));
+        } else if (kind == "input_json_delta") {
+            const auto part = string_of(delta, "partial_json");
+            b->input_json.append(part);
+            if (b->type == "tool_use" && !part.empty()) {
+                sink_(llm::ToolUseDelta{std::string(string_of(b->block, "id")), std::string(part)});
+            }
+        } else if (kind == "citations_delta") {
+            auto& c = b->block["citations"];
+            if (!c.is_array()) {
+                c = json::array{};
+            }
+            if (const auto* cit = delta.if_contains("citation"); cit != nullptr) {
+                c.get_array().push_back(*cit);
+            }
+        } else if (kind == "compaction_delta") {
+            for (const auto& kv : delta) {
+                if (kv.key() != "type") {
+                    b->block[kv.key()] = kv.value();
+                }
+            }
+        }
+        return EventVerdict::more;
+    }
+
+    /// Parses a tool block's accumulated input into block.input; false if it is not JSON.
+    static bool finish_input(Block& b) {
+        b.open = false;
+        if (b.input_json.empty()) {
+            if (!b.block.contains("input") || !b.block["input"].is_object()) {
+                b.block["input"] = json::object{};
+            }
+            return true;
+        }
+        boost::system::error_code ec;
+        auto v = json::parse(b.input_json, ec);
+        if (ec || !v.is_object()) {
+            return false;
+        }
+        b.block["input"] = std::move(v);
+        b.input_json.clear();
+        return true;
+    }
+
+    void emit_tool_use(const Block& b) {
+        if (b.type == "tool_use") {
+            sink_(llm::ToolUse{
+                std::string(string_of(b.block, "name")),
+                std::string(string_of(b.block, "id")),
+                b.block.at("input")});
+        }
+    }
+
+    EventVerdict block_stop(const json::object& obj) {
+        Block* b = block_at(obj);
+        if (b == nullptr) {
+            return malformed("content_block_stop for an unknown block");
+        }
+        if (takes_json_input(b->type)) {
+            if (!finish_input(*b)) {
+                return malformed(
+                    "the input of tool call " + std::string(string_of(b->block, "name"))
+                    + " is not a JSON object");
+            }
+            emit_tool_use(*b);
+        }
+        b->open = false;
+        return EventVerdict::more;
+    }
+
+    const EventSink& sink_;
+    Failure& failure_;
+    std::map<std::uint64_t, Block> blocks_;
+    session::Usage usage_;
+    std::string stop_reason_;
+    bool started_{false};
+    bool stopped_{false};
+};
+
+class AnthropicProvider final : public Provider {
+public:
+    AnthropicProvider(std::string base_url, std::string key, std::string model, HttpOptions http)
+        : base_url_(std::move(base_url))
+        , key_(std::move(key))
+        , model_(std::move(model)) {
+        http.on_retry = [this](const std::string& line) {
+            if (sink_ != nullptr) {
+                (*sink_)(session::Notice{"anthropic: " + line});
+            }
+        };
+        client_ = std::make_unique<HttpClient>(std::move(http));
+    }
+
+    boost::system::result<ProviderResponse> stream(
+        const ProviderRequest& request, const CancellationToken& cancel, const EventSink& sink) override {
+        sink_ = &sink;
+        struct Unset {
+            const EventSink** p;
+            ~Unset() { *p = nullptr; }
+        } unset{&sink_};
+        Failure failure;
+        MessageAssembler assembler(sink, failure);
+        const auto body = json::serialize(anthropic_request_body(request, model_));
+        const bool ok = detail::post_sse(
+            *client_,
+            LABEL,
+            detail::join_url(base_url_, "/v1/messages"),
+            {{"x-api-key", key_}, {"anthropic-version", ANTHROPIC_API_VERSION}},
+            body,
+            cancel,
+            [&](const sse::Event& ev) { return assembler.on_event(ev); },
+            failure);
+        std::optional<ProviderResponse> out;
+        if (ok && !failure) {
+            out = assembler.finish();
+        }
+        if (failure || !out) {
+            last_error_ = failure.message;
+            return failure.ec ? failure.ec : make_error_code(errc::provider_error);
+        }
+        last_error_.clear();
+        return std::move(*out);
+    }
+
+    [[nodiscard]] std::string error_message() const override { return last_error_; }
+
+    [[nodiscard]] std::string name() const override { return "anthropic"; }
+
+private:
+    std::string base_url_;
+    std::string key_;
+    std::string model_;
+    std::unique_ptr<HttpClient> client_;
+    const EventSink* sink_{};
+    std::string last_error_;
+};
+
+} // namespace
+
+json::object anthropic_request_body(const ProviderRequest& request, std::string_view default_model) {
+    json::object body;
+    body["model"] = request.model.empty() ? default_model : std::string_view(request.model);
+    std::uint32_t max_tokens = request.max_tokens;
+    if (request.thinking_budget) {
+        // The API requires max_tokens > budget_tokens: the budget comes on top of the answer.
+        if (max_tokens <= *request.thinking_budget) {
+            max_tokens = *request.thinking_budget + request.max_tokens;
+        }
+        body["thinking"] = json::object{{"type", "enabled"}, {"budget_tokens", *request.thinking_budget}};
+    }
+    body["max_tokens"] = max_tokens;
+    body["stream"] = true;
+    if (!request.system.empty()) {
+        body["system"] = request.system;
+    }
+    json::array messages;
+    for (const auto& m : request.messages) {
+        messages.push_back(m);
+    }
+    body["messages"] = std::move(messages);
+    if (!request.tools.empty()) {
+        json::array tools;
+        for (const auto& t : request.tools) {
+            tools.push_back(json::object{
+                {"name", t.name}, {"description", t.description}, {"input_schema", t.input_schema}});
+        }
+        body["tools"] = std::move(tools);
+    }
+    return body;
+}
+
+std::unique_ptr<Provider> make_anthropic_provider(const ProviderConfig& config, HttpOptions http) {
+    std::string key = config.api_key.empty() ? detail::env_or("ANTHROPIC_API_KEY", "") : config.api_key;
+    if (key.empty()) {
+        throw std::invalid_argument(
+            "anthropic: no API key: set ANTHROPIC_API_KEY (or pass a key in the configuration)");
+    }
+    std::string base = config.base_url.empty()
+        ? detail::env_or("ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_BASE_URL)
+        : config.base_url;
+    std::string model = config.model.empty() ? std::string(ANTHROPIC_DEFAULT_MODEL) : config.model;
+    return std::make_unique<AnthropicProvider>(
+        std::move(base), std::move(key), std::move(model), std::move(http));
+}
+
+} // namespace sluice::runtime
