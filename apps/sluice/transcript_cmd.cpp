@@ -1,8 +1,267 @@
-// `sluice transcript …`: offline work on JSONL transcripts (issue 3 fills this in).
+// `sluice transcript window|turns|page|index`: offline work on any JSONL transcript.
 #include "commands.hpp"
+
+#include <sluice/conversation/transcript.hpp>
+#include <sluice/core/error.hpp>
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
 
 namespace sluice::app {
 
-void add_transcript_command(CLI::App& /*app*/) {}
+namespace {
+
+struct TranscriptArgs {
+    std::string file;
+    bool json{};
+    std::optional<std::uint64_t> cap;
+    std::optional<std::uint64_t> cap_bytes;
+    std::optional<std::uint64_t> before;
+    std::size_t turns{SUBSCRIBE_TURNS};
+};
+
+// Exit status for bad input (missing file, not a transcript): one line on stderr, then 2.
+constexpr int BAD_INPUT = 2;
+
+int fail(const std::string& file, const std::string& what) {
+    std::fprintf(stderr, "sluice: %s: %s\n", file.c_str(), what.c_str());
+    return BAD_INPUT;
+}
+
+// Draws a progress bar on stderr, only when it is a terminal.
+void draw_progress(std::uint64_t done, std::uint64_t total) {
+    if (total == 0) {
+        return;
+    }
+    constexpr int WIDTH = 40;
+    const double f = static_cast<double>(done) / static_cast<double>(total);
+    const int fill = static_cast<int>(f * WIDTH);
+    std::fprintf(stderr, "\r[%-*s] %3d%% %.1f/%.1f GiB", WIDTH, std::string(static_cast<std::size_t>(fill), '#').c_str(),
+                 static_cast<int>(f * 100), static_cast<double>(done) / (1 << 30),
+                 static_cast<double>(total) / (1 << 30));
+    if (done >= total) {
+        std::fputc('\n', stderr);
+    }
+}
+
+// A file whose first bytes hold a NUL is binary, not JSONL.
+bool looks_binary(const std::string& file) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+    std::array<char, 65536> buf{};
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    ::close(fd);
+    return n > 0 && std::memchr(buf.data(), '\0', static_cast<std::size_t>(n)) != nullptr;
+}
+
+// Opens read-only (or not, for `index`), turning failures into the one-line error.
+std::optional<Transcript> open_or_report(const TranscriptArgs& a, bool read_only, int& status) {
+    auto log = spdlog::stderr_color_st("transcript");
+    log->set_pattern("sluice: %v");
+    spdlog::set_default_logger(log);
+    std::error_code fs_ec;
+    if (std::filesystem::is_regular_file(a.file, fs_ec) && looks_binary(a.file)) {
+        status = fail(a.file + ":1", "a binary file, not JSONL");
+        return std::nullopt;
+    }
+    TranscriptOptions opts{.read_only = read_only, .write_index = !read_only};
+    if (::isatty(STDERR_FILENO) != 0) {
+        opts.progress = draw_progress;
+    }
+    auto t = Transcript::open(a.file, opts);
+    if (!t) {
+        status = fail(a.file,
+                      t.error() == make_error_code(errc::not_found)     ? "no such file"
+                      : t.error() == make_error_code(errc::bad_request) ? "not a regular file"
+                                                                        : t.error().message());
+        return std::nullopt;
+    }
+    return std::move(*t);
+}
+
+int read_failed(const Transcript& t, const TranscriptArgs& a, const boost::system::error_code& ec) {
+    if (t.bad_line()) {
+        return fail(a.file + ":" + std::to_string(t.bad_line()->line), t.bad_line()->what);
+    }
+    return fail(a.file, ec.message());
+}
+
+void print(const boost::json::object& o) {
+    std::printf("%s\n", boost::json::serialize(o).c_str());
+}
+
+int run_window(const TranscriptArgs& a) {
+    int status = 0;
+    auto t = open_or_report(a, true, status);
+    if (!t) {
+        return status;
+    }
+    Budget b;
+    if (a.cap) {
+        b.cap = *a.cap;
+        b.slack = *a.cap / 4;
+    }
+    if (a.cap_bytes) {
+        b.cap_bytes = *a.cap_bytes;
+        b.slack_bytes = *a.cap_bytes / 4;
+    }
+    Shed shed;
+    auto w = t->load_window(b, &shed);
+    if (!w) {
+        return read_failed(*t, a, w.error());
+    }
+    boost::json::object o{
+        {"total_frames", t->frame_count()},
+        {"first", w->first()},
+        {"frames", w->size()},
+        {"bytes", w->bytes()},
+        {"first_opens_turn", w->size() > 0 && w->opens_turn(w->first())},
+        {"turns", w->openings().size()},
+        {"shed", {{"frames", shed.frames}, {"thinking", shed.thinking}}},
+    };
+    if (a.json) {
+        print(o);
+    } else {
+        std::printf(
+            "%s: %llu frames; window from %llu: %zu frames, %llu bytes, %zu turns\n",
+            a.file.c_str(),
+            static_cast<unsigned long long>(t->frame_count()),
+            static_cast<unsigned long long>(w->first()),
+            w->size(),
+            static_cast<unsigned long long>(w->bytes()),
+            w->openings().size());
+    }
+    return 0;
+}
+
+int run_turns(const TranscriptArgs& a) {
+    int status = 0;
+    auto t = open_or_report(a, true, status);
+    if (!t) {
+        return status;
+    }
+    auto ops = t->openings();
+    if (!ops) {
+        return read_failed(*t, a, ops.error());
+    }
+    boost::json::array arr;
+    for (auto p : *ops) {
+        arr.emplace_back(p);
+    }
+    if (a.json) {
+        print({{"total_frames", t->frame_count()}, {"openings", std::move(arr)}});
+    } else {
+        std::printf("%s: %llu frames, %zu turns\n", a.file.c_str(),
+                    static_cast<unsigned long long>(t->frame_count()), ops->size());
+    }
+    return 0;
+}
+
+int run_page(const TranscriptArgs& a) {
+    int status = 0;
+    auto t = open_or_report(a, true, status);
+    if (!t) {
+        return status;
+    }
+    auto p = t->page(a.before.value_or(t->frame_count()), a.turns);
+    if (!p) {
+        return read_failed(*t, a, p.error());
+    }
+    // Frames go out as they are stored, serialized once; no second DOM is built.
+    std::string out = "{\"turns\":[";
+    for (std::size_t i = 0; i < p->turns.size(); ++i) {
+        out += (i > 0 ? ",{\"first\":" : "{\"first\":") + std::to_string(p->turns[i].first)
+               + ",\"frames\":[";
+        for (std::size_t k = 0; k < p->turns[i].frames.size(); ++k) {
+            if (k > 0) {
+                out += ',';
+            }
+            out += p->turns[i].frames[k]->json();
+        }
+        out += "]}";
+    }
+    out += "],\"cursor\":" + (p->cursor ? std::to_string(*p->cursor) : std::string("null")) + "}\n";
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+}
+
+int run_index(const TranscriptArgs& a) {
+    int status = 0;
+    auto t = open_or_report(a, false, status);
+    if (!t) {
+        return status;
+    }
+    if (auto r = t->build_index(); !r) {
+        return read_failed(*t, a, r.error());
+    }
+    boost::json::object o{{"total_frames", t->frame_count()},
+                          {"lines", t->line_count()},
+                          {"index", Transcript::index_path(a.file).string()}};
+    if (a.json) {
+        print(o);
+    } else {
+        std::printf("%s: indexed %llu frames\n", a.file.c_str(),
+                    static_cast<unsigned long long>(t->frame_count()));
+    }
+    return 0;
+}
+
+} // namespace
+
+void add_transcript_command(CLI::App& app) {
+    auto* sub = app.add_subcommand("transcript", "Offline work on a JSONL transcript");
+    sub->require_subcommand(1);
+    auto args = std::make_shared<TranscriptArgs>();
+    // The nested subcommands' actions; `transcript` runs the chosen one.
+    auto nested = std::make_shared<std::map<const CLI::App*, std::function<int()>>>();
+    on_selected(sub, [sub, nested] {
+        for (const auto* c : sub->get_subcommands()) {
+            if (auto it = nested->find(c); it != nested->end()) {
+                return it->second();
+            }
+        }
+        return BAD_INPUT;
+    });
+    auto common = [args](CLI::App* c) {
+        c->add_option("FILE", args->file, "JSONL transcript")->required();
+        c->add_flag("--json", args->json, "print one JSON object");
+    };
+    auto* window = sub->add_subcommand("window", "The window a resume would hand over");
+    common(window);
+    window->add_option("--cap", args->cap, "frames kept (slack = cap/4)");
+    window->add_option("--cap-bytes", args->cap_bytes, "wire bytes kept (slack = cap/4)");
+    (*nested)[window] = [args] { return run_window(*args); };
+
+    auto* turns = sub->add_subcommand("turns", "Every turn opening");
+    common(turns);
+    (*nested)[turns] = [args] { return run_turns(*args); };
+
+    auto* page = sub->add_subcommand("page", "The newest turns before a cursor");
+    common(page);
+    page->add_option("--before", args->before, "frame position (default: the end)");
+    page->add_option("--turns", args->turns, "turns (at most 20)");
+    (*nested)[page] = [args] { return run_page(*args); };
+
+    auto* index = sub->add_subcommand("index", "Build the sidecar index (FILE.sidx)");
+    common(index);
+    (*nested)[index] = [args] { return run_index(*args); };
+}
 
 } // namespace sluice::app

@@ -72,10 +72,11 @@ std::optional<Line> ForwardLines::next() {
     }
 }
 
-BackwardLines::BackwardLines(int fd, std::uint64_t end)
+BackwardLines::BackwardLines(int fd, std::uint64_t end, bool open_tail)
     : fd_(fd)
-    , pos_(end)
-    , buf_lo_(end) {}
+    , pos_(open_tail ? end + 1 : end) // as if the newline were there
+    , buf_lo_(end)
+    , open_tail_(open_tail) {}
 
 std::optional<Line> BackwardLines::prev() {
     if (failed_) {

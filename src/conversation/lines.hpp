@@ -43,8 +43,9 @@ private:
 /// @par Thread safety: none.
 class BackwardLines {
 public:
-    /// Lines of `fd` ending at or before `end` (which must be 0 or follow a newline).
-    BackwardLines(int fd, std::uint64_t end);
+    /// Lines of `fd` ending at or before `end`, which must be 0 or follow a newline, unless
+    /// `open_tail`: then the newest line ends at `end` with no newline.
+    BackwardLines(int fd, std::uint64_t end, bool open_tail = false);
 
     /// The previous line, or nullopt at the file's start; an I/O error sets `failed()`.
     std::optional<Line> prev();
@@ -61,6 +62,7 @@ private:
     std::uint64_t buf_lo_; // file offset of buf_[0]; buf_ covers [buf_lo_, pos_ + 1)
     std::vector<char> buf_;
     bool failed_{};
+    bool open_tail_{};
 };
 
 /// Whether a JSONL line is a frame row, by reading its top-level "type" without parsing the

@@ -83,6 +83,7 @@ Transcript::Transcript(Transcript&& o) noexcept
     , frames_(o.frames_)
     , lines_(o.lines_)
     , torn_bytes_(o.torn_bytes_)
+    , open_tail_(o.open_tail_)
     , checkpoints_(std::move(o.checkpoints_))
     , openings_(std::move(o.openings_))
     , pending_index_(std::move(o.pending_index_))
@@ -101,6 +102,7 @@ Transcript& Transcript::operator=(Transcript&& o) noexcept {
         frames_ = o.frames_;
         lines_ = o.lines_;
         torn_bytes_ = o.torn_bytes_;
+        open_tail_ = o.open_tail_;
         checkpoints_ = std::move(o.checkpoints_);
         openings_ = std::move(o.openings_);
         pending_index_ = std::move(o.pending_index_);
@@ -155,22 +157,25 @@ result<void> Transcript::check_tail() {
     }
     std::uint64_t good = end_;
     if (last != '\n') {
-        // find the newline before the torn piece
-        std::array<char, 65536> buf{};
-        std::uint64_t hi = end_;
-        good = 0;
-        while (hi > 0) {
-            const std::uint64_t lo = hi > buf.size() ? hi - buf.size() : 0;
-            if (!detail::pread_all(fd_, buf.data(), hi - lo, lo)) {
+        auto piece = last_piece();
+        if (!piece) {
+            return io_error();
+        }
+        if (piece->second) {
+            // A complete row that lacks only its newline: keep it (and, writable, add the newline).
+            if (options_.read_only) {
+                open_tail_ = true;
+                return {};
+            }
+            if (!write_all(fd_, "\n", 1)) {
                 return io_error();
             }
-            if (const void* nl = ::memrchr(buf.data(), '\n', hi - lo)) {
-                good = lo + static_cast<std::uint64_t>(static_cast<const char*>(nl) - buf.data()) + 1;
-                break;
-            }
-            hi = lo;
+            ++end_;
+            return {};
         }
-    } else {
+        good = piece->first;
+    } else if (!options_.read_only) {
+        // A complete last line that is not JSON is torn too; a reader reports it instead.
         detail::BackwardLines r(fd_, end_);
         auto l = r.prev();
         if (r.failed()) {
@@ -195,6 +200,34 @@ result<void> Transcript::check_tail() {
     }
     end_ = good;
     return {};
+}
+
+std::optional<std::pair<std::uint64_t, bool>> Transcript::last_piece() const {
+    // The piece after the last newline: its offset, and whether it is complete JSON.
+    std::array<char, 65536> buf{};
+    std::uint64_t hi = end_;
+    std::uint64_t start = 0;
+    while (hi > 0) {
+        const std::uint64_t lo = hi > buf.size() ? hi - buf.size() : 0;
+        if (!detail::pread_all(fd_, buf.data(), hi - lo, lo)) {
+            return std::nullopt;
+        }
+        if (const void* nl = ::memrchr(buf.data(), '\n', hi - lo)) {
+            start = lo + static_cast<std::uint64_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+            break;
+        }
+        hi = lo;
+    }
+    if (end_ - start > (64ULL << 20)) {
+        return std::pair{start, false}; // too large to check: treat as torn
+    }
+    std::string piece(static_cast<std::size_t>(end_ - start), '\0');
+    if (!detail::pread_all(fd_, piece.data(), piece.size(), start)) {
+        return std::nullopt;
+    }
+    boost::system::error_code ec;
+    boost::json::parse(piece, ec);
+    return std::pair{start, !ec};
 }
 
 void Transcript::note(std::uint64_t pos, std::uint64_t offset, std::uint64_t line, bool opens) {
@@ -371,7 +404,7 @@ result<void> Transcript::warm_scan() {
         return {};
     }
     std::vector<FramePtr> newest;
-    detail::BackwardLines r(fd_, end_);
+    detail::BackwardLines r(fd_, end_, open_tail_);
     while (newest.size() < TURN_SCAN_WARMUP) {
         auto l = r.prev();
         if (!l) {

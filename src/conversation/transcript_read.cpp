@@ -22,8 +22,8 @@ Transcript::Checkpoint Transcript::anchor_at_or_after(std::uint64_t pos) const {
     return {frames_, end_, lines_};
 }
 
-result<Window> Transcript::load_window(const Budget& budget) {
-    detail::BackwardLines r(fd_, end_);
+result<Window> Transcript::load_window(const Budget& budget, Shed* shed) {
+    detail::BackwardLines r(fd_, end_, open_tail_);
     std::uint64_t line = lines_;
     std::deque<HeldFrame> region;
     std::vector<FramePtr> warm; // older frames that only warm the turn scan up
@@ -63,8 +63,14 @@ result<Window> Transcript::load_window(const Budget& budget) {
         scan_ = scan;
     }
     std::uint64_t first = frames_ - region.size();
+    if (shed != nullptr) {
+        *shed = Shed{first, 0};
+    }
     if (budget.past_ceiling(region.size(), bytes)) {
         const std::size_t cut = cut_point(region, budget);
+        if (shed != nullptr) {
+            *shed = Shed{first + cut, shed_thinking(region, cut)};
+        }
         region.erase(region.begin(), region.begin() + static_cast<std::ptrdiff_t>(cut));
         first += cut;
     }
@@ -88,7 +94,7 @@ result<Page> Transcript::page(std::uint64_t before, std::size_t max_turns, std::
         return Page{};
     }
     const Checkpoint anchor = anchor_at_or_after(before);
-    detail::BackwardLines r(fd_, anchor.offset);
+    detail::BackwardLines r(fd_, anchor.offset, open_tail_ && anchor.offset == end_);
     std::uint64_t line = anchor.line;
     std::uint64_t pos = anchor.pos;
     std::deque<HeldFrame> region; // frames before `before`, oldest first

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sluice {
@@ -37,8 +38,9 @@ struct BadLine {
 ///
 /// Non-frame rows of foreign transcripts (`summary`, `queue-operation`, JSON that is not an
 /// object, blank lines) stay in the file but are not frames and take no position. On open, a
-/// torn last line (no newline, or not JSON) is truncated away (only ignored when read-only)
-/// and logged. The sidecar index (`<file>.sidx`) holds the frame and line totals, checkpoints
+/// torn last line (no newline, or not JSON) is truncated away and logged; read-only, a last
+/// piece with no newline is ignored and logged, and a complete line that is not JSON is an
+/// error when read. The sidecar index (`<file>.sidx`) holds the frame and line totals, checkpoints
 /// every `TRANSCRIPT_CHECKPOINT_FRAMES` frames and the turn openings, each with its byte offset,
 /// so opening costs O(index) and a window or a page reads O(window) / O(page) bytes from the
 /// end. A transcript with no valid index (a foreign one) is counted once on open by a scan that
@@ -91,8 +93,10 @@ public:
     /// The window a resume hands over: the transcript cut to `budget` by the one cut (held whole
     /// when it fits cap + slack), read from the end: O(window) bytes. Its scan state is the
     /// file's, so live appends continue it. @return `errc::corrupt_data` for a line that is not
-    /// JSON (see `bad_line`), `errc::io_error`.
-    boost::system::result<Window> load_window(const Budget& budget = {});
+    /// JSON (see `bad_line`), `errc::io_error`. `shed`, if given, receives what the cut shed:
+    /// every frame below the window, and the thinking growth of the newest turn dropped within
+    /// the region read (exact unless the newest turn is longer than cap + slack).
+    boost::system::result<Window> load_window(const Budget& budget = {}, Shed* shed = nullptr);
 
     /// The newest `max_turns` turns (at most SUBSCRIBE_TURNS) of frames before position
     /// `before`, at most `max_bytes` wire bytes (always at least one frame), read backward from
@@ -121,6 +125,7 @@ private:
 
     Transcript() = default;
     boost::system::result<void> check_tail();
+    std::optional<std::pair<std::uint64_t, bool>> last_piece() const;
     bool load_index();
     boost::system::result<void> count();
     boost::system::result<void> write_index(bool with_openings);
@@ -137,6 +142,7 @@ private:
     std::uint64_t frames_{};
     std::uint64_t lines_{};
     std::uint64_t torn_bytes_{};
+    bool open_tail_{}; // read-only: the last row is complete but has no newline
     std::vector<Checkpoint> checkpoints_; // ascending positions
     std::vector<Checkpoint> openings_;    // known turn openings (index), ascending
     std::vector<char> pending_index_;     // index records not yet written

@@ -288,3 +288,33 @@ TEST(Transcript, ACursorBelowTheFloorIsAnsweredFromTheTranscript) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Transcript, ACompleteLastRowWithoutItsNewlineIsKept) {
+    TempDir dir;
+    const auto path = dir.file("seat.jsonl");
+    sluice::test::write_file(path, j(prompt(0)) + "\n" + j(answer(1)));
+    {
+        auto ro = Transcript::open(path, {.read_only = true});
+        ASSERT_TRUE(ro.has_value());
+        EXPECT_EQ(ro->torn_bytes(), 0U);
+        EXPECT_EQ(ro->frame_count(), 2U);
+        auto w = ro->load_window();
+        ASSERT_TRUE(w.has_value());
+        ASSERT_EQ(w->size(), 2U);
+        EXPECT_EQ(w->at(1)->json(), answer(1)->json());
+        auto p = ro->page(2);
+        ASSERT_TRUE(p.has_value());
+        ASSERT_EQ(p->turns.size(), 1U);
+        EXPECT_EQ(p->turns[0].frames.size(), 2U);
+    }
+    auto t = Transcript::open(path);
+    ASSERT_TRUE(t.has_value());
+    ASSERT_TRUE(t->append(*prompt(2)).has_value());
+    auto again = Transcript::open(path, {.read_only = true});
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->frame_count(), 3U);
+}
+
+} // namespace
