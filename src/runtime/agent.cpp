@@ -97,6 +97,9 @@ private:
             }
             json::value prompt_message = json::object{{"role", "user"}, {"content", turn.prompt}};
             messages.push_back(prompt_message);
+            // Repair first (idempotent; the runtime repairs again) so the frame builder's base
+            // counts the messages the runtime's history will start with.
+            messages = repair_history(std::move(messages));
             FrameBuilder frames(session_id_, messages.size(), runtime_->config().model);
             std::shared_ptr<const std::vector<session::HistoryMessage>> latest;
             auto rx = runtime_->run_stream_with_messages(std::move(messages), token);

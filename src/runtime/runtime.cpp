@@ -183,7 +183,9 @@ public:
              RelaySender& tx, CancellationToken cancel)
         : config_(config), provider_(provider), tools_(tools), tx_(tx), cancel_(std::move(cancel)) {}
 
-    void run(std::vector<json::value> messages) {
+    // Runs the turn; returns its final events (Usage, Error?, Done), which the caller sends
+    // after releasing the provider, so a caller that saw Done can start the next turn at once.
+    std::vector<StreamEvent> run(std::vector<json::value> messages) {
         total_.model = model();
         try {
             history_ = std::make_shared<std::vector<session::HistoryMessage>>();
@@ -195,25 +197,27 @@ public:
                     fail("round limit reached: " + std::to_string(config_.max_rounds)
                              + " model responses without an end of turn",
                          session::Outcome::failed);
-                    return;
+                    return std::move(finals_);
                 }
                 if (cancel_.is_cancelled()) {
                     fail("cancelled", session::Outcome::cancelled);
-                    return;
+                    return std::move(finals_);
                 }
                 auto next = one_round();
                 if (!next) {
-                    return; // failed: already reported
+                    return std::move(finals_); // failed: already recorded
                 }
                 if (!*next) {
                     break;
                 }
             }
-            send(total_);
-            send(session::Done{});
+            finals_.emplace_back(total_);
+            finals_.emplace_back(session::Done{});
         } catch (const std::exception& e) {
+            finals_.clear();
             fail(std::string("runtime error: ") + e.what(), session::Outcome::failed);
         }
+        return std::move(finals_);
     }
 
 private:
@@ -228,9 +232,9 @@ private:
     }
 
     void fail(std::string message, session::Outcome outcome) {
-        send(total_);
-        send(session::Error{std::move(message), outcome});
-        send(session::Done{});
+        finals_.emplace_back(total_);
+        finals_.emplace_back(session::Error{std::move(message), outcome});
+        finals_.emplace_back(session::Done{});
     }
 
     void append(json::value message) {
@@ -359,6 +363,7 @@ private:
     CancellationToken cancel_;
     std::shared_ptr<std::vector<session::HistoryMessage>> history_;
     session::Usage total_;
+    std::vector<StreamEvent> finals_;
 };
 
 std::vector<std::shared_ptr<Tool>> configured_tools(const RuntimeConfig& config) {
@@ -422,12 +427,18 @@ RelayReceiver Runtime::run_stream_with_messages(std::vector<json::value> message
     auto link = cancel.on_cancel([turn]() mutable { turn.cancel(); });
     std::thread worker([state = state_, config = config_, msgs = std::move(messages), tx = std::move(tx), turn,
                         link = std::move(link)]() mutable {
-        TurnLoop(config, *state->provider, state->tools, tx, turn).run(std::move(msgs));
-        tx.close();
+        auto finals = TurnLoop(config, *state->provider, state->tools, tx, turn).run(std::move(msgs));
         link = CancelRegistration{};
-        std::lock_guard lock(state->mu);
-        state->running = false;
-        state->cv.notify_all();
+        {
+            // The provider and tools are free: a caller that sees Done may start the next turn.
+            std::lock_guard lock(state->mu);
+            state->running = false;
+            state->cv.notify_all();
+        }
+        for (auto& ev : finals) {
+            tx.send(std::move(ev));
+        }
+        tx.close();
     });
     {
         std::lock_guard lock(state_->mu);

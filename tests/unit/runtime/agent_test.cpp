@@ -139,3 +139,21 @@ TEST(BuiltinAgent, BadConfigurationThrows) {
 
 } // namespace
 } // namespace sluice::runtime
+
+namespace sluice::runtime {
+namespace {
+
+TEST(BuiltinAgent, AnUnansweredEarlierPromptStillYieldsEveryRow) {
+    // The seat's last turn died before any answer: its prompt merges with the new one.
+    ScriptFile script(R"({"rounds":[{"events":[{"text":"answer"}]}]})");
+    std::vector<json::object> earlier{
+        json::parse(R"({"type":"user","message":{"role":"user","content":"lost prompt"}})").as_object()};
+    auto agent = make_builtin_agent(scripted(script.path.string()), earlier);
+    auto rec = std::make_shared<TurnRecorder>();
+    agent->start_turn("new prompt", {}, rec);
+    ASSERT_TRUE(rec->wait_end(20s));
+    EXPECT_EQ(rec->row_types(), (std::vector<std::string>{"assistant", "result"}));
+}
+
+} // namespace
+} // namespace sluice::runtime

@@ -247,6 +247,16 @@ TEST(Runtime, SecondTurnWhileOneRunsIsRefused) {
     EXPECT_TRUE(std::holds_alternative<session::Done>(evs[1]));
 }
 
+TEST(Runtime, ANewTurnMayStartAsSoonAsDoneWasReceived) {
+    auto rt = scripted_runtime(R"({"rounds":[{"events":[{"text":"ok"}]}]})");
+    for (int i = 0; i < 50; ++i) {
+        auto rx = rt->run_stream_with_messages(prompt("go"), {});
+        auto evs = drain(rx);
+        ASSERT_TRUE(all_of<session::Error>(evs).empty()) << "turn " << i << ": " << all_of<session::Error>(evs)[0].message;
+        EXPECT_EQ(joined<llm::Text>(evs), "ok");
+    }
+}
+
 TEST(Runtime, DestructorCancelsARunningTurn) {
     auto rt = scripted_runtime(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
