@@ -6,6 +6,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -122,6 +123,32 @@ bool parse_object(
     }
     out = std::move(v.get_object());
     return true;
+}
+
+bool decode_sse(
+    const ProviderLabel& label,
+    std::string_view body,
+    std::size_t chunk,
+    const std::function<EventVerdict(const sse::Event&)>& on_event,
+    Failure& failure) {
+    sse::Parser parser;
+    std::vector<sse::Event> events;
+    chunk = std::max<std::size_t>(chunk, 1);
+    for (std::size_t off = 0; off < body.size(); off += chunk) {
+        if (parser.feed(body.substr(off, chunk), events)) {
+            failure.set(
+                errc::protocol_error,
+                std::string(label.name) + ": malformed stream: a line or event is over the size limit");
+            return false;
+        }
+        for (const auto& ev : events) {
+            if (on_event(ev) == EventVerdict::stop) {
+                return false;
+            }
+        }
+        events.clear();
+    }
+    return !failure;
 }
 
 bool post_sse(

@@ -50,6 +50,16 @@ bool post_sse(
     const std::function<EventVerdict(const sse::Event&)>& on_event,
     Failure& failure);
 
+/// Feeds a whole body to an SSE parser in `chunk`-byte pieces (as if received), handing each
+/// event to `on_event`: the sans-I/O path used by the decode_* functions and benchmarks.
+/// @return true if every event was handled without failure.
+bool decode_sse(
+    const ProviderLabel& label,
+    std::string_view body,
+    std::size_t chunk,
+    const std::function<EventVerdict(const sse::Event&)>& on_event,
+    Failure& failure);
+
 /// The `error.message` (and type) of a provider's JSON error body, or its first line.
 [[nodiscard]] std::string error_text(std::string_view body);
 

@@ -4,7 +4,10 @@
 #include <sluice/runtime/http_client.hpp>
 #include <sluice/runtime/provider.hpp>
 
+#include <cstddef>
 #include <memory>
+#include <string>
+#include <string_view>
 
 namespace sluice::runtime {
 
@@ -32,5 +35,11 @@ std::unique_ptr<Provider> make_anthropic_provider(
 /// The JSON body of a Messages API streaming request (exposed for tests).
 [[nodiscard]] boost::json::object anthropic_request_body(
     const ProviderRequest& request, std::string_view default_model);
+
+/// Sans-I/O: decodes a whole Messages SSE body (fed in `chunk`-byte pieces) into events on
+/// `sink` and the response summary, exactly as the provider does with a live stream.
+/// @param error set to the one-line message when the result is an error.
+boost::system::result<ProviderResponse> decode_anthropic_stream(
+    std::string_view body, std::size_t chunk, const EventSink& sink, std::string& error);
 
 } // namespace sluice::runtime

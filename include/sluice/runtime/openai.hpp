@@ -6,7 +6,9 @@
 
 #include <boost/json/array.hpp>
 
+#include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,5 +41,11 @@ std::unique_ptr<Provider> make_openai_provider(const ProviderConfig& config, Htt
 /// The JSON body of a Chat Completions streaming request (exposed for tests).
 [[nodiscard]] boost::json::object openai_request_body(
     const ProviderRequest& request, std::string_view default_model, bool max_completion_tokens);
+
+/// Sans-I/O: decodes a whole Chat Completions SSE body (fed in `chunk`-byte pieces) into events on
+/// `sink` and the response summary, exactly as the provider does with a live stream.
+/// @param error set to the one-line message when the result is an error.
+boost::system::result<ProviderResponse> decode_openai_stream(
+    std::string_view body, std::size_t chunk, const EventSink& sink, std::string& error);
 
 } // namespace sluice::runtime

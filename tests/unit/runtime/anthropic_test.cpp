@@ -328,4 +328,24 @@ TEST(AnthropicProvider, RefusesToStartWithoutAKey) {
     EXPECT_NO_THROW((void)runtime::make_anthropic_provider(c));
 }
 
+TEST(AnthropicProvider, DecodesACaptureWithoutANetworkAtAnyChunkSize) {
+    const auto body = test::fixture_body("anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_tool_use_response.txt");
+    for (const std::size_t chunk : {std::size_t{1}, std::size_t{13}, body.size()}) {
+        std::vector<llm::ToolUse> uses;
+        std::string error;
+        const auto r = runtime::decode_anthropic_stream(body, chunk, [&](StreamEvent ev) {
+            if (auto* u = std::get_if<llm::ToolUse>(&ev)) {
+                uses.push_back(*u);
+            }
+        }, error);
+        ASSERT_TRUE(r) << error;
+        EXPECT_EQ(r->stop_reason, runtime::StopReason::tool_use);
+        ASSERT_FALSE(uses.empty());
+        EXPECT_EQ(uses[0].tool_name, "get_weather");
+    }
+    std::string error;
+    EXPECT_FALSE(runtime::decode_anthropic_stream("data: {oops\n\n", 4, [](StreamEvent) {}, error));
+    EXPECT_NE(error.find("malformed stream"), std::string::npos);
+}
+
 } // namespace

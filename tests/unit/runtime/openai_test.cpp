@@ -292,4 +292,24 @@ TEST(OpenAiProvider, CancelMidStreamReturnsPromptlyAndClosesTheStream) {
     EXPECT_TRUE(stub.wait_closed_by_client(1, 10s));
 }
 
+TEST(OpenAiProvider, DecodesACaptureWithoutANetworkAtAnyChunkSize) {
+    const auto body = test::fixture_body("openai_openai-python/inline-snapshot_external_f82268f2fefd5cfbc7eeb59c297688be2f6ca0849a6e4f17851b517310841d9b.bin");
+    for (const std::size_t chunk : {std::size_t{1}, std::size_t{13}, body.size()}) {
+        std::vector<llm::ToolUse> uses;
+        std::string error;
+        const auto r = runtime::decode_openai_stream(body, chunk, [&](StreamEvent ev) {
+            if (auto* u = std::get_if<llm::ToolUse>(&ev)) {
+                uses.push_back(*u);
+            }
+        }, error);
+        ASSERT_TRUE(r) << error;
+        EXPECT_EQ(r->stop_reason, runtime::StopReason::tool_use);
+        ASSERT_FALSE(uses.empty());
+        EXPECT_EQ(uses[0].tool_name, "GetWeatherArgs");
+    }
+    std::string error;
+    EXPECT_FALSE(runtime::decode_openai_stream("data: {oops\n\n", 4, [](StreamEvent) {}, error));
+    EXPECT_NE(error.find("malformed stream"), std::string::npos);
+}
+
 } // namespace
