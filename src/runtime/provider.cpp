@@ -1,4 +1,6 @@
 // make_provider: builds the provider a configuration names.
+#include <sluice/runtime/anthropic.hpp>
+#include <sluice/runtime/openai.hpp>
 #include <sluice/runtime/provider.hpp>
 #include <sluice/runtime/scripted.hpp>
 
@@ -10,8 +12,11 @@ std::unique_ptr<Provider> make_provider(const ProviderConfig& config) {
     if (config.kind == "scripted") {
         return make_scripted_provider(config);
     }
-    if (config.kind == "anthropic" || config.kind == "openai") {
-        throw std::invalid_argument("provider '" + config.kind + "' is not built yet");
+    if (config.kind == "anthropic") {
+        return make_anthropic_provider(config);
+    }
+    if (config.kind == "openai") {
+        return make_openai_provider(config);
     }
     throw std::invalid_argument(
         "unknown provider '" + config.kind + "' (known: anthropic, openai, scripted)");
