@@ -236,6 +236,9 @@ struct HttpClient::impl {
             tls->set_default_verify_paths();
             tls->set_verify_mode(ssl::verify_peer);
             tls->set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3);
+            if (!options.extra_ca_pem.empty()) {
+                tls->add_certificate_authority(net::buffer(options.extra_ca_pem));
+            }
         }
         return *tls;
     }
@@ -489,7 +492,10 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
     }
     if (target.tls) {
         beast::ssl_stream<beast::tcp_stream&> tls_stream(lowest, tls_context());
-        if (SSL_set_tlsext_host_name(tls_stream.native_handle(), target.host.c_str()) != 1) {
+        error_code not_ip;
+        (void)net::ip::make_address(target.host, not_ip);
+        // SNI carries host names only (RFC 6066), never an IP literal.
+        if (not_ip && SSL_set_tlsext_host_name(tls_stream.native_handle(), target.host.c_str()) != 1) {
             co_return fail(errc::io_error, "TLS: cannot set SNI for " + target.host);
         }
         tls_stream.set_verify_callback(ssl::host_name_verification(target.host));

@@ -6,6 +6,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -13,6 +14,10 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 
 #include <algorithm>
 #include <atomic>
@@ -31,7 +36,58 @@ namespace {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
+namespace ssl = boost::asio::ssl;
 using tcp = net::ip::tcp;
+using tls_stream = ssl::stream<tcp::socket>;
+
+tcp::socket& raw(tcp::socket& s) {
+    return s;
+}
+
+tcp::socket& raw(tls_stream& s) {
+    return s.next_layer();
+}
+
+/// A fresh self-signed certificate for localhost / 127.0.0.1: {certificate PEM, key PEM}.
+std::pair<std::string, std::string> self_signed_certificate() {
+    EVP_PKEY* key = EVP_EC_gen("P-256");
+    X509* x = X509_new();
+    X509_set_version(x, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+    X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+    X509_set_pubkey(x, key);
+    X509_NAME* name = X509_get_subject_name(x);
+    X509_NAME_add_entry_by_txt(
+        name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+    X509_set_issuer_name(x, name);
+    X509V3_CTX ctx;
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, x, x, nullptr, nullptr, 0);
+    for (const auto& [nid, value] : {std::pair{NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1"},
+                                     std::pair{NID_basic_constraints, "critical,CA:TRUE"}}) {
+        X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
+        X509_add_ext(x, ext, -1);
+        X509_EXTENSION_free(ext);
+    }
+    X509_sign(x, key, EVP_sha256());
+    const auto pem = [](auto write) {
+        BIO* bio = BIO_new(BIO_s_mem());
+        write(bio);
+        char* data = nullptr;
+        const long n = BIO_get_mem_data(bio, &data);
+        std::string out(data, static_cast<std::size_t>(n));
+        BIO_free(bio);
+        return out;
+    };
+    std::string cert = pem([x](BIO* b) { PEM_write_bio_X509(b, x); });
+    std::string pkey = pem([key](BIO* b) {
+        PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr);
+    });
+    X509_free(x);
+    EVP_PKEY_free(key);
+    return {std::move(cert), std::move(pkey)};
+}
 constexpr auto TUPLE = net::as_tuple(net::use_awaitable);
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -109,6 +165,8 @@ std::string StubRequest::header(std::string_view name) const {
 
 struct StubProvider::impl {
     net::io_context io;
+    std::unique_ptr<ssl::context> tls;
+    std::string ca_pem;
     tcp::acceptor acceptor{io};
     std::thread thread;
     std::uint16_t port{};
@@ -127,11 +185,33 @@ struct StubProvider::impl {
             if (ec) {
                 co_return;
             }
-            net::co_spawn(io, serve(std::move(sock)), net::detached);
+            if (tls) {
+                net::co_spawn(io, serve_tls(std::move(sock)), net::detached);
+            } else {
+                net::co_spawn(io, serve(std::move(sock)), net::detached);
+            }
         }
     }
 
+    net::awaitable<void> serve_tls(tcp::socket sock) {
+        tls_stream stream(std::move(sock), *tls);
+        if (auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, TUPLE); ec) {
+            co_return;
+        }
+        const char* name = SSL_get_servername(stream.native_handle(), TLSEXT_NAMETYPE_host_name);
+        // A local of this frame passed by reference: passing the string by value into the
+        // coroutine corrupted the heap here under GCC 12 (seen in HttpClient TLS tests).
+        const std::string sni = name != nullptr ? std::string(name) : std::string();
+        co_await serve(stream, sni);
+    }
+
     net::awaitable<void> serve(tcp::socket sock) {
+        const std::string none;
+        co_await serve(sock, none);
+    }
+
+    template <class Stream>
+    net::awaitable<void> serve(Stream& sock, const std::string& sni) {
         beast::flat_buffer buffer;
         bhttp::request_parser<bhttp::string_body> parser;
         parser.body_limit(64U << 20U);
@@ -147,6 +227,7 @@ struct StubProvider::impl {
             got.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
         }
         got.body = req.body();
+        got.sni = sni;
 
         StubResponse resp;
         {
@@ -176,7 +257,8 @@ struct StubProvider::impl {
     }
 
     /// Writes one response; true if the client went away mid-body.
-    net::awaitable<bool> respond(tcp::socket& sock, const StubResponse& resp) {
+    template <class Stream>
+    net::awaitable<bool> respond(Stream& sock, const StubResponse& resp) {
         const bool chunked = !resp.content_length;
         std::string head = "HTTP/1.1 " + std::to_string(resp.status) + " " + reason_for(resp.status)
             + "\r\nContent-Type: " + resp.content_type + "\r\nConnection: close\r\n";
@@ -226,7 +308,7 @@ struct StubProvider::impl {
             }
         }
         if (resp.truncate) {
-            sock.close();
+            raw(sock).close();
             co_return false;
         }
         if (chunked) {
@@ -237,17 +319,18 @@ struct StubProvider::impl {
         }
         // Let the client see the end, then wait (bounded) for it to close its side.
         boost::system::error_code ignored;
-        sock.shutdown(tcp::socket::shutdown_send, ignored);
+        auto& bare = raw(sock);
+        bare.shutdown(tcp::socket::shutdown_send, ignored);
         timer.expires_after(std::chrono::seconds(30));
-        timer.async_wait([&sock](boost::system::error_code ec) {
+        timer.async_wait([&bare](boost::system::error_code ec) {
             if (!ec) {
                 boost::system::error_code e2;
-                sock.close(e2);
+                bare.close(e2);
             }
         });
         char sink[256];
         for (;;) {
-            auto [ec, n] = co_await sock.async_read_some(net::buffer(sink), TUPLE);
+            auto [ec, n] = co_await bare.async_read_some(net::buffer(sink), TUPLE);
             if (ec) {
                 break;
             }
@@ -258,8 +341,18 @@ struct StubProvider::impl {
 };
 
 StubProvider::StubProvider()
+    : StubProvider(StubOptions{}) {}
+
+StubProvider::StubProvider(StubOptions options)
     : impl_(std::make_shared<impl>()) {
     auto& s = *impl_;
+    if (options.tls) {
+        auto [cert, key] = self_signed_certificate();
+        s.tls = std::make_unique<ssl::context>(ssl::context::tls_server);
+        s.tls->use_certificate(net::buffer(cert), ssl::context::pem);
+        s.tls->use_private_key(net::buffer(key), ssl::context::pem);
+        s.ca_pem = std::move(cert);
+    }
     const tcp::endpoint ep(net::ip::make_address("127.0.0.1"), 0);
     s.acceptor.open(ep.protocol());
     s.acceptor.set_option(tcp::acceptor::reuse_address(true));
@@ -281,7 +374,12 @@ std::uint16_t StubProvider::port() const noexcept {
 }
 
 std::string StubProvider::base_url() const {
-    return "http://127.0.0.1:" + std::to_string(impl_->port);
+    return impl_->tls ? "https://localhost:" + std::to_string(impl_->port)
+                      : "http://127.0.0.1:" + std::to_string(impl_->port);
+}
+
+std::string StubProvider::ca_pem() const {
+    return impl_->ca_pem;
 }
 
 void StubProvider::enqueue(StubResponse response) {

@@ -41,9 +41,17 @@ struct StubRequest {
     std::string target;                                       ///< request target as sent
     std::vector<std::pair<std::string, std::string>> headers; ///< headers as sent
     std::string body;                                         ///< the request body
+    std::string sni{};                                        ///< TLS server name sent (TLS only)
 
     /// The first header named `name` (case-insensitive), or "".
     [[nodiscard]] std::string header(std::string_view name) const;
+};
+
+/// How the stub listens.
+struct StubOptions {
+    /// Serve HTTPS with a fresh self-signed certificate for "localhost" and 127.0.0.1
+    /// (trust it with `ca_pem()`).
+    bool tls{false};
 };
 
 /// A loopback HTTP server for provider and CLI tests.
@@ -59,8 +67,11 @@ struct StubRequest {
 /// Every member function is safe from any thread.
 class StubProvider {
 public:
-    /// Starts listening on 127.0.0.1:0.
+    /// Starts listening on 127.0.0.1:0 (plain HTTP).
     StubProvider();
+
+    /// Starts listening on 127.0.0.1:0 with the given options.
+    explicit StubProvider(StubOptions options);
 
     /// Stops the server, closing every connection, and joins its thread.
     ~StubProvider();
@@ -71,8 +82,11 @@ public:
     /// The port it listens on.
     [[nodiscard]] std::uint16_t port() const noexcept;
 
-    /// "http://127.0.0.1:<port>".
+    /// "http://127.0.0.1:<port>", or "https://localhost:<port>" with TLS.
     [[nodiscard]] std::string base_url() const;
+
+    /// The PEM certificate a client must trust to reach a TLS stub ("" without TLS).
+    [[nodiscard]] std::string ca_pem() const;
 
     /// Appends a canned response to the queue (served in order, one per request).
     void enqueue(StubResponse response);

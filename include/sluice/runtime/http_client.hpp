@@ -47,6 +47,8 @@ struct HttpOptions {
     std::chrono::milliseconds retry_after_max{60'000}; ///< cap on a server's Retry-After
     /// Proxy URL; nullopt: from HTTPS_PROXY / HTTP_PROXY / NO_PROXY (either case); "": none.
     std::optional<std::string> proxy{};
+    /// Extra PEM certificate(s) to trust besides the system store (a private CA, tests).
+    std::string extra_ca_pem{};
     std::size_t max_error_body{64U << 10U}; ///< bytes of a non-2xx body kept for the message
     /// Told (one line) before each retry, on the calling thread; may be empty.
     std::function<void(const std::string&)> on_retry{};

@@ -336,4 +336,57 @@ TEST(HttpClient, MatchesNoProxyEntries) {
     }
 }
 
+TEST(HttpClient, SpeaksTlsWithSniAndATrustedCertificate) {
+    test::StubProvider stub({.tls = true});
+    stub.enqueue({.body = "data: secret\n\n", .chunk_size = 5});
+    auto options = fast_options();
+    options.extra_ca_pem = stub.ca_pem();
+    runtime::HttpClient client(options);
+    std::string got;
+    const auto r = client.request({.url = stub.base_url() + "/v1/messages"}, {}, [&](std::string_view c) {
+        got += c;
+        return true;
+    });
+    ASSERT_TRUE(r) << client.error_message();
+    EXPECT_EQ(r->status, 200U);
+    EXPECT_EQ(got, "data: secret\n\n");
+    const auto reqs = stub.requests();
+    ASSERT_EQ(reqs.size(), 1U);
+    EXPECT_EQ(reqs[0].sni, "localhost");
+    EXPECT_EQ(reqs[0].target, "/v1/messages");
+}
+
+TEST(HttpClient, RefusesAnUntrustedCertificate) {
+    test::StubProvider stub({.tls = true});
+    auto options = fast_options();
+    options.max_attempts = 1;
+    runtime::HttpClient client(options);
+    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::io_error);
+    EXPECT_NE(client.error_message().find("TLS handshake with localhost"), std::string::npos)
+        << client.error_message();
+    EXPECT_EQ(stub.request_count(), 0U);
+}
+
+TEST(HttpClient, CancelEndsATlsStream) {
+    test::StubProvider stub({.tls = true});
+    stub.enqueue({.pace = 1ms, .flood = test::StubFlood::openai});
+    auto options = fast_options();
+    options.extra_ca_pem = stub.ca_pem();
+    runtime::HttpClient client(options);
+    CancellationToken cancel;
+    std::size_t got = 0;
+    const auto r = client.request({.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
+        got += c.size();
+        if (got > 20000) {
+            cancel.cancel(); // from the reading thread itself: the next read must not block
+        }
+        return true;
+    });
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::cancelled);
+    EXPECT_TRUE(stub.wait_closed_by_client(1, 10s));
+}
+
 } // namespace
