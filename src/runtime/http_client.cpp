@@ -19,6 +19,7 @@
 #include <boost/url/url_view.hpp>
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -221,7 +222,9 @@ struct HttpClient::impl {
     std::string last_error;
     std::unique_ptr<ssl::context> tls;
 
-    // Cancellation plumbing: the fd of the live socket, guarded for the cancelling thread.
+    // Cancellation plumbing: a dup() of the live socket's fd, guarded for the cancelling
+    // thread. A dup, because Beast closes its own fd on a timeout and the number could be
+    // reused by another thread's file before the attempt ends; ours stays ours until closed.
     std::mutex fd_mutex;
     int live_fd{-1};
     std::atomic<bool> cancelled{false};
@@ -245,7 +248,10 @@ struct HttpClient::impl {
 
     void set_live_fd(int fd) {
         const std::lock_guard lock(fd_mutex);
-        live_fd = fd;
+        if (live_fd >= 0) {
+            ::close(live_fd);
+        }
+        live_fd = fd >= 0 ? ::dup(fd) : -1;
     }
 
     /// Runs on the cancelling thread: unblock a pending read at once, then tidy up on the
@@ -355,6 +361,11 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
         auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, parser, TUPLE);
         if (ec == bhttp::error::need_buffer) {
             ec = {};
+        }
+        if (ec == ssl::error::stream_truncated && parser.need_eof()) {
+            // A TLS peer that closes without close_notify ends a read-until-close body.
+            ec = {};
+            parser.put_eof(ec);
         }
         const std::size_t got = chunk.size() - parser.get().body().size;
         if (got > 0) {

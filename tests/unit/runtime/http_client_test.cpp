@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -387,6 +389,74 @@ TEST(HttpClient, CancelEndsATlsStream) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::cancelled);
     EXPECT_TRUE(stub.wait_closed_by_client(1, 10s));
+}
+
+TEST(HttpClient, TimesOutABodyThatStalls) {
+    test::StubProvider stub;
+    stub.enqueue({.body = "data: a\n\ndata: b\n\n", .chunk_size = 10, .pace = 2s});
+    auto options = fast_options();
+    options.idle_timeout = 100ms;
+    options.first_byte_timeout = 5s;
+    runtime::HttpClient client(options);
+    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::timed_out);
+    EXPECT_NE(client.error_message().find("stalled"), std::string::npos) << client.error_message();
+}
+
+// Sets environment variables for one test and restores them after.
+class ScopedEnv {
+public:
+    ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
+        for (const auto& [k, v] : vars) {
+            const char* old = std::getenv(k); // NOLINT(concurrency-mt-unsafe)
+            saved_.emplace_back(k, old != nullptr ? std::optional<std::string>(old) : std::nullopt);
+            ::setenv(k, v, 1); // NOLINT(concurrency-mt-unsafe)
+        }
+    }
+
+    ~ScopedEnv() {
+        for (const auto& [k, v] : saved_) {
+            if (v) {
+                ::setenv(k.c_str(), v->c_str(), 1); // NOLINT(concurrency-mt-unsafe)
+            } else {
+                ::unsetenv(k.c_str()); // NOLINT(concurrency-mt-unsafe)
+            }
+        }
+    }
+
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST(HttpClient, HonoursTheProxyEnvironmentAndNoProxy) {
+    test::StubProvider proxy;
+    test::StubProvider direct;
+    proxy.enqueue({.body = "data: proxied\n\n"});
+    direct.enqueue({.body = "data: direct\n\n"});
+    const ScopedEnv env{{"HTTP_PROXY", proxy.base_url().c_str()},
+                        {"http_proxy", proxy.base_url().c_str()},
+                        {"NO_PROXY", "127.0.0.1"},
+                        {"no_proxy", "127.0.0.1"}};
+    auto options = fast_options();
+    options.proxy.reset(); // from the environment
+    runtime::HttpClient client(options);
+    std::string got;
+    const auto sink = [&](std::string_view c) {
+        got += c;
+        return true;
+    };
+    ASSERT_TRUE(client.request({.url = "http://api.example.invalid/v1"}, {}, sink)) << client.error_message();
+    EXPECT_EQ(got, "data: proxied\n\n");
+    got.clear();
+    ASSERT_TRUE(client.request({.url = direct.base_url() + "/v1"}, {}, sink)) << client.error_message();
+    EXPECT_EQ(got, "data: direct\n\n");
+    ASSERT_EQ(proxy.request_count(), 1U);
+    EXPECT_EQ(proxy.requests()[0].target, "http://api.example.invalid/v1");
+    EXPECT_EQ(direct.request_count(), 1U);
 }
 
 } // namespace
