@@ -261,6 +261,10 @@ struct HttpClient::impl {
         {
             const std::lock_guard lock(fd_mutex);
             if (live_fd >= 0) {
+                // Abortive close: the peer gets a reset at once, even if its data sits unread
+                // in our buffers (a plain FIN leaves a flooding server blocked on a zero window).
+                const ::linger abort{1, 0};
+                ::setsockopt(live_fd, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
                 ::shutdown(live_fd, SHUT_RDWR);
             }
         }
@@ -371,6 +375,9 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
         if (got > 0) {
             if (ok) {
                 if (!on_body(std::string_view(chunk.data(), got))) {
+                    // The caller stopped early: reset rather than drain the rest.
+                    error_code ignored;
+                    lowest.socket().set_option(net::socket_base::linger(true, 0), ignored);
                     co_return out;
                 }
             } else if (out.response.body.size() < options.max_error_body) {
