@@ -459,4 +459,26 @@ TEST(HttpClient, HonoursTheProxyEnvironmentAndNoProxy) {
     EXPECT_EQ(direct.request_count(), 1U);
 }
 
+TEST(HttpClient, CancelFromTheReaderEndsAFullSpeedFlood) {
+    // The stub writes as fast as loopback allows (its send queue stays full); the reader keeps
+    // up, then cancels from its own callback after 8 MB, as the runtime does when its caller
+    // goes away. The stub must see the close at once (an abortive close, not a FIN that
+    // leaves it blocked on a full queue).
+    test::StubProvider stub;
+    stub.enqueue({.flood = test::StubFlood::anthropic, .flood_delta_bytes = 1024});
+    runtime::HttpClient client(fast_options());
+    CancellationToken cancel;
+    std::size_t got = 0;
+    const auto r = client.request({.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
+        got += c.size();
+        if (got > (8U << 20U)) {
+            cancel.cancel();
+        }
+        return true;
+    });
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::cancelled);
+    EXPECT_TRUE(stub.wait_closed_by_client(1, 5s));
+}
+
 } // namespace
