@@ -2,6 +2,7 @@
 list(APPEND SLUICE_RUNTIME_SOURCES
     sse.cpp
     http_client.cpp
+    http_client_url.cpp
     sse_request.cpp
     anthropic.cpp
     openai.cpp)
