@@ -1,11 +1,22 @@
-// `sluice serve`: runs the hub (until the hub lands, says what it will be and shows the relay).
+// `sluice serve`: runs the hub (seats, SSE/WebSocket fan-out, the page) until SIGINT/SIGTERM.
 #include "commands.hpp"
 
-#include <sluice/core/relay.hpp>
+#include <sluice/hub/hub.hpp>
+#include <sluice/runtime/agent.hpp>
+#include <sluice/server/server.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <sstream>
 #include <string>
+#include <thread>
 
 namespace sluice::app {
 
@@ -14,6 +25,127 @@ std::map<const CLI::App*, std::function<int()>>& actions() {
     static std::map<const CLI::App*, std::function<int()>> a;
     return a;
 }
+
+std::vector<std::string> split_csv(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        if (!item.empty()) {
+            out.push_back(item);
+        }
+    }
+    return out;
+}
+
+struct ServeOptions {
+    std::string listen{"127.0.0.1:8420"};
+    std::string data{"sluice-data"};
+    std::string provider{"scripted"};
+    std::string base_url;
+    std::string model;
+    std::string script;
+    double pace{1.0};
+    std::string agent_cmd;
+    std::string tools;
+    std::string workdir{"."};
+    std::string token;
+    std::size_t threads{2};
+    std::uint64_t window_cap{0};
+    std::uint64_t window_cap_bytes{0};
+    std::size_t max_connections{20'000};
+    std::uint64_t header_timeout_ms{10'000};
+};
+
+int run_serve(const ServeOptions& o) {
+    if (o.token.empty()) {
+        // handled by Server::start (refuses public addresses without a token)
+    }
+    runtime::RuntimeConfig rc;
+    rc.provider.kind = o.provider;
+    rc.provider.base_url = o.base_url;
+    rc.provider.model = o.model;
+    rc.provider.script_path = o.script;
+    rc.provider.script_pace = o.pace;
+    rc.tools = split_csv(o.tools);
+    rc.working_dir = o.workdir;
+    const std::string agent_cmd = o.agent_cmd;
+    const std::string workdir = o.workdir;
+
+    hub::HubConfig hc;
+    hc.data_dir = o.data;
+    if (o.window_cap > 0 || o.window_cap_bytes > 0) {
+        hc.budget = Budget::scaled(
+            o.window_cap > 0 ? o.window_cap : CONVERSATION_CAP,
+            o.window_cap_bytes > 0 ? o.window_cap_bytes : CONVERSATION_CAP_BYTES);
+    }
+    hc.make_agent = [rc, agent_cmd, workdir](const hub::SeatSpec& spec, std::vector<boost::json::object> rows)
+        -> std::unique_ptr<runtime::Agent> {
+        if (spec.agent == "process") {
+            if (agent_cmd.empty()) {
+                throw std::invalid_argument("this hub has no --agent-cmd; process seats are unavailable");
+            }
+            runtime::ProcessAgentConfig pc;
+            pc.argv = runtime::ProcessAgentConfig::shell_argv(agent_cmd);
+            pc.working_dir = workdir;
+            return runtime::make_process_agent(std::move(pc));
+        }
+        auto cfg = rc;
+        if (!spec.model.empty()) {
+            cfg.model = spec.model;
+        }
+        if (!spec.system.empty()) {
+            cfg.system_prompt = spec.system;
+        }
+        return runtime::make_builtin_agent(std::move(cfg), std::move(rows));
+    };
+
+    boost::asio::io_context io;
+    hub::Hub hub(io, std::move(hc));
+    const auto restored = hub.restore();
+    server::ServerConfig sc;
+    sc.listen = o.listen;
+    sc.max_connections = o.max_connections;
+    sc.header_timeout = std::chrono::milliseconds(o.header_timeout_ms);
+    sc.token = o.token.empty() ? (std::getenv("SLUICE_TOKEN") != nullptr ? std::getenv("SLUICE_TOKEN") : "") : o.token;
+    server::Server srv(io, hub, sc);
+    if (auto r = srv.start(); !r) {
+        if (r.error() == make_error_code(errc::unauthorized)) {
+            std::fprintf(stderr, "sluice serve: listening beyond loopback needs --token or SLUICE_TOKEN\n");
+        } else {
+            std::fprintf(stderr, "sluice serve: cannot listen on %s: %s\n", o.listen.c_str(), r.error().message().c_str());
+        }
+        return 2;
+    }
+    const auto colon = o.listen.rfind(':');
+    std::printf("listening on http://%s:%u\n", o.listen.substr(0, colon).c_str(), srv.port());
+    std::printf("seats restored: %zu, data in %s, provider %s\n", restored, o.data.c_str(), o.provider.c_str());
+    std::fflush(stdout);
+
+    // Two-phase shutdown: stop accepting and end every stream, then stop after a grace period.
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    boost::asio::steady_timer grace(io);
+    signals.async_wait([&](boost::system::error_code ec, int) {
+        if (ec) {
+            return;
+        }
+        spdlog::info("shutting down");
+        srv.stop();
+        hub.shutdown();
+        grace.expires_after(std::chrono::milliseconds(1500));
+        grace.async_wait([&](boost::system::error_code) { io.stop(); });
+    });
+    std::vector<std::thread> threads;
+    for (std::size_t i = 1; i < o.threads; ++i) {
+        threads.emplace_back([&io] { io.run(); });
+    }
+    io.run();
+    for (auto& t : threads) {
+        t.join();
+    }
+    return 0;
+}
+
 } // namespace
 
 void on_selected(CLI::App* sub, std::function<int()> action) {
@@ -26,24 +158,37 @@ int run_selected(const CLI::App& app) {
         if (it != actions().end()) {
             return it->second();
         }
+        for (const auto* inner : sub->get_subcommands()) {
+            auto jt = actions().find(inner);
+            if (jt != actions().end()) {
+                return jt->second();
+            }
+        }
     }
     return 2;
 }
 
 void add_serve_command(CLI::App& app) {
-    auto* sub = app.add_subcommand("serve", "Run the hub: seats, SSE and WebSocket fan-out");
-    auto listen = std::make_shared<std::string>("127.0.0.1:8420");
-    sub->add_option("--listen", *listen, "address:port to listen on");
-    on_selected(sub, [listen] {
-        std::printf(
-            "sluice serve: the hub is not built yet (issue 5); it will listen on %s.\n"
-            "The relay is here: %zu-event channel, %zu KiB chunks, %zu KiB retained budget.\n",
-            listen->c_str(),
-            RELAY_CHANNEL_CAPACITY,
-            RELAY_FORWARD_CHUNK_BYTES / 1024,
-            RELAY_DELTA_RETAINED_BUDGET_BYTES / 1024);
-        return 0;
-    });
+    auto* sub = app.add_subcommand("serve", "Run the hub: seats, SSE and WebSocket fan-out, the page");
+    auto o = std::make_shared<ServeOptions>();
+    sub->add_option("--listen", o->listen, "address:port to listen on (port 0: any free port)");
+    sub->add_option("--data", o->data, "data directory (one folder per seat)");
+    sub->add_option("--provider", o->provider, "builtin agent's provider: anthropic|openai|scripted")
+        ->check(CLI::IsMember({"anthropic", "openai", "scripted"}));
+    sub->add_option("--base-url", o->base_url, "provider base URL");
+    sub->add_option("--model", o->model, "model id");
+    sub->add_option("--script", o->script, "scripted provider: a JSON script file");
+    sub->add_option("--pace", o->pace, "scripted provider: speed factor (0 = as fast as possible)");
+    sub->add_option("--agent-cmd", o->agent_cmd, "command of a stream-json agent for process seats (e.g. claude)");
+    sub->add_option("--tools", o->tools, "builtin tools to enable: bash,read_file");
+    sub->add_option("--workdir", o->workdir, "working directory for tools and agent processes");
+    sub->add_option("--token", o->token, "bearer token (or SLUICE_TOKEN); required off loopback");
+    sub->add_option("--threads", o->threads, "I/O threads")->check(CLI::Range(1, 64));
+    sub->add_option("--window-cap", o->window_cap, "window cap in frames (slack = cap/4)");
+    sub->add_option("--window-cap-bytes", o->window_cap_bytes, "window cap in wire bytes (slack = cap/4)");
+    sub->add_option("--max-connections", o->max_connections, "open connections at most (more get 503)");
+    sub->add_option("--header-timeout-ms", o->header_timeout_ms, "slow-header guard in milliseconds");
+    on_selected(sub, [o] { return run_serve(*o); });
 }
 
 } // namespace sluice::app

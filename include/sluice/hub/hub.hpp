@@ -1,0 +1,82 @@
+// Hub: the registry of seats — create, find, list, delete, restore from the data directory.
+#pragma once
+
+#include <sluice/hub/seat.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/system/result.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sluice::hub {
+
+/// Hub-wide settings.
+struct HubConfig {
+    std::filesystem::path data_dir{"sluice-data"}; ///< one folder per seat under `seats/`
+    AgentFactory make_agent;                      ///< builds a seat's agent
+    std::size_t max_seats{1000};                  ///< more is refused (503)
+    std::size_t max_queued_prompts{16};           ///< per seat; more is refused (503)
+    std::chrono::milliseconds sync_interval{500}; ///< transcript fsync timer while a turn runs
+    conversation_budget budget{};                 ///< the seats' window budget
+};
+
+/// Totals over every seat, for /metrics and /v1/stats.
+struct HubStats {
+    std::uint64_t seats{};               ///< seats hosted
+    std::uint64_t running{};             ///< seats with a turn running
+    std::uint64_t subscribers{};         ///< live subscribers
+    std::uint64_t window_frames{};       ///< frames held in windows
+    std::uint64_t window_bytes{};        ///< wire bytes held in windows
+    std::uint64_t frames_total{};        ///< frames in every conversation
+    std::uint64_t preview_dropped_bytes{}; ///< preview bytes dropped for subscribers
+    std::uint64_t resyncs{};             ///< subscribers resynced with `connected`
+};
+
+/// The registry of seats.
+///
+/// @par Thread safety
+/// Safe from any thread (a mutex guards the map; no I/O is done under it).
+class Hub {
+public:
+    /// A hub whose seats run on `io`.
+    Hub(boost::asio::io_context& io, HubConfig config);
+    ~Hub();
+    Hub(const Hub&) = delete;
+    Hub& operator=(const Hub&) = delete;
+
+    /// Brings back every seat found in the data directory (idle). Returns how many.
+    std::size_t restore();
+
+    /// Creates a seat. Errors: bad_request (bad spec), overloaded (too many seats), io_error.
+    boost::system::result<std::shared_ptr<Seat>> create(SeatSpec spec);
+
+    /// The seat with this id, or nullptr.
+    [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id) const;
+
+    /// Every seat, oldest first.
+    [[nodiscard]] std::vector<std::shared_ptr<Seat>> list() const;
+
+    /// Removes a seat: cancels its turn, ends its subscribers, deletes its folder.
+    boost::system::result<void> remove(std::string_view id);
+
+    /// Stops every seat (cancels turns, syncs transcripts, ends subscriber streams).
+    void shutdown();
+
+    /// Totals over every seat.
+    [[nodiscard]] HubStats stats() const;
+
+private:
+    boost::asio::io_context& io_;
+    HubConfig config_;
+    mutable std::mutex mu_;
+    std::vector<std::shared_ptr<Seat>> order_;
+    std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;
+};
+
+} // namespace sluice::hub

@@ -1,0 +1,55 @@
+// Server: the hub's HTTP/1.1 front — JSON API, SSE, WebSocket, the page and /metrics.
+#pragma once
+
+#include <sluice/hub/hub.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/system/result.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace sluice::server {
+
+/// Listener and protocol settings.
+struct ServerConfig {
+    std::string listen{"127.0.0.1:8420"};               ///< address:port (port 0: any free port)
+    std::string token;                                   ///< bearer token; required off loopback
+    std::size_t max_connections{20'000};                 ///< more are answered 503 and closed
+    std::size_t max_body_bytes{1024 * 1024};             ///< larger bodies get 413
+    std::chrono::milliseconds header_timeout{10'000};    ///< slow-header guard (first request)
+    std::chrono::milliseconds idle_timeout{60'000};      ///< keep-alive idle limit
+    std::chrono::milliseconds heartbeat{15'000};         ///< SSE comment / WS ping interval
+};
+
+/// The HTTP front of a hub.
+///
+/// @par Thread safety
+/// `start`, `stop`, `port` from any thread. Connections run on their own strands; streams of a
+/// seat run on the seat's strand.
+class Server {
+public:
+    /// A server for `hub`, run by `io`'s threads.
+    Server(boost::asio::io_context& io, hub::Hub& hub, ServerConfig config);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    /// Binds and starts accepting. Errors: bad address, port in use, a public address with no
+    /// token (errc::unauthorized).
+    boost::system::result<void> start();
+
+    /// The bound port (after `start`).
+    [[nodiscard]] std::uint16_t port() const noexcept;
+
+    /// Stops accepting (phase one of shutdown; the hub ends the streams).
+    void stop();
+
+    struct Impl; ///< implementation, private to src/server
+private:
+    std::shared_ptr<Impl> impl_;
+};
+
+} // namespace sluice::server

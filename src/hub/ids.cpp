@@ -1,0 +1,70 @@
+// Small helpers of the hub: ids, timestamps, Last-Event-ID parsing.
+#include "ids.hpp"
+
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <random>
+
+namespace sluice::hub {
+
+std::string new_id(std::string_view prefix) {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    std::array<char, 17> hex{};
+    std::snprintf(hex.data(), hex.size(), "%012llx", static_cast<unsigned long long>(rng() >> 16U));
+    return std::string(prefix) + "-" + hex.data();
+}
+
+std::string iso_now() {
+    const auto now = std::chrono::system_clock::now();
+    const auto secs = std::chrono::system_clock::to_time_t(now);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    std::array<char, 40> buf{};
+    std::snprintf(
+        buf.data(),
+        buf.size(),
+        "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        static_cast<int>(ms));
+    return buf.data();
+}
+
+std::optional<std::pair<std::string, std::int64_t>> parse_event_id(std::string_view id) {
+    const auto colon = id.rfind(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 >= id.size()) {
+        return std::nullopt;
+    }
+    std::int64_t seq = 0;
+    const auto* b = id.data() + colon + 1;
+    const auto* e = id.data() + id.size();
+    auto [p, ec] = std::from_chars(b, e, seq);
+    if (ec != std::errc{} || p != e || seq < -1) {
+        return std::nullopt;
+    }
+    return std::pair{std::string(id.substr(0, colon)), seq};
+}
+
+bool valid_id(std::string_view id) noexcept {
+    if (id.empty() || id.size() > 64) {
+        return false;
+    }
+    for (char c : id) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                        || c == '-' || c == '_';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace sluice::hub

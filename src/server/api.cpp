@@ -1,0 +1,353 @@
+// The JSON API, /healthz, /metrics, /v1/stats and the page's static files.
+#include "impl.hpp"
+
+#include <sluice/core/relay.hpp>
+#include <sluice/server/errors.hpp>
+#include <sluice/server/web_assets.hpp>
+
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include <charconv>
+#include <ctime>
+
+namespace sluice::server {
+
+namespace json = boost::json;
+
+namespace {
+
+// Runs `fn` on the seat's strand and hands its result back on the caller's executor.
+template <class Fn>
+auto on_seat(hub::Seat& seat, Fn fn) -> net::awaitable<decltype(fn())> {
+    using R = decltype(fn());
+    auto initiate = [&seat](auto handler, Fn f) {
+        auto ex = net::get_associated_executor(handler);
+        net::post(seat.strand(), [h = std::move(handler), f = std::move(f), ex]() mutable {
+            R r = f();
+            net::post(ex, [h = std::move(h), r = std::move(r)]() mutable { std::move(h)(std::move(r)); });
+        });
+    };
+    co_return co_await net::async_initiate<decltype(net::use_awaitable), void(R)>(
+        std::move(initiate), net::use_awaitable, std::move(fn));
+}
+
+std::string iso(std::chrono::system_clock::time_point tp) {
+    const auto t = std::chrono::system_clock::to_time_t(tp);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+json::object seat_json(const hub::SeatSummary& s, bool detail) {
+    json::object o;
+    o["id"] = s.id;
+    o["name"] = s.name;
+    o["agent"] = s.agent;
+    o["state"] = hub::state_name(s.state);
+    o["turns"] = s.turns;
+    o["frames"] = s.frames;
+    o["queued"] = s.queued;
+    o["last_activity"] = s.last_activity ? json::value(iso(*s.last_activity)) : json::value(nullptr);
+    if (detail) {
+        o["epoch"] = s.epoch;
+        o["window"] = json::object{{"first", s.window_first}, {"frames", s.window_frames}, {"bytes", s.window_bytes}};
+        o["preview_dropped_bytes"] = s.preview_dropped_bytes;
+        o["subscribers"] = s.subscribers;
+        o["resyncs"] = s.resyncs;
+    }
+    return o;
+}
+
+json::object stats_json(const Server::Impl& s) {
+    const auto h = s.hub.stats();
+    const auto r = stream_relay_snapshot();
+    json::object o;
+    o["seats"] = h.seats;
+    o["running"] = h.running;
+    o["subscribers"] = h.subscribers;
+    o["window_frames"] = h.window_frames;
+    o["window_bytes"] = h.window_bytes;
+    o["frames_total"] = h.frames_total;
+    o["preview_dropped_bytes"] = h.preview_dropped_bytes;
+    o["resyncs"] = h.resyncs;
+    o["connections"] = s.connections.load();
+    o["requests"] = s.requests.load();
+    o["connections_rejected"] = s.rejected.load();
+    o["relay"] = json::object{
+        {"produced_delta_bytes", r.produced_delta_bytes},
+        {"forwarded_delta_bytes", r.forwarded_delta_bytes},
+        {"dropped_delta_bytes", r.dropped_delta_bytes},
+        {"retained_delta_bytes", r.retained_delta_bytes},
+        {"peak_retained_delta_bytes", r.peak_retained_delta_bytes},
+        {"active_relays", r.active_relays}};
+    return o;
+}
+
+std::string metrics_text(const Server::Impl& s) {
+    const auto h = s.hub.stats();
+    const auto r = stream_relay_snapshot();
+    std::string out;
+    auto metric = [&](std::string_view name, std::string_view type, std::string_view help, std::uint64_t v) {
+        out += "# HELP sluice_";
+        out += name;
+        out += ' ';
+        out += help;
+        out += "\n# TYPE sluice_";
+        out += name;
+        out += ' ';
+        out += type;
+        out += "\nsluice_";
+        out += name;
+        out += ' ';
+        out += std::to_string(v);
+        out += '\n';
+    };
+    metric("seats", "gauge", "Seats hosted.", h.seats);
+    metric("seats_running", "gauge", "Seats with a turn running.", h.running);
+    metric("subscribers", "gauge", "Live subscribers.", h.subscribers);
+    metric("window_frames", "gauge", "Frames held in seat windows.", h.window_frames);
+    metric("window_bytes", "gauge", "Wire bytes held in seat windows.", h.window_bytes);
+    metric("frames_total", "counter", "Frames in every conversation.", h.frames_total);
+    metric("subscriber_preview_dropped_bytes_total", "counter", "Preview bytes dropped for subscribers (reported as gap).", h.preview_dropped_bytes);
+    metric("subscriber_resyncs_total", "counter", "Subscribers resynced with connected.", h.resyncs);
+    metric("connections", "gauge", "Open HTTP connections.", s.connections.load());
+    metric("http_requests_total", "counter", "HTTP requests read.", s.requests.load());
+    metric("connections_rejected_total", "counter", "Connections refused over the limit.", s.rejected.load());
+    metric("relay_produced_delta_bytes_total", "counter", "Preview bytes sent into relays.", r.produced_delta_bytes);
+    metric("relay_forwarded_delta_bytes_total", "counter", "Preview bytes handed to relay callers.", r.forwarded_delta_bytes);
+    metric("relay_dropped_delta_bytes_total", "counter", "Preview bytes dropped by relays.", r.dropped_delta_bytes);
+    metric("relay_retained_delta_bytes", "gauge", "Preview bytes held in relays.", r.retained_delta_bytes);
+    metric("relay_peak_retained_delta_bytes", "gauge", "Highest preview bytes held in relays.", r.peak_retained_delta_bytes);
+    metric("relay_active", "gauge", "Relays not yet ended.", r.active_relays);
+    return out;
+}
+
+// Parses a JSON object body; nullopt (and a message) when it is not one.
+std::optional<json::object> parse_body(const Request& req, std::string& why) {
+    if (req.body().empty()) {
+        return json::object{};
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(req.body(), ec);
+    if (ec) {
+        why = "body is not valid JSON: " + ec.message();
+        return std::nullopt;
+    }
+    if (!v.is_object()) {
+        why = "body must be a JSON object";
+        return std::nullopt;
+    }
+    return std::move(v.get_object());
+}
+
+// Reads an optional string field; false (and a message) when present but not a string.
+bool string_field(const json::object& o, std::string_view key, std::string& out, std::string& why) {
+    const auto* v = o.if_contains(key);
+    if (v == nullptr || v->is_null()) {
+        return true;
+    }
+    if (!v->is_string()) {
+        why = "field '" + std::string(key) + "' must be a string";
+        return false;
+    }
+    out = std::string(v->get_string());
+    return true;
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) {
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || p != s.data() + s.size()) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+Response bad(const Request& req, std::string_view why) {
+    return error_response(req, make_error_code(errc::bad_request), why);
+}
+
+Response method_not_allowed(const Request& req) {
+    auto res = json_response(req, 405, R"({"error":{"code":"method_not_allowed","message":"method not allowed here"}})");
+    return res;
+}
+
+net::awaitable<Response> seat_routes(
+    Server::Impl& s, const Request& req, const boost::urls::url_view& url, const std::vector<std::string>& parts) {
+    auto seat = s.hub.find(parts[2]);
+    if (!seat) {
+        co_return error_response(req, make_error_code(errc::not_found), "no such seat");
+    }
+    const auto method = req.method();
+    if (parts.size() == 3) {
+        if (method == http::verb::get) {
+            co_return json_response(req, 200, json::serialize(seat_json(seat->summary(), true)));
+        }
+        if (method == http::verb::delete_) {
+            if (auto r = s.hub.remove(parts[2]); !r) {
+                co_return error_response(req, r.error(), "cannot delete the seat");
+            }
+            co_return json_response(req, 200, R"({"deleted":true})");
+        }
+        co_return method_not_allowed(req);
+    }
+    const auto& action = parts[3];
+    if (action == "messages") {
+        if (method != http::verb::post) {
+            co_return method_not_allowed(req);
+        }
+        std::string why;
+        auto body = parse_body(req, why);
+        if (!body) {
+            co_return bad(req, why);
+        }
+        const auto* text = body->if_contains("text");
+        if (text == nullptr || !text->is_string() || text->get_string().empty()) {
+            co_return bad(req, "field 'text' (a non-empty string) is required");
+        }
+        std::string t(text->get_string());
+        auto r = co_await on_seat(*seat, [seat, t = std::move(t)]() mutable { return seat->submit(std::move(t)); });
+        if (!r) {
+            const char* msg = r.error() == make_error_code(errc::conflict) ? "the seat is closed"
+                              : r.error() == make_error_code(errc::overloaded) ? "too many prompts queued on this seat"
+                                                                                : "cannot accept the prompt";
+            co_return error_response(req, r.error(), msg);
+        }
+        co_return json_response(req, 202, json::serialize(json::object{{"turn", r->turn}, {"queued", r->queued}}));
+    }
+    if (action == "cancel") {
+        if (method != http::verb::post) {
+            co_return method_not_allowed(req);
+        }
+        const bool was = co_await on_seat(*seat, [seat] { return seat->cancel(); });
+        co_return json_response(req, 200, json::serialize(json::object{{"cancelled", was}}));
+    }
+    if (action == "history") {
+        if (method != http::verb::get) {
+            co_return method_not_allowed(req);
+        }
+        std::optional<std::uint64_t> before;
+        std::size_t turns = 20;
+        if (auto b = query_param(url, "before")) {
+            before = parse_u64(*b);
+            if (!before) {
+                co_return bad(req, "'before' must be a frame position (a non-negative integer)");
+            }
+        }
+        if (auto t = query_param(url, "turns")) {
+            auto v = parse_u64(*t);
+            if (!v || *v == 0 || *v > 20) {
+                co_return bad(req, "'turns' must be an integer from 1 to 20");
+            }
+            turns = static_cast<std::size_t>(*v);
+        }
+        auto page = co_await on_seat(*seat, [seat, before, turns] { return seat->history(before, turns); });
+        if (!page) {
+            co_return error_response(req, page.error(), "cannot read that page");
+        }
+        co_return json_response(req, 200, std::move(page->json));
+    }
+    co_return error_response(req, make_error_code(errc::not_found), "no such route");
+}
+
+} // namespace
+
+std::optional<std::string> query_param(const boost::urls::url_view& url, std::string_view key) {
+    for (const auto& p : url.params()) {
+        if (p.key == key) {
+            return std::string(p.value);
+        }
+    }
+    return std::nullopt;
+}
+
+Response json_response(const Request& req, unsigned status, std::string body) {
+    Response res{static_cast<http::status>(status), req.version() == 0 ? 11U : req.version()};
+    res.set(http::field::server, "sluice");
+    res.set(http::field::content_type, "application/json");
+    res.set(http::field::cache_control, "no-store");
+    res.keep_alive(req.keep_alive());
+    res.body() = std::move(body);
+    return res;
+}
+
+Response error_response(const Request& req, const boost::system::error_code& ec, std::string_view message) {
+    return json_response(req, http_status(ec), error_body(ec, message));
+}
+
+net::awaitable<Response> handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
+    auto segs = url.segments();
+    std::vector<std::string> parts(segs.begin(), segs.end());
+    if (!parts.empty() && parts.back().empty()) {
+        parts.pop_back();
+    }
+    const auto method = req.method();
+    if (parts.size() == 1 && parts[0] == "healthz") {
+        co_return json_response(req, 200, R"({"ok":true})");
+    }
+    if (parts.size() == 1 && parts[0] == "metrics") {
+        auto res = json_response(req, 200, metrics_text(s));
+        res.set(http::field::content_type, "text/plain; version=0.0.4");
+        co_return res;
+    }
+    if (parts.size() >= 2 && parts[0] == "v1") {
+        if (parts[1] == "stats" && parts.size() == 2) {
+            co_return json_response(req, 200, json::serialize(stats_json(s)));
+        }
+        if (parts[1] == "seats") {
+            if (parts.size() == 2) {
+                if (method == http::verb::get) {
+                    json::array arr;
+                    for (const auto& seat : s.hub.list()) {
+                        arr.push_back(seat_json(seat->summary(), false));
+                    }
+                    co_return json_response(req, 200, json::serialize(json::object{{"seats", std::move(arr)}}));
+                }
+                if (method == http::verb::post) {
+                    std::string why;
+                    auto body = parse_body(req, why);
+                    if (!body) {
+                        co_return bad(req, why);
+                    }
+                    hub::SeatSpec spec;
+                    if (!string_field(*body, "name", spec.name, why) || !string_field(*body, "agent", spec.agent, why)
+                        || !string_field(*body, "model", spec.model, why) || !string_field(*body, "system", spec.system, why)) {
+                        co_return bad(req, why);
+                    }
+                    if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process") {
+                        co_return bad(req, "field 'agent' must be \"builtin\" or \"process\"");
+                    }
+                    auto seat = s.hub.create(std::move(spec));
+                    if (!seat) {
+                        co_return error_response(req, seat.error(), "cannot create the seat");
+                    }
+                    co_return json_response(req, 201, json::serialize(json::object{{"seat", (*seat)->id()}}));
+                }
+                co_return method_not_allowed(req);
+            }
+            if (parts.size() <= 4) {
+                co_return co_await seat_routes(s, req, url, parts);
+            }
+        }
+        co_return error_response(req, make_error_code(errc::not_found), "no such route");
+    }
+    if (method == http::verb::get || method == http::verb::head) {
+        if (const auto* asset = web::find_asset(url.path()); asset != nullptr) {
+            Response res{http::status::ok, req.version()};
+            res.set(http::field::content_type, asset->content_type);
+            res.set(http::field::cache_control, "no-cache");
+            res.keep_alive(req.keep_alive());
+            res.body() = std::string(asset->body);
+            co_return res;
+        }
+    }
+    co_return error_response(req, make_error_code(errc::not_found), "no such route");
+}
+
+} // namespace sluice::server

@@ -1,0 +1,381 @@
+// End-to-end tests of `sluice serve`: the real binary on 127.0.0.1:0, real HTTP and SSE.
+#include "support/hub_process.hpp"
+
+#include <boost/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace {
+
+using namespace sluice::test;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+std::vector<std::string> serve_args(const TempDir& dir, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a{"serve", "--listen", "127.0.0.1:0", "--data", dir.path().string(), "--pace", "0"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+std::string new_seat(const SluiceProcess& hub, const std::string& name = "t") {
+    auto r = http("POST", hub.base() + "/v1/seats", R"({"name":")" + name + R"("})");
+    EXPECT_EQ(r.status, 201U) << r.body;
+    return std::string(r.json.at("seat").as_string());
+}
+
+std::uint64_t send(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
+    auto r = http("POST", hub.base() + "/v1/seats/" + seat + "/messages", json::serialize(json::object{{"text", text}}));
+    EXPECT_EQ(r.status, 202U) << r.body;
+    return r.json.at("turn").to_number<std::uint64_t>();
+}
+
+std::string events_url(const SluiceProcess& hub, const std::string& seat) {
+    return hub.base() + "/v1/seats/" + seat + "/events";
+}
+
+auto turn_done(std::uint64_t turn) {
+    return [turn](const std::vector<sluice::sse::Event>& ev) { return has_turn_state(ev, turn, "ended"); };
+}
+
+// A raw client socket, for requests an HTTP library would refuse to send.
+int connect_raw(unsigned port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+std::string read_all(int fd, std::chrono::milliseconds timeout) {
+    timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string out;
+    char buf[65536];
+    for (;;) {
+        const auto n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+            break;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    return out;
+}
+
+TEST(Hub, ASeatAnswersAPromptOverSse) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir));
+    EXPECT_EQ(http("GET", hub.base() + "/healthz").status, 200U);
+    const auto seat = new_seat(hub);
+    SseClient sub(events_url(hub, seat));
+    ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty() && ev.front().type == "connected"; }));
+    const auto turn = send(hub, seat, "hello there");
+    ASSERT_TRUE(sub.wait_for(turn_done(turn)));
+    const auto frames = frames_of(sub.events());
+    ASSERT_GE(frames.size(), 3U);
+    EXPECT_EQ(frames.front().second.at("type").as_string(), "user");
+    EXPECT_EQ(frames.front().second.at("message").at("content").as_string(), "hello there");
+    EXPECT_EQ(frames.back().second.at("type").as_string(), "result");
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        EXPECT_EQ(frames[i].first, static_cast<std::int64_t>(i)); // positions, in order, no gap
+    }
+    bool saw_preview = false;
+    for (const auto& e : sub.events()) {
+        saw_preview = saw_preview || e.type == "preview";
+    }
+    EXPECT_TRUE(saw_preview);
+    auto info = http("GET", hub.base() + "/v1/seats/" + seat);
+    EXPECT_EQ(info.json.at("state").as_string(), "idle");
+    EXPECT_EQ(info.json.at("frames").to_number<std::size_t>(), frames.size());
+}
+
+TEST(Hub, TwoSubscribersSeeIdenticalFrameSequences) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir));
+    const auto seat = new_seat(hub);
+    SseClient a(events_url(hub, seat));
+    SseClient b(events_url(hub, seat));
+    ASSERT_TRUE(a.wait_for([](const auto& ev) { return !ev.empty(); }));
+    ASSERT_TRUE(b.wait_for([](const auto& ev) { return !ev.empty(); }));
+    const auto t1 = send(hub, seat, "one");
+    const auto t2 = send(hub, seat, "two"); // queued behind the first
+    ASSERT_TRUE(a.wait_for(turn_done(t2)));
+    ASSERT_TRUE(b.wait_for(turn_done(t2)));
+    EXPECT_TRUE(has_turn_state(a.events(), t1, "ended"));
+    const auto fa = frames_of(a.events());
+    const auto fb = frames_of(b.events());
+    ASSERT_EQ(fa.size(), fb.size());
+    for (std::size_t i = 0; i < fa.size(); ++i) {
+        EXPECT_EQ(fa[i].first, fb[i].first);
+        EXPECT_EQ(fa[i].second, fb[i].second);
+    }
+}
+
+TEST(Hub, ResumeInsideTheWindowReplaysExactlyTheMissingFrames) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir));
+    const auto seat = new_seat(hub);
+    std::string last_id;
+    std::int64_t last_seq = -1;
+    {
+        SseClient sub(events_url(hub, seat));
+        const auto t1 = send(hub, seat, "first");
+        ASSERT_TRUE(sub.wait_for(turn_done(t1)));
+        for (const auto& e : sub.events()) {
+            if (e.type == "frame") {
+                last_id = e.id;
+            }
+        }
+        last_seq = frames_of(sub.events()).back().first;
+    }
+    const auto t2 = send(hub, seat, "second");
+    {
+        SseClient probe(events_url(hub, seat));
+        ASSERT_TRUE(probe.wait_for(turn_done(t2)) || probe.wait_for([&](const auto& ev) {
+            return !ev.empty() && ev.front().type == "connected"
+                   && json::parse(ev.front().data).at("state").as_string() == "idle";
+        }));
+    }
+    SseClient resumed(events_url(hub, seat), last_id);
+    ASSERT_TRUE(resumed.wait_for([](const auto& ev) {
+        return !ev.empty() && ev.back().type == "frame"
+               && json::parse(ev.back().data).at("row").at("type").as_string() == "result";
+    }));
+    const auto ev = resumed.events();
+    ASSERT_EQ(ev.front().type, "resumed");
+    EXPECT_TRUE(json::parse(ev.front().data).at("recovered").as_bool());
+    const auto frames = frames_of(ev);
+    ASSERT_FALSE(frames.empty());
+    EXPECT_EQ(frames.front().first, last_seq + 1); // no duplicate, no gap
+    for (std::size_t i = 1; i < frames.size(); ++i) {
+        EXPECT_EQ(frames[i].first, frames[i - 1].first + 1);
+    }
+    EXPECT_EQ(frames.front().second.at("message").at("content").as_string(), "second");
+}
+
+TEST(Hub, ResumeFromOutsideTheWindowGetsConnectedWithTheWindow) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir, {"--window-cap", "8"}));
+    const auto seat = new_seat(hub);
+    SseClient sub(events_url(hub, seat));
+    std::uint64_t turn = 0;
+    for (int i = 0; i < 6; ++i) {
+        turn = send(hub, seat, "turn " + std::to_string(i));
+    }
+    ASSERT_TRUE(sub.wait_for(turn_done(turn), 60s));
+    const auto first_id = sub.events().front().id; // connected on an empty seat: "<epoch>:-1"
+    const auto epoch = first_id.substr(0, first_id.find(':'));
+    SseClient late(events_url(hub, seat), epoch + ":0");
+    ASSERT_TRUE(late.wait_for([](const auto& ev) { return !ev.empty(); }));
+    const auto e = late.events().front();
+    ASSERT_EQ(e.type, "connected");
+    const auto data = json::parse(e.data);
+    EXPECT_FALSE(data.at("recovered").as_bool());
+    EXPECT_GT(data.at("window").at("first").to_number<std::uint64_t>(), 0U);
+    // A foreign epoch is never resumed either.
+    SseClient foreign(events_url(hub, seat), "e-other:3");
+    ASSERT_TRUE(foreign.wait_for([](const auto& ev) { return !ev.empty(); }));
+    EXPECT_EQ(foreign.events().front().type, "connected");
+}
+
+TEST(Hub, AStalledSubscriberCostsBoundedMemoryGetsGapsAndEveryFrame) {
+    TempDir dir;
+    // A turn of ~16 MB of text previews, streamed as fast as possible.
+    const auto script = dir.path() / "flood.json";
+    std::ofstream(script) << R"({"chunk_bytes": 4096, "rounds": [{"events": [{"text": ")" << std::string(4096, 'x')
+                          << R"(", "repeat": 4000}], "stop_reason": "end_turn"}]})";
+    SluiceProcess hub(serve_args(dir, {"--script", script.string()}));
+    const auto seat = new_seat(hub);
+    const int fd = connect_raw(hub.port());
+    ASSERT_GE(fd, 0);
+    // Small receive buffer, then no reading at all during the turn.
+    int small = 4096;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    const std::string req = "GET /v1/seats/" + seat + "/events HTTP/1.1\r\nHost: x\r\n\r\n";
+    ASSERT_EQ(::send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
+    std::this_thread::sleep_for(300ms);
+    SseClient watcher(events_url(hub, seat));
+    const auto turn = send(hub, seat, "flood me");
+    ASSERT_TRUE(watcher.wait_for(turn_done(turn), 120s));
+    const auto stats = http("GET", hub.base() + "/v1/stats");
+    // The stalled subscriber holds at most its preview budget (64 KiB) plus socket buffers.
+    const std::string body = read_all(fd, 3s);
+    ::close(fd);
+    EXPECT_NE(body.find("event: gap"), std::string::npos);
+    EXPECT_NE(body.find("\"type\":\"result\""), std::string::npos); // the final frame arrived
+    std::size_t frames = 0;
+    for (auto at = body.find("event: frame"); at != std::string::npos; at = body.find("event: frame", at + 1)) {
+        ++frames;
+    }
+    EXPECT_EQ(frames, frames_of(watcher.events()).size());
+    EXPECT_LT(body.size(), 8U * 1024 * 1024); // far less than the 16 MB produced
+}
+
+TEST(Hub, TwoHundredSubscribersOnOneSeatAllSeeTheTurn) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir));
+    const auto seat = new_seat(hub);
+    std::vector<std::unique_ptr<SseClient>> subs;
+    for (int i = 0; i < 200; ++i) {
+        subs.push_back(std::make_unique<SseClient>(events_url(hub, seat)));
+    }
+    for (auto& s : subs) {
+        ASSERT_TRUE(s->wait_for([](const auto& ev) { return !ev.empty(); }));
+    }
+    const auto turn = send(hub, seat, "everyone");
+    std::size_t expected = 0;
+    for (auto& s : subs) {
+        ASSERT_TRUE(s->wait_for(turn_done(turn), 60s));
+        const auto n = frames_of(s->events()).size();
+        if (expected == 0) {
+            expected = n;
+        }
+        EXPECT_EQ(n, expected);
+    }
+    EXPECT_GE(http("GET", hub.base() + "/v1/stats").json.at("subscribers").to_number<int>(), 200);
+}
+
+TEST(Hub, ARestartBringsSeatsBackFromTheirTranscripts) {
+    TempDir dir;
+    std::string seat;
+    std::size_t frames_before = 0;
+    {
+        SluiceProcess hub(serve_args(dir));
+        seat = new_seat(hub, "keeper");
+        SseClient sub(events_url(hub, seat));
+        const auto turn = send(hub, seat, "remember me");
+        ASSERT_TRUE(sub.wait_for(turn_done(turn)));
+        frames_before = frames_of(sub.events()).size();
+        EXPECT_EQ(hub.terminate(), 0);
+    }
+    SluiceProcess hub(serve_args(dir));
+    auto list = http("GET", hub.base() + "/v1/seats");
+    ASSERT_EQ(list.json.at("seats").as_array().size(), 1U);
+    EXPECT_EQ(list.json.at("seats").as_array()[0].at("name").as_string(), "keeper");
+    SseClient sub(events_url(hub, seat));
+    ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); }));
+    const auto data = json::parse(sub.events().front().data);
+    EXPECT_EQ(data.at("window").at("frames").as_array().size(), frames_before);
+    EXPECT_EQ(data.at("window").at("frames").as_array()[0].at("message").at("content").as_string(), "remember me");
+    const auto turn = send(hub, seat, "again");
+    EXPECT_EQ(turn, 2U);
+    ASSERT_TRUE(sub.wait_for(turn_done(turn)));
+}
+
+TEST(Hub, PagingWalksBackThroughTheWindowIntoTheTranscriptToTheFirstTurn) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir, {"--window-cap", "12"}));
+    const auto seat = new_seat(hub);
+    SseClient sub(events_url(hub, seat));
+    constexpr int turns = 30;
+    std::uint64_t last = 0;
+    for (int i = 0; i < turns; ++i) {
+        last = send(hub, seat, "prompt " + std::to_string(i));
+    }
+    ASSERT_TRUE(sub.wait_for(turn_done(last), 120s));
+    const auto total = http("GET", hub.base() + "/v1/seats/" + seat).json.at("frames").to_number<std::int64_t>();
+    std::vector<std::int64_t> seen;
+    std::vector<std::string> prompts;
+    std::string cursor;
+    for (int guard = 0; guard < 100; ++guard) {
+        auto page = http("GET", hub.base() + "/v1/seats/" + seat + "/history?turns=3" + (cursor.empty() ? "" : "&before=" + cursor));
+        ASSERT_EQ(page.status, 200U) << page.body;
+        std::vector<std::int64_t> here;
+        for (const auto& t : page.json.at("turns").as_array()) {
+            auto pos = t.at("first").to_number<std::int64_t>();
+            const auto& frames = t.at("frames").as_array();
+            prompts.emplace_back(frames[0].at("message").at("content").as_string());
+            for (std::size_t i = 0; i < frames.size(); ++i) {
+                here.push_back(pos + static_cast<std::int64_t>(i));
+            }
+        }
+        ASSERT_LE(page.json.at("turns").as_array().size(), 3U);
+        seen.insert(seen.begin(), here.begin(), here.end());
+        if (page.json.at("cursor").is_null()) {
+            break;
+        }
+        cursor = std::to_string(page.json.at("cursor").to_number<std::int64_t>());
+    }
+    ASSERT_EQ(static_cast<std::int64_t>(seen.size()), total);
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+        ASSERT_EQ(seen[i], static_cast<std::int64_t>(i)); // every frame once, in order, no gap
+    }
+    EXPECT_EQ(prompts.back(), "prompt 0");
+}
+
+TEST(Hub, BadInputsGetClearErrorsWithFittingStatuses) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir, {"--header-timeout-ms", "500"}));
+    const auto seat = new_seat(hub);
+    auto r = http("POST", hub.base() + "/v1/seats", "{not json");
+    EXPECT_EQ(r.status, 400U);
+    EXPECT_EQ(r.json.at("error").at("code").as_string(), "bad_request");
+    EXPECT_EQ(http("POST", hub.base() + "/v1/seats/" + seat + "/messages", R"({"text": 5})").status, 400U);
+    EXPECT_EQ(http("POST", hub.base() + "/v1/seats/" + seat + "/messages", R"([1])").status, 400U);
+    EXPECT_EQ(http("POST", hub.base() + "/v1/seats", R"({"agent":"rocket"})").status, 400U);
+    EXPECT_EQ(http("GET", hub.base() + "/v1/seats/" + seat + "/history?turns=0").status, 400U);
+    EXPECT_EQ(http("GET", hub.base() + "/v1/seats/" + seat + "/history?before=abc").status, 400U);
+    auto nf = http("GET", hub.base() + "/v1/seats/nope");
+    EXPECT_EQ(nf.status, 404U);
+    EXPECT_EQ(nf.json.at("error").at("code").as_string(), "not_found");
+    EXPECT_EQ(http("GET", hub.base() + "/v1/seats/nope/events").status, 404U);
+    EXPECT_EQ(http("GET", hub.base() + "/v1/nothing").status, 404U);
+    EXPECT_EQ(http("PUT", hub.base() + "/v1/seats").status, 405U);
+    auto big = http("POST", hub.base() + "/v1/seats/" + seat + "/messages", R"({"text":")" + std::string(1100 * 1024, 'a') + "\"}");
+    EXPECT_EQ(big.status, 413U);
+    EXPECT_EQ(http("DELETE", hub.base() + "/v1/seats/" + seat).status, 200U);
+    EXPECT_EQ(http("POST", hub.base() + "/v1/seats/" + seat + "/messages", R"({"text":"x"})").status, 404U);
+    // A slow header is cut off.
+    const int fd = connect_raw(hub.port());
+    ASSERT_GE(fd, 0);
+    ::send(fd, "GET /healthz HTTP/1.1\r\nHo", 25, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto got = read_all(fd, 5s);
+    ::close(fd);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 4s);
+    EXPECT_EQ(got.find("200 OK"), std::string::npos);
+    // Garbage is answered 400 and the server lives on.
+    const int g = connect_raw(hub.port());
+    ::send(g, "\x01\x02 garbage\r\n\r\n", 14, 0);
+    EXPECT_NE(read_all(g, 2s).find("400"), std::string::npos);
+    ::close(g);
+    EXPECT_EQ(http("GET", hub.base() + "/healthz").status, 200U);
+}
+
+TEST(Hub, ATokenIsRequiredWhenConfiguredAndTheConnectionLimitHolds) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir, {"--token", "s3cret", "--max-connections", "3"}));
+    EXPECT_EQ(http("GET", hub.base() + "/v1/seats").status, 401U);
+    EXPECT_EQ(http("GET", hub.base() + "/v1/seats", {}, {{"Authorization", "Bearer wrong"}}).status, 401U);
+    EXPECT_EQ(http("GET", hub.base() + "/v1/seats", {}, {{"Authorization", "Bearer s3cret"}}).status, 200U);
+    EXPECT_EQ(http("GET", hub.base() + "/v1/seats?access_token=s3cret").status, 200U);
+    std::vector<int> held;
+    for (int i = 0; i < 3; ++i) {
+        held.push_back(connect_raw(hub.port()));
+    }
+    std::this_thread::sleep_for(200ms);
+    const int extra = connect_raw(hub.port());
+    EXPECT_NE(read_all(extra, 2s).find("503"), std::string::npos);
+    ::close(extra);
+    for (int fd : held) {
+        ::close(fd);
+    }
+}
+
+TEST(Hub, RefusesToListenBeyondLoopbackWithoutAToken) {
+    TempDir dir;
+    SluiceProcess serve({"serve", "--listen", "0.0.0.0:0", "--data", dir.path().string()}, false);
+    EXPECT_EQ(serve.wait(10s), 2);
+}
+
+} // namespace
