@@ -142,7 +142,7 @@ int run_builtin(const RunOptions& o) {
         // that cancels the turn, which closes the provider connection and kills tools.
     }
     if (const auto& err = frames.error()) {
-        error = (config.provider.kind + ": ") + err->message;
+        error = err->message; // providers name themselves in their messages
     }
     return report_end(out, error);
 }

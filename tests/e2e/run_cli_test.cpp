@@ -1,8 +1,12 @@
 // End-to-end tests of `sluice run`: the real binary, stream-json rows on stdout, errors, EPIPE.
+#include "support/stub_provider.hpp"
+
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -45,10 +49,10 @@ struct RunResult {
     std::string err;
 };
 
-// `sluice run <args>` with stdout and stderr captured, bounded by a 60 s timeout.
-RunResult run_sluice(const TempDir& dir, const std::string& args) {
+// `<env> sluice run <args>` with stdout and stderr captured, bounded by a 60 s timeout.
+RunResult run_sluice_env(const TempDir& dir, const std::string& env, const std::string& args) {
     RunResult r;
-    r.status = shell("timeout 60 " SLUICE_BINARY " run " + args + " >" + dir.file("out") + " 2>" + dir.file("err"));
+    r.status = shell(env + " timeout 60 " SLUICE_BINARY " run " + args + " >" + dir.file("out") + " 2>" + dir.file("err"));
     std::istringstream lines(slurp(dir.file("out")));
     std::string line;
     while (std::getline(lines, line)) {
@@ -63,6 +67,8 @@ RunResult run_sluice(const TempDir& dir, const std::string& args) {
     r.err = slurp(dir.file("err"));
     return r;
 }
+
+RunResult run_sluice(const TempDir& dir, const std::string& args) { return run_sluice_env(dir, "", args); }
 
 std::vector<std::string> frame_types(const RunResult& r) {
     std::vector<std::string> out;
@@ -150,6 +156,83 @@ TEST(RunCommand, ExitsWhenTheReaderGoesAway) {
     EXPECT_NE(status, "124\n") << "sluice did not exit after its reader went away";
     EXPECT_NE(status, "0\n");
     EXPECT_NE(slurp(dir.file("err")).find("stdout was closed"), std::string::npos);
+}
+
+// ---- against the anthropic provider and a loopback stub ----
+
+using sluice::test::StubFlood;
+using sluice::test::StubProvider;
+using sluice::test::StubResponse;
+
+std::string anthropic_args(const std::string& base_url) {
+    return "--provider anthropic --model claude-test --base-url " + base_url;
+}
+
+RunResult run_anthropic(const TempDir& dir, const std::string& base_url) {
+    return run_sluice_env(dir, "ANTHROPIC_API_KEY=test-key", anthropic_args(base_url) + " hi");
+}
+
+void expect_one_line_error(const RunResult& r, std::string_view needle) {
+    EXPECT_NE(r.status, 0);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+StubResponse error_response(unsigned status, std::string_view type, std::string_view message) {
+    StubResponse r;
+    r.status = status;
+    r.content_type = "application/json";
+    r.body = R"({"type":"error","error":{"type":")" + std::string(type) + R"(","message":")" + std::string(message) + R"("}})";
+    return r;
+}
+
+TEST(RunCommand, UnreachableProviderIsOneLineOnStderr) {
+    TempDir dir;
+    auto r = run_anthropic(dir, "http://127.0.0.1:1");
+    expect_one_line_error(r, "anthropic");
+}
+
+TEST(RunCommand, UnauthorizedIsOneLineOnStderr) {
+    TempDir dir;
+    StubProvider stub;
+    stub.enqueue(error_response(401, "authentication_error", "invalid x-api-key"));
+    auto r = run_anthropic(dir, stub.base_url());
+    expect_one_line_error(r, "invalid x-api-key");
+}
+
+TEST(RunCommand, UnknownModelIsOneLineOnStderr) {
+    TempDir dir;
+    StubProvider stub;
+    stub.enqueue(error_response(404, "not_found_error", "model: claude-test"));
+    auto r = run_anthropic(dir, stub.base_url());
+    expect_one_line_error(r, "claude-test");
+}
+
+TEST(RunCommand, MalformedStreamIsOneLineOnStderr) {
+    TempDir dir;
+    StubProvider stub;
+    StubResponse bad;
+    bad.body = "event: message_start\ndata: {this is not json\n\n";
+    stub.enqueue(bad);
+    auto r = run_anthropic(dir, stub.base_url());
+    expect_one_line_error(r, "anthropic");
+}
+
+TEST(RunCommand, ReaderGoingAwayClosesTheProviderStream) {
+    TempDir dir;
+    StubProvider stub;
+    StubResponse flood;
+    flood.flood = StubFlood::anthropic;
+    flood.flood_delta_bytes = 512;
+    stub.enqueue(flood);
+    const int rc = shell(
+        "ANTHROPIC_API_KEY=test-key timeout 30 " SLUICE_BINARY " run " + anthropic_args(stub.base_url()) + " go 2>"
+        + dir.file("err") + " | head -c 200000 >/dev/null; echo ${PIPESTATUS[0]} >" + dir.file("status"));
+    EXPECT_EQ(rc, 0);
+    const auto status = slurp(dir.file("status"));
+    EXPECT_NE(status, "124\n") << "sluice did not exit after its reader went away";
+    EXPECT_NE(status, "0\n");
+    EXPECT_TRUE(stub.wait_closed_by_client(1, std::chrono::seconds(10)));
 }
 
 } // namespace
