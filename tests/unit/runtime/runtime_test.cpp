@@ -181,6 +181,20 @@ TEST(Runtime, CapsToolOutputInDeltasAndResult) {
     EXPECT_LT(results[0].result.size(), 1100U);
 }
 
+TEST(Runtime, RepairsToolOutputIntoValidUtf8AcrossChunks) {
+    // "é" is split across two writes; 0xFF is never valid.
+    auto rt = scripted_runtime(R"js({"rounds":[
+        {"events":[{"tool_use":{"id":"t1","name":"bash","input":{"command":"printf 'a\\303'; sleep 0.2; printf '\\251b\\377'"}}}]},
+        {"events":[{"text":"ok"}]}]})js", config_with({"bash"}));
+    auto rx = rt->run_stream_with_messages(prompt("go"), {});
+    auto evs = drain(rx);
+    EXPECT_GE(all_of<llm::ToolResultDelta>(evs).size(), 2U);
+    EXPECT_EQ(joined<llm::ToolResultDelta>(evs), "a\xC3\xA9" "b\xEF\xBF\xBD");
+    const auto results = all_of<llm::ToolResult>(evs);
+    ASSERT_EQ(results.size(), 1U);
+    EXPECT_EQ(results[0].result, "a\xC3\xA9" "b\xEF\xBF\xBD");
+}
+
 TEST(Runtime, ProviderErrorEndsWithErrorThenDone) {
     auto rt = scripted_runtime(R"({"rounds":[{"events":[{"text":"partial"},{"error":"upstream exploded"}]}]})");
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
