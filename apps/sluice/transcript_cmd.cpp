@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <array>
@@ -108,6 +109,10 @@ void print(const boost::json::object& o) {
 }
 
 int run_window(const TranscriptArgs& a) {
+    // Frames are parsed and dropped by the thousand: keep freed memory for reuse instead of
+    // returning it to the kernel and faulting it back in (most of the time on a VM).
+    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
     int status = 0;
     auto t = open_or_report(a, true, status);
     if (!t) {

@@ -1,6 +1,7 @@
 // Frame: parsing, the counting writer, and the classification the turn scan reads.
 #include <sluice/conversation/frame.hpp>
 
+#include <sluice/core/assert.hpp>
 #include <sluice/core/error.hpp>
 
 #include <boost/json/parse.hpp>
@@ -39,10 +40,32 @@ constexpr std::array<std::uint8_t, 256> escaped_lengths() {
 
 constexpr auto ESCAPED = escaped_lengths();
 
+// Whether any byte of `w` is below 0x20, a quote or a backslash (SWAR; exact, no false hits).
+bool needs_escape(std::uint64_t w) noexcept {
+    constexpr std::uint64_t ONES = 0x0101010101010101ULL;
+    constexpr std::uint64_t HIGH = 0x8080808080808080ULL;
+    auto has_zero = [](std::uint64_t v) { return ((v - ONES) & ~v & HIGH) != 0; };
+    const bool below_space = ((w - ONES * 0x20) & ~w & HIGH) != 0;
+    return below_space || has_zero(w ^ (ONES * '"')) || has_zero(w ^ (ONES * '\\'));
+}
+
 std::size_t string_bytes(std::string_view s) noexcept {
     std::size_t n = 2;
-    for (char c : s) {
-        n += ESCAPED[static_cast<unsigned char>(c)];
+    std::size_t i = 0;
+    // Eight plain bytes at a time; a word holding anything to escape is counted byte by byte.
+    for (; i + 8 <= s.size(); i += 8) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, s.data() + i, 8);
+        if (!needs_escape(w)) {
+            n += 8;
+            continue;
+        }
+        for (std::size_t k = i; k < i + 8; ++k) {
+            n += ESCAPED[static_cast<unsigned char>(s[k])];
+        }
+    }
+    for (; i < s.size(); ++i) {
+        n += ESCAPED[static_cast<unsigned char>(s[i])];
     }
     return n;
 }
@@ -252,10 +275,18 @@ void classify_assistant(const json::object& row, TurnFacts& f) {
 } // namespace
 
 Frame::Frame(Key, json::object row, bool keep_row)
-    : json_(json::serialize(row))
-    , wire_bytes_(json_wire_bytes(row))
+    : wire_bytes_(json_wire_bytes(row))
     , type_(str_at(row, "type"))
     , row_kept_(keep_row) {
+    // The counted weight sizes the buffer: the JSON is serialized once, in place, no regrowth.
+    json_.resize(wire_bytes_);
+    json::serializer sr;
+    sr.reset(&row);
+    std::size_t n = 0;
+    while (!sr.done() && n < wire_bytes_) {
+        n += sr.read(json_.data() + n, wire_bytes_ - n).size();
+    }
+    SLUICE_INVARIANT(n == wire_bytes_ && sr.done(), "the counting writer matches the serializer");
     const auto* parent = row.if_contains("parent_tool_use_id");
     facts_.subagent = true_at(row, "isSidechain")
                       || (parent != nullptr && parent->is_string() && !parent->get_string().empty());

@@ -31,6 +31,20 @@ bool pread_all(int fd, char* dst, std::uint64_t n, std::uint64_t offset) {
     return true;
 }
 
+void Buffer::reshape(std::size_t from, std::size_t keep, std::size_t at, std::size_t size) {
+    if (size > cap_) {
+        std::unique_ptr<char[]> grown(new char[size]); // no zero fill: every byte is read into
+        if (keep > 0) {
+            std::memcpy(grown.get() + at, data_.get() + from, keep);
+        }
+        data_ = std::move(grown);
+        cap_ = size;
+    } else if (keep > 0 && from != at) {
+        std::memmove(data_.get() + at, data_.get() + from, keep);
+    }
+    size_ = size;
+}
+
 ForwardLines::ForwardLines(int fd, std::uint64_t begin, std::uint64_t end)
     : fd_(fd)
     , pos_(begin)
@@ -60,14 +74,13 @@ std::optional<Line> ForwardLines::next() {
             return avail > 0 ? std::optional<Line>(l) : std::nullopt;
         }
         // Keep the partial line, read the next block after it.
-        std::vector<char> keep(start, start + avail);
         const std::uint64_t want = std::min<std::uint64_t>(std::max(BLOCK, avail), end_ - have_hi);
-        keep.resize(avail + want);
-        if (!pread_all(fd_, keep.data() + avail, want, have_hi)) {
+        buf_.reshape(
+            static_cast<std::size_t>(pos_ - buf_lo_), avail, 0, static_cast<std::size_t>(avail + want));
+        if (!pread_all(fd_, buf_.data() + avail, want, have_hi)) {
             failed_ = true;
             return std::nullopt;
         }
-        buf_ = std::move(keep);
         buf_lo_ = pos_;
     }
 }
@@ -110,15 +123,12 @@ std::optional<Line> BackwardLines::prev() {
         // Read more before buf_lo_: at least a block, doubling for long lines.
         const std::uint64_t keep_n = line_end - std::min(line_end, buf_lo_);
         const std::uint64_t want = std::min<std::uint64_t>(std::max(BLOCK, keep_n), buf_lo_);
-        std::vector<char> grown(static_cast<std::size_t>(want + keep_n));
-        if (!pread_all(fd_, grown.data(), want, buf_lo_ - want)) {
+        buf_.reshape(0, static_cast<std::size_t>(keep_n), static_cast<std::size_t>(want),
+                     static_cast<std::size_t>(want + keep_n));
+        if (!pread_all(fd_, buf_.data(), want, buf_lo_ - want)) {
             failed_ = true;
             return std::nullopt;
         }
-        if (keep_n > 0) {
-            std::memcpy(grown.data() + want, buf_.data(), static_cast<std::size_t>(keep_n));
-        }
-        buf_ = std::move(grown);
         buf_lo_ -= want;
     }
 }

@@ -1,7 +1,9 @@
 // Private line readers over a file descriptor: forward in blocks, backward from an offset.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -12,6 +14,24 @@ namespace sluice::detail {
 struct Line {
     std::string_view text; ///< the bytes of the line
     std::uint64_t offset{}; ///< byte offset of its first byte
+};
+
+/// A byte buffer that grows without zero-filling and is reused across refills.
+class Buffer {
+public:
+    /// The bytes.
+    char* data() noexcept { return data_.get(); }
+    /// The bytes.
+    const char* data() const noexcept { return data_.get(); }
+    /// Bytes in use.
+    std::size_t size() const noexcept { return size_; }
+    /// Keeps `keep` bytes from `from`, moved to `at`, in a buffer of at least `at + keep` (+room).
+    void reshape(std::size_t from, std::size_t keep, std::size_t at, std::size_t size);
+
+private:
+    std::unique_ptr<char[]> data_;
+    std::size_t size_{};
+    std::size_t cap_{};
 };
 
 /// Reads the lines of [begin, end) of a file forward, in large blocks (pread; no seek).
@@ -35,7 +55,7 @@ private:
     std::uint64_t pos_;   // offset of the next unread line
     std::uint64_t end_;
     std::uint64_t buf_lo_; // file offset of buf_[0]
-    std::vector<char> buf_;
+    Buffer buf_;
     bool failed_{};
 };
 
@@ -60,7 +80,7 @@ private:
     int fd_;
     std::uint64_t pos_;    // end of the next line to return (its newline excluded)
     std::uint64_t buf_lo_; // file offset of buf_[0]; buf_ covers [buf_lo_, pos_ + 1)
-    std::vector<char> buf_;
+    Buffer buf_;
     bool failed_{};
     bool open_tail_{};
 };
