@@ -11,10 +11,13 @@
 
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -108,11 +111,27 @@ void print(const boost::json::object& o) {
     std::printf("%s\n", boost::json::serialize(o).c_str());
 }
 
+// A window is tens of MiB of frames parsed at once; on a VM most of that time went to page faults
+// (perf, bench/RESULTS.md "Conversation window"). Keep the heap in one sbrk region that glibc does
+// not hand back, and ask for transparent huge pages on it: 2 MiB faults instead of 4 KiB ones.
+void prepare_heap() {
+    constexpr std::size_t PAD = 256U << 20;
+    constexpr std::uintptr_t HUGE_PAGE = 2U << 20;
+    ::mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's largest
+    ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    ::mallopt(M_TOP_PAD, static_cast<int>(PAD));
+    const auto lo = reinterpret_cast<std::uintptr_t>(::sbrk(0));
+    void* volatile grow = ::malloc(1 << 20); // grows the heap by the pad (volatile: not elided)
+    ::free(grow);
+    const auto hi = reinterpret_cast<std::uintptr_t>(::sbrk(0));
+    const std::uintptr_t from = (lo + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    if (hi > from) {
+        ::madvise(reinterpret_cast<void*>(from), hi - from, MADV_HUGEPAGE); // advice only
+    }
+}
+
 int run_window(const TranscriptArgs& a) {
-    // Frames are parsed and dropped by the thousand: keep freed memory for reuse instead of
-    // returning it to the kernel and faulting it back in (most of the time on a VM).
-    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    prepare_heap();
     int status = 0;
     auto t = open_or_report(a, true, status);
     if (!t) {
@@ -180,6 +199,7 @@ int run_turns(const TranscriptArgs& a) {
 }
 
 int run_page(const TranscriptArgs& a) {
+    prepare_heap();
     int status = 0;
     auto t = open_or_report(a, true, status);
     if (!t) {
