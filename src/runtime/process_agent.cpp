@@ -321,7 +321,12 @@ private:
             return;
         }
         if (n <= 0) {
+            // Its output ended: it should be exiting. Give it the terminate grace, then kill.
             child_->close_stdout();
+            child_->close_stdin();
+            if (!term_deadline_) {
+                term_deadline_ = clock::now() + config_.terminate_grace;
+            }
             return;
         }
         std::string_view data(buf, static_cast<std::size_t>(n));

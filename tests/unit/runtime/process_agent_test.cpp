@@ -174,6 +174,17 @@ TEST(ProcessAgent, AnExitingAgentFailsTheTurnWithItsStderr) {
     EXPECT_EQ(next->rows().back().at("result"), "you said: revived");
 }
 
+TEST(ProcessAgent, AnAgentThatClosesItsOutputButLingersIsKilled) {
+    ProcessAgentConfig c;
+    c.argv = {"/bin/sh", "-c", "exec >&-; sleep 60"};
+    c.terminate_grace = 300ms;
+    auto agent = make_process_agent(c);
+    auto rec = run_turn(*agent, "hi");
+    ASSERT_TRUE(rec->wait_end(20s));
+    EXPECT_EQ(rec->end().state, TurnEnd::State::failed);
+    EXPECT_NE(rec->end().error.find("killed by signal 9"), std::string::npos) << rec->end().error;
+}
+
 TEST(ProcessAgent, ControlRequestsAreRefusedSoTheAgentGoesOn) {
     auto agent = make_process_agent(fake_config());
     auto rec = run_turn(*agent, "permission");
