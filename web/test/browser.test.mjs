@@ -15,6 +15,7 @@ const STEP_MS = 30_000; // the longest any single wait may take
 
 const children = new Set(); // every process we started, killed at the end whatever happens
 const tempDirs = [];
+const hubs = []; // every hub started, for their logs
 process.on('exit', () => { for (const c of children) { try { c.kill('SIGKILL'); } catch { /* gone */ } } });
 // The whole file is bounded: past this, every process is killed and the run fails.
 const WATCHDOG_MS = 170_000;
@@ -51,7 +52,10 @@ function paceFlag() {
 
 /** One `sluice serve` process on a data dir; restartable on the same port. */
 class Hub {
-  constructor(dataDir, extra = []) { this.dataDir = dataDir; this.extra = extra; this.proc = null; this.base = null; this.log = ''; }
+  constructor(dataDir, extra = []) {
+    this.dataDir = dataDir; this.extra = extra; this.proc = null; this.base = null; this.log = '';
+    hubs.push(this);
+  }
 
   async start(listen = '127.0.0.1:0') {
     for (let attempt = 0; ; attempt++) {
@@ -130,6 +134,9 @@ before(async () => {
 const pageErrors = [];
 
 after(async () => {
+  // For diagnosis whatever happened: the page as last seen and what each hub printed.
+  try { if (page) await page.screenshot({ path: path.join(ARTIFACTS, 'web-last.png') }); } catch { /* no page */ }
+  hubs.forEach((h, i) => { try { fs.writeFileSync(path.join(ARTIFACTS, `web-hub-${i}.log`), h.log); } catch { /* ignore */ } });
   try { if (context) await context.close(); } catch { /* already gone */ }
   for (const c of [...children]) { try { c.kill('SIGKILL'); } catch { /* gone */ } }
   for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });
