@@ -341,7 +341,10 @@ public:
         : base_url_(std::move(base_url))
         , key_(std::move(key))
         , model_(std::move(model)) {
-        http.on_retry = [this](const std::string& line) {
+        http.on_retry = [this, told = std::move(http.on_retry)](const std::string& line) {
+            if (told) {
+                told(line);
+            }
             if (sink_ != nullptr) {
                 (*sink_)(session::Notice{"anthropic: " + line});
             }

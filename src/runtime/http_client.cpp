@@ -76,6 +76,7 @@ struct HttpClient::impl {
 
     // Only touched on the request's thread (inside the io_context).
     beast::tcp_stream* live_stream{};
+    tcp::resolver* live_resolver{};
     net::steady_timer* live_timer{};
 
     ssl::context& tls_context() {
@@ -116,6 +117,9 @@ struct HttpClient::impl {
         net::post(io, [this] {
             if (live_stream != nullptr) {
                 live_stream->cancel();
+            }
+            if (live_resolver != nullptr) {
+                live_resolver->cancel();
             }
             if (live_timer != nullptr) {
                 live_timer->cancel();
@@ -280,6 +284,7 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
     tcp::resolver resolver(ex);
     net::steady_timer deadline(ex);
     live_timer = &deadline;
+    live_resolver = &resolver;
     deadline.expires_after(options.connect_timeout);
     bool resolve_timed_out = false;
     deadline.async_wait([&](error_code ec) {
@@ -292,6 +297,7 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
         co_await resolver.async_resolve(dial.host, std::to_string(dial.port), TUPLE);
     deadline.cancel();
     live_timer = nullptr;
+    live_resolver = nullptr;
     if (rec) {
         co_return fail(
             errc::io_error,

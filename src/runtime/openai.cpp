@@ -245,7 +245,10 @@ public:
         , key_(std::move(key))
         , model_(std::move(model))
         , completion_tokens_field_(base_url_.find("api.openai.com") != std::string::npos) {
-        http.on_retry = [this](const std::string& line) {
+        http.on_retry = [this, told = std::move(http.on_retry)](const std::string& line) {
+            if (told) {
+                told(line);
+            }
             if (sink_ != nullptr) {
                 (*sink_)(session::Notice{"openai: " + line});
             }
