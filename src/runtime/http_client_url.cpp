@@ -92,18 +92,20 @@ boost::system::result<Target> parse_target(std::string_view text) {
     if (u.has_port() && t.port == 0) {
         return errc::bad_request;
     }
-    t.host_hdr = v6 ? "[" + t.host + "]" : t.host;
+    // append() rather than "lit" + string: GCC 12 -O2 warns falsely (-Wrestrict) on the latter.
+    t.host_hdr.clear();
+    t.host_hdr.append(v6 ? "[" : "").append(t.host).append(v6 ? "]" : "");
     if (t.port != default_port) {
-        t.host_hdr += ":" + std::to_string(t.port);
+        t.host_hdr.append(":").append(std::to_string(t.port));
     }
     t.path = std::string(u.encoded_path());
     if (t.path.empty()) {
-        t.path = "/";
+        t.path.push_back('/'); // not = "/": the same GCC 12 -Wrestrict false positive
     }
     if (u.has_query()) {
-        t.path += "?" + std::string(u.encoded_query());
+        t.path.append("?").append(u.encoded_query());
     }
-    t.absolute = (t.tls ? "https://" : "http://") + t.host_hdr + t.path;
+    t.absolute.append(t.tls ? "https://" : "http://").append(t.host_hdr).append(t.path);
     if (u.has_userinfo()) {
         t.userinfo = u.userinfo();
     }
