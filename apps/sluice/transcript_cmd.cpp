@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace sluice::app {
 
@@ -42,16 +43,22 @@ struct TranscriptArgs {
 // Exit status for bad input (missing file, not a transcript): one line on stderr, then 2.
 constexpr int BAD_INPUT = 2;
 
+void end_progress();
+
 int fail(const std::string& file, const std::string& what) {
+    end_progress();
     std::fprintf(stderr, "sluice: %s: %s\n", file.c_str(), what.c_str());
     return BAD_INPUT;
 }
+
+bool progress_drawn = false; // NOLINT: one CLI run per process
 
 // Draws a progress bar on stderr, only when it is a terminal.
 void draw_progress(std::uint64_t done, std::uint64_t total) {
     if (total == 0) {
         return;
     }
+    progress_drawn = true;
     constexpr int WIDTH = 40;
     const double f = static_cast<double>(done) / static_cast<double>(total);
     const int fill = static_cast<int>(f * WIDTH);
@@ -100,6 +107,13 @@ std::optional<Transcript> open_or_report(const TranscriptArgs& a, bool read_only
     return std::move(*t);
 }
 
+// Clears a progress bar left on the terminal.
+void end_progress() {
+    if (std::exchange(progress_drawn, false)) {
+        std::fputs("\r\033[K", stderr);
+    }
+}
+
 int read_failed(const Transcript& t, const TranscriptArgs& a, const boost::system::error_code& ec) {
     if (t.bad_line()) {
         return fail(a.file + ":" + std::to_string(t.bad_line()->line), t.bad_line()->what);
@@ -108,6 +122,7 @@ int read_failed(const Transcript& t, const TranscriptArgs& a, const boost::syste
 }
 
 void print(const boost::json::object& o) {
+    end_progress();
     std::printf("%s\n", boost::json::serialize(o).c_str());
 }
 
@@ -160,6 +175,7 @@ int run_window(const TranscriptArgs& a) {
         {"turns", w->openings().size()},
         {"shed", {{"frames", shed.frames}, {"thinking", shed.thinking}}},
     };
+    end_progress();
     if (a.json) {
         print(o);
     } else {
@@ -189,6 +205,7 @@ int run_turns(const TranscriptArgs& a) {
     for (auto p : *ops) {
         arr.emplace_back(p);
     }
+    end_progress();
     if (a.json) {
         print({{"total_frames", t->frame_count()}, {"openings", std::move(arr)}});
     } else {
@@ -222,6 +239,7 @@ int run_page(const TranscriptArgs& a) {
         }
         out += "]}";
     }
+    end_progress();
     out += "],\"cursor\":" + (p->cursor ? std::to_string(*p->cursor) : std::string("null")) + "}\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
@@ -239,6 +257,7 @@ int run_index(const TranscriptArgs& a) {
     boost::json::object o{{"total_frames", t->frame_count()},
                           {"lines", t->line_count()},
                           {"index", Transcript::index_path(a.file).string()}};
+    end_progress();
     if (a.json) {
         print(o);
     } else {

@@ -53,6 +53,10 @@ const std::vector<FixtureTranscript>& fixture_transcripts() {
     return all;
 }
 
+void PrintTo(const FixtureTranscript& t, std::ostream* os) {
+    *os << t.file;
+}
+
 std::string fixture_path(const std::string& file) {
     return std::string(SLUICE_FIXTURES_DIR) + "/" + file;
 }

@@ -4,6 +4,7 @@
 #include <sluice/conversation/frame.hpp>
 
 #include <cstddef>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct FixtureTranscript {
     std::vector<std::size_t> opening_lines; ///< lines (0-based) that open a turn
     std::size_t readme_turns{};            ///< turns per the fixtures README §4 stats
 };
+
+/// Prints a fixture by its file name (gtest parameter names and failure messages).
+void PrintTo(const FixtureTranscript& t, std::ostream* os);
 
 /// Every JSONL transcript in the fixtures, with its expected openings.
 const std::vector<FixtureTranscript>& fixture_transcripts();
