@@ -112,15 +112,18 @@ int run_builtin(const RunOptions& o) {
     for (const auto& t : rt.config().tools) {
         tool_names.emplace_back(t);
     }
-    out.write(json::object{
+    json::object init{
         {"type", "system"},
         {"subtype", "init"},
         {"session_id", session_id},
-        {"model", config.model},
         {"provider", config.provider.kind},
         {"tools", std::move(tool_names)},
         {"cwd", config.working_dir},
-        {"uuid", runtime::make_uuid()}});
+        {"uuid", runtime::make_uuid()}};
+    if (!config.model.empty()) {
+        init["model"] = config.model; // else the provider's default, named in the result row
+    }
+    out.write(init);
     std::vector<json::value> messages{json::object{{"role", "user"}, {"content", o.prompt}}};
     runtime::FrameBuilder frames(session_id, messages.size(), config.model);
     std::string error;
