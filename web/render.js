@@ -110,6 +110,7 @@ window.sluiceRender = (() => {
     if (!bad) return el('div', 'turn-end', `Turn ended${parts.length ? ` · ${parts.join(' · ')}` : ''}`);
     const msg = (Array.isArray(row.errors) && row.errors.join('; ')) ||
       (typeof row.result === 'string' && row.result) || row.subtype || 'error';
+    if (/^cancel/i.test(msg)) return el('div', 'turn-end cancelled', `Turn cancelled${parts.length ? ` · ${parts.join(' · ')}` : ''}`);
     return el('div', 'turn-end error', `Turn failed (${row.subtype || 'error'}): ${msg}`);
   }
 
