@@ -8,6 +8,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace sluice::runtime {
 
@@ -81,6 +82,24 @@ private:
         }
     }
 
+    void end_cancelled_queued() {
+        std::vector<PendingTurn> cancelled;
+        {
+            std::lock_guard lock(mu_);
+            for (auto it = queue_.begin(); it != queue_.end();) {
+                if (it->cancel.is_cancelled()) {
+                    cancelled.push_back(std::move(*it));
+                    it = queue_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+        }
+        for (auto& t : cancelled) {
+            t.sink->on_end({TurnEnd::State::cancelled, "cancelled"});
+        }
+    }
+
     void run_one(PendingTurn& turn, CancellationToken token) {
         bool ended = false;
         try {
@@ -103,7 +122,21 @@ private:
             FrameBuilder frames(session_id_, messages.size(), runtime_->config().model);
             std::shared_ptr<const std::vector<session::HistoryMessage>> latest;
             auto rx = runtime_->run_stream_with_messages(std::move(messages), token);
-            while (auto ev = rx.next()) {
+            // Now and then, end queued turns that were cancelled while this one runs.
+            constexpr auto QUEUE_CHECK = std::chrono::milliseconds(100);
+            auto next_check = std::chrono::steady_clock::now() + QUEUE_CHECK;
+            while (true) {
+                auto ev = rx.next_for(QUEUE_CHECK);
+                if (std::chrono::steady_clock::now() >= next_check) {
+                    end_cancelled_queued();
+                    next_check = std::chrono::steady_clock::now() + QUEUE_CHECK;
+                }
+                if (!ev) {
+                    if (rx.ended()) {
+                        break;
+                    }
+                    continue;
+                }
                 if (is_preview(*ev)) {
                     turn.sink->on_preview(std::move(*ev));
                     continue;

@@ -103,6 +103,23 @@ TEST(BuiltinAgent, CancelEndsTheTurnCancelled) {
     EXPECT_EQ(rec->rows().back().at("is_error"), true);
 }
 
+TEST(BuiltinAgent, ACancelledQueuedTurnEndsWhileAnotherRuns) {
+    ScriptFile script(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
+    auto c = scripted(script.path.string());
+    c.provider.script_pace = 1;
+    auto agent = make_builtin_agent(c, {});
+    auto running = std::make_shared<TurnRecorder>();
+    auto queued = std::make_shared<TurnRecorder>();
+    CancellationToken cancel_queued;
+    agent->start_turn("long", {}, running);
+    agent->start_turn("never", cancel_queued, queued);
+    ASSERT_TRUE(running->wait_previews(1, 20s));
+    cancel_queued.cancel();
+    ASSERT_TRUE(queued->wait_end(20s));
+    EXPECT_EQ(queued->end().state, TurnEnd::State::cancelled);
+    EXPECT_EQ(running->end_count(), 0); // the first turn still runs
+}
+
 TEST(BuiltinAgent, DestroyingTheAgentEndsARunningTurn) {
     ScriptFile script(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto c = scripted(script.path.string());
