@@ -21,8 +21,12 @@ namespace json = boost::json;
 namespace {
 
 // Runs `fn` on the seat's strand and hands its result back on the caller's executor.
+// A plain function (not a coroutine) returning the awaitable of one async operation.
+// Callers pass a NAMED callable: GCC 12 destroys a closure temporary created inside a
+// co_await operand twice (found by valgrind: double release of its captures), so no closure
+// temporary may appear in a co_await expression.
 template <class Fn>
-auto on_seat(hub::Seat& seat, Fn fn) -> net::awaitable<decltype(fn())> {
+auto on_seat(hub::Seat& seat, const Fn& fn) {
     using R = decltype(fn());
     auto initiate = [&seat](auto handler, Fn f) {
         auto ex = net::get_associated_executor(handler);
@@ -31,8 +35,8 @@ auto on_seat(hub::Seat& seat, Fn fn) -> net::awaitable<decltype(fn())> {
             net::post(ex, [h = std::move(h), r = std::move(r)]() mutable { std::move(h)(std::move(r)); });
         });
     };
-    co_return co_await net::async_initiate<decltype(net::use_awaitable), void(R)>(
-        std::move(initiate), net::use_awaitable, std::move(fn));
+    return net::async_initiate<decltype(net::use_awaitable), void(R)>(
+        std::move(initiate), net::use_awaitable, Fn(fn));
 }
 
 std::string iso(std::chrono::system_clock::time_point tp) {
@@ -211,8 +215,9 @@ net::awaitable<Response> seat_routes(
         if (text == nullptr || !text->is_string() || text->get_string().empty()) {
             co_return bad(req, "field 'text' (a non-empty string) is required");
         }
-        std::string t(text->get_string());
-        auto r = co_await on_seat(*seat, [seat, t = std::move(t)]() mutable { return seat->submit(std::move(t)); });
+        auto t = std::make_shared<std::string>(text->get_string());
+        const auto submit = [seat, t] { return seat->submit(std::move(*t)); };
+        auto r = co_await on_seat(*seat, submit);
         if (!r) {
             const char* msg = r.error() == make_error_code(errc::conflict) ? "the seat is closed"
                               : r.error() == make_error_code(errc::overloaded) ? "too many prompts queued on this seat"
@@ -225,7 +230,8 @@ net::awaitable<Response> seat_routes(
         if (method != http::verb::post) {
             co_return method_not_allowed(req);
         }
-        const bool was = co_await on_seat(*seat, [seat] { return seat->cancel(); });
+        const auto do_cancel = [seat] { return seat->cancel(); };
+        const bool was = co_await on_seat(*seat, do_cancel);
         co_return json_response(req, 200, json::serialize(json::object{{"cancelled", was}}));
     }
     if (action == "history") {
@@ -247,7 +253,8 @@ net::awaitable<Response> seat_routes(
             }
             turns = static_cast<std::size_t>(*v);
         }
-        auto page = co_await on_seat(*seat, [seat, before, turns] { return seat->history(before, turns); });
+        const auto read_page = [seat, before, turns] { return seat->history(before, turns); };
+        auto page = co_await on_seat(*seat, read_page);
         if (!page) {
             co_return error_response(req, page.error(), "cannot read that page");
         }

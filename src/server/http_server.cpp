@@ -90,9 +90,10 @@ net::awaitable<void> session(std::shared_ptr<Server::Impl> s, tcp::socket socket
             co_return;
         }
         if (ec) {
-            if (ec != http::error::end_of_stream && ec != beast::error::timeout
-                && ec != net::error::operation_aborted && ec != net::error::connection_reset
-                && ec != net::error::eof && n > 0) {
+            // A malformed request (not a closed, reset or timed-out connection) gets a 400.
+            const bool malformed = ec.category() == http::make_error_code(http::error::bad_method).category()
+                                   && ec != http::error::end_of_stream && ec != http::error::partial_message;
+            if (malformed) {
                 Request dummy;
                 dummy.version(11);
                 auto res = error_response(dummy, make_error_code(errc::bad_request), "malformed HTTP request");

@@ -18,17 +18,6 @@ extern char** environ;
 
 namespace sluice::test {
 
-TempDir::TempDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() / ("sluice-test-" + std::to_string(rd()) + std::to_string(::getpid()));
-    std::filesystem::create_directories(path_);
-}
-
-TempDir::~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-}
-
 SluiceProcess::SluiceProcess(std::vector<std::string> args, bool wait_for_listen) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {
@@ -196,7 +185,8 @@ SseClient::SseClient(std::string url, std::optional<std::string> last_event_id) 
         if (last) {
             req.headers.emplace_back("Last-Event-ID", *last);
         }
-        sse::Parser parser;
+        // Frames can be large (a flood's final message carries all of it): generous limits.
+        sse::Parser parser(sse::Limits{.max_line = 64U << 20U, .max_event = 64U << 20U});
         std::vector<sse::Event> got;
         (void)client.request(req, cancel_, [&](std::string_view chunk) {
             got.clear();

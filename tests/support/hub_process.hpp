@@ -4,6 +4,8 @@
 #include <sluice/runtime/http_client.hpp>
 #include <sluice/runtime/sse.hpp>
 
+#include "unit/conversation/fixtures.hpp"
+
 #include <boost/json/value.hpp>
 
 #include <chrono>
@@ -18,18 +20,8 @@
 
 namespace sluice::test {
 
-/// A fresh temporary directory, removed when destroyed.
-class TempDir {
-public:
-    TempDir();
-    ~TempDir();
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-
-private:
-    std::filesystem::path path_;
-};
+/// Temporary directories come from the conversation tests' support (one helper, not two).
+using sluice::test::TempDir;
 
 /// A child process running the sluice binary; stdout is read for `listening on …`.
 /// The destructor ends it (SIGTERM, then SIGKILL) and reaps it.
