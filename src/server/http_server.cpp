@@ -2,6 +2,7 @@
 #include "impl.hpp"
 
 #include <sluice/server/errors.hpp>
+#include <sluice/server/web_assets.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -13,6 +14,8 @@
 #include <boost/url/parse.hpp>
 
 #include <spdlog/spdlog.h>
+
+#include <array>
 
 namespace sluice::server {
 
@@ -59,6 +62,24 @@ std::optional<std::pair<std::string, std::string>> stream_route(const boost::url
     return std::nullopt;
 }
 
+// Closes after an early error answer without resetting the peer: stop sending, then read and
+// discard what the client is still sending (bounded in bytes and time), so it can read our
+// answer before the connection goes (a reset would destroy the unread response).
+net::awaitable<void> lingering_close(beast::tcp_stream& stream) {
+    boost::system::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream.expires_after(std::chrono::seconds(2));
+    std::array<char, 16 * 1024> sink{};
+    std::size_t discarded = 0;
+    while (discarded < 4U * 1024U * 1024U) {
+        auto [rec, n] = co_await stream.async_read_some(net::buffer(sink), as_tuple(use_awaitable));
+        if (rec) {
+            break;
+        }
+        discarded += n;
+    }
+}
+
 net::awaitable<void> write_response(beast::tcp_stream& stream, Response res) {
     res.prepare_payload();
     co_await http::async_write(stream, res, as_tuple(use_awaitable));
@@ -87,6 +108,7 @@ net::awaitable<void> session(std::shared_ptr<Server::Impl> s, tcp::socket socket
                 ec == http::error::body_limit ? "request body over the limit" : "request header over the limit");
             res.keep_alive(false);
             co_await write_response(stream, std::move(res));
+            co_await lingering_close(stream);
             co_return;
         }
         if (ec) {
@@ -99,6 +121,7 @@ net::awaitable<void> session(std::shared_ptr<Server::Impl> s, tcp::socket socket
                 auto res = error_response(dummy, make_error_code(errc::bad_request), "malformed HTTP request");
                 res.keep_alive(false);
                 co_await write_response(stream, std::move(res));
+                co_await lingering_close(stream);
             }
             co_return;
         }
@@ -110,7 +133,11 @@ net::awaitable<void> session(std::shared_ptr<Server::Impl> s, tcp::socket socket
             co_await write_response(stream, error_response(req, make_error_code(errc::bad_request), "malformed request target"));
             continue;
         }
-        if (!authorized(*s, req, *url)) {
+        // The page's own files hold no secret; without them a browser could never show the
+        // token form. Everything else needs the token.
+        const bool page_file = (req.method() == http::verb::get || req.method() == http::verb::head)
+                               && web::find_asset(url->path()) != nullptr;
+        if (!page_file && !authorized(*s, req, *url)) {
             auto res = error_response(req, make_error_code(errc::unauthorized), "a bearer token is required");
             res.set(http::field::www_authenticate, "Bearer");
             co_await write_response(stream, std::move(res));

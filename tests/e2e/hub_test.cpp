@@ -174,6 +174,7 @@ TEST(Hub, ResumeFromOutsideTheWindowGetsConnectedWithTheWindow) {
     SluiceProcess hub(serve_args(dir, {"--window-cap", "8"}));
     const auto seat = new_seat(hub);
     SseClient sub(events_url(hub, seat));
+    ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); })); // attached
     std::uint64_t turn = 0;
     for (int i = 0; i < 6; ++i) {
         turn = send(hub, seat, "turn " + std::to_string(i));
@@ -208,6 +209,7 @@ TEST(Hub, AStalledSubscriberCostsBoundedMemoryGetsGapsAndEveryFrame) {
     ASSERT_EQ(::send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
     std::this_thread::sleep_for(300ms);
     SseClient watcher(events_url(hub, seat));
+    ASSERT_TRUE(watcher.wait_for([](const auto& ev) { return !ev.empty(); })); // attached
     const auto turn = send(hub, seat, "flood me");
     ASSERT_TRUE(watcher.wait_for(turn_done(turn), 120s));
     const auto stats = http("GET", hub.base() + "/v1/stats");
@@ -234,7 +236,7 @@ TEST(Hub, TwoHundredSubscribersOnOneSeatAllSeeTheTurn) {
     TempDir dir;
     SluiceProcess hub(serve_args(dir));
     const auto seat = new_seat(hub);
-    std::vector<std::unique_ptr<SseClient>> subs;
+    std::vector<std::unique_ptr<SseClient>> subs; // each waits for its `connected` below
     for (int i = 0; i < 200; ++i) {
         subs.push_back(std::make_unique<SseClient>(events_url(hub, seat)));
     }
@@ -287,6 +289,7 @@ TEST(Hub, PagingWalksBackThroughTheWindowIntoTheTranscriptToTheFirstTurn) {
     SluiceProcess hub(serve_args(dir, {"--window-cap", "12"}));
     const auto seat = new_seat(hub);
     SseClient sub(events_url(hub, seat));
+    ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); })); // attached
     constexpr int turns = 30;
     std::uint64_t last = 0;
     for (int i = 0; i < turns; ++i) {
