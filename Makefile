@@ -9,10 +9,10 @@ deps:
 
 build: deps
 	cmake --preset $(PRESET) >/dev/null
-	cmake --build --preset $(PRESET) -j $(JOBS)
+	cmake --build --preset $(PRESET) -j $(JOBS) --target sluice
 
 run: build
-	./build/$(PRESET)/apps/sluice/sluice serve
+	./build/$(PRESET)/apps/sluice/sluice serve --provider scripted
 
 test: deps
 	./scripts/run-tests
@@ -21,8 +21,10 @@ test-tsan: deps
 	cmake --preset tsan >/dev/null && cmake --build --preset tsan -j $(JOBS)
 	ctest --preset tsan -j $(JOBS) -R 'Relay|Cancel'
 
-bench: build
-	./build/$(PRESET)/bench/sluice_bench
+bench: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target sluice_bench sluice_relay_rss
+	./build/release/bench/sluice_bench
 
 clean:
 	rm -rf build
