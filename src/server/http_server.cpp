@@ -162,6 +162,12 @@ net::awaitable<void> session(std::shared_ptr<Server::Impl> s, tcp::socket socket
             }
             const auto cod = query_param(*url, "cancel_on_disconnect");
             const bool cancel_on_disconnect = cod && (*cod == "1" || *cod == "true");
+            // A subscriber costs its socket and its preview lane: give back the read buffer
+            // and the request before the long-lived stream starts (measured by
+            // bench/hub_idle_rss.py).
+            buffer.clear();
+            buffer.shrink_to_fit();
+            req = {};
             co_await serve_sse(*s, std::move(seat), stream, std::move(last), cancel_on_disconnect);
             co_return;
         }

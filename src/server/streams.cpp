@@ -114,7 +114,7 @@ net::awaitable<void> sse_writer(
 
 // Completes when the peer closes (or sends anything we do not expect on an SSE stream).
 net::awaitable<void> wait_for_close(beast::tcp_stream& stream) {
-    std::array<char, 512> sink{};
+    std::array<char, 64> sink{}; // an SSE client sends nothing; this only notices the close
     for (;;) {
         auto [ec, n] = co_await stream.socket().async_read_some(net::buffer(sink), as_tuple(use_awaitable));
         if (ec) {
