@@ -140,6 +140,15 @@ boost::system::result<std::shared_ptr<Seat>> Seat::open(
     for (auto pos = seat->window_.first(); pos < seat->window_.end(); ++pos) {
         history.push_back(seat->window_.at(pos)->row());
     }
+    if (seat->window_.end() > 0) {
+        // A restored seat was last active when its transcript was last written.
+        std::error_code tec;
+        const auto written = std::filesystem::last_write_time(seat->opt_.dir / "transcript.jsonl", tec);
+        if (!tec) {
+            seat->last_activity_ = std::chrono::time_point_cast<std::chrono::system_clock::duration>(
+                std::chrono::file_clock::to_sys(written));
+        }
+    }
     seat->agent_ = seat->opt_.make_agent(seat->spec_, std::move(history));
     seat->save_meta();
     seat->update_summary();

@@ -274,6 +274,7 @@ TEST(Hub, ARestartBringsSeatsBackFromTheirTranscripts) {
     auto list = http("GET", hub.base() + "/v1/seats");
     ASSERT_EQ(list.json.at("seats").as_array().size(), 1U);
     EXPECT_EQ(list.json.at("seats").as_array()[0].at("name").as_string(), "keeper");
+    EXPECT_TRUE(list.json.at("seats").as_array()[0].at("last_activity").is_string());
     SseClient sub(events_url(hub, seat));
     ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); }));
     const auto data = json::parse(sub.events().front().data);
