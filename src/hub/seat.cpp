@@ -386,9 +386,6 @@ void Seat::attach(const std::shared_ptr<Subscriber>& sub, std::optional<std::str
             }
         }
     }
-    if (sub->cancel_on_disconnect && turn_cancel_) {
-        caller_ = sub;
-    }
     subscribers_.push_back(sub);
     update_summary();
 }
@@ -397,9 +394,8 @@ void Seat::detach(const std::shared_ptr<Subscriber>& sub) {
     std::erase(subscribers_, sub);
     preview_dropped_ += sub->gap_bytes + sub->previews.take_unreported_dropped();
     resyncs_ += sub->resyncs;
-    if (caller_ == sub) {
-        caller_.reset();
-        cancel();
+    if (sub->cancel_on_disconnect && turn_cancel_) {
+        cancel(); // this subscriber was the turn's caller: nobody waits for the turn any more
     }
     update_summary();
 }

@@ -232,6 +232,28 @@ TEST(Hub, AStalledSubscriberCostsBoundedMemoryGetsGapsAndEveryFrame) {
     EXPECT_LT(preview_bytes, 8U * 1024 * 1024);
 }
 
+TEST(Hub, ACallerSubscriberThatGoesAwayCancelsTheTurnOthersDoNot) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir, {}, "1")); // the scripted turn takes about a second
+    const auto seat = new_seat(hub);
+    SseClient watcher(events_url(hub, seat));
+    ASSERT_TRUE(watcher.wait_for([](const auto& ev) { return !ev.empty(); }));
+    {
+        SseClient plain(events_url(hub, seat));
+        ASSERT_TRUE(plain.wait_for([](const auto& ev) { return !ev.empty(); }));
+        const auto t1 = send(hub, seat, "keep going");
+        ASSERT_TRUE(plain.wait_for([](const auto& ev) { return frames_of(ev).size() >= 2; }));
+        plain.stop(); // an ordinary viewer leaving does not cancel
+        ASSERT_TRUE(watcher.wait_for(turn_done(t1)));
+    }
+    SseClient caller(events_url(hub, seat) + "?cancel_on_disconnect=1");
+    ASSERT_TRUE(caller.wait_for([](const auto& ev) { return !ev.empty(); }));
+    const auto t2 = send(hub, seat, "stop when I go");
+    ASSERT_TRUE(caller.wait_for([](const auto& ev) { return frames_of(ev).size() >= 2; }));
+    caller.stop();
+    ASSERT_TRUE(watcher.wait_for([t2](const auto& ev) { return has_turn_state(ev, t2, "cancelled"); }));
+}
+
 TEST(Hub, TwoHundredSubscribersOnOneSeatAllSeeTheTurn) {
     TempDir dir;
     SluiceProcess hub(serve_args(dir));

@@ -118,7 +118,7 @@ public:
     /// Adds a subscriber. `last` is a Last-Event-ID ("<epoch>:<seq>"): if it is still in the
     /// window the subscriber resumes after it, otherwise it starts with `connected`.
     void attach(const std::shared_ptr<Subscriber>& sub, std::optional<std::string> last);
-    /// Removes a subscriber (it cancels the turn if it was its caller).
+    /// Removes a subscriber; one attached with `cancel_on_disconnect` cancels the running turn.
     void detach(const std::shared_ptr<Subscriber>& sub);
     /// Appends the subscriber's next events to `out` (nothing when it is up to date).
     void collect(Subscriber& sub, std::vector<OutEvent>& out);
@@ -162,7 +162,6 @@ private:
     bool closed_{false};
     bool dirty_{false};
     std::vector<std::shared_ptr<Subscriber>> subscribers_;
-    std::shared_ptr<Subscriber> caller_;
     boost::asio::steady_timer sync_timer_;
     bool sync_armed_{false};
     std::uint64_t preview_dropped_{};
