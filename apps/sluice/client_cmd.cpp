@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -84,7 +85,8 @@ std::optional<json::value> call(const ClientOptions& o, const std::string& metho
 // Follows a seat's events, calling `on_event` for each; reconnects with Last-Event-ID after a
 // drop (a hub restart) until `on_event` returns false or `stop` is set.
 void follow(const ClientOptions& o, const std::string& seat, const std::function<bool(const sse::Event&)>& on_event,
-            std::atomic<bool>& stop, const std::function<void()>& on_connected = {}) {
+            std::atomic<bool>& stop, const std::function<void()>& on_connected = {},
+            const CancellationToken& cancel = {}) {
     std::string last;
     while (!stop) {
         runtime::HttpClient client(client_options(true));
@@ -95,7 +97,7 @@ void follow(const ClientOptions& o, const std::string& seat, const std::function
         sse::Parser parser;
         std::vector<sse::Event> events;
         bool finished = false;
-        auto r = client.request(req, CancellationToken{}, [&](std::string_view chunk) {
+        auto r = client.request(req, cancel, [&](std::string_view chunk) {
             events.clear();
             if (parser.feed(chunk, events)) {
                 return false;
@@ -114,7 +116,7 @@ void follow(const ClientOptions& o, const std::string& seat, const std::function
             }
             return !stop.load();
         });
-        if (finished || stop) {
+        if (finished || stop || cancel.is_cancelled()) {
             return;
         }
         if (r && r->status == 404) {
@@ -167,23 +169,57 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
     bool connected = false;
     std::atomic<bool> stop{false};
     std::atomic<std::uint64_t> my_turn{0};
-    int status = 1;
+    std::atomic<int> status{1};
     bool printed_text = false;
+    std::string streamed; // preview text of the assistant message being written
+    std::map<std::uint64_t, std::string> ended_turns; // turn → how it ended (guarded by mu)
+    CancellationToken done_early;
     std::thread reader([&] {
         follow(o, seat, [&](const sse::Event& e) {
             if (e.type == "preview") {
                 auto v = json::parse(e.data);
                 if (v.at("kind").as_string() == "text") {
-                    std::fputs(std::string(v.at("delta").as_string()).c_str(), stdout);
+                    const std::string delta(v.at("delta").as_string());
+                    std::fputs(delta.c_str(), stdout);
                     std::fflush(stdout);
+                    streamed += delta;
                     printed_text = true;
                 }
-            } else if (e.type == "gap") {
-                std::fputs(" […]", stdout);
+            } else if (e.type == "frame") {
+                // The frame is the truth: print whatever the previews missed (dropped or
+                // superseded), so the answer on the terminal is always complete.
+                auto v = json::parse(e.data);
+                const auto& row = v.at("row");
+                if (row.at("type").as_string() == "assistant") {
+                    std::string answer;
+                    const auto* content = row.at("message").as_object().if_contains("content");
+                    if (content != nullptr && content->is_array()) {
+                        for (const auto& b : content->as_array()) {
+                            if (b.is_object() && b.as_object().contains("text") && b.at("type").as_string() == "text") {
+                                answer += std::string(b.at("text").as_string());
+                            }
+                        }
+                    }
+                    if (answer.rfind(streamed, 0) == 0) {
+                        std::fputs(answer.substr(streamed.size()).c_str(), stdout);
+                    } else {
+                        std::fprintf(stdout, "\n%s", answer.c_str());
+                    }
+                    if (!answer.empty()) {
+                        std::fputc('\n', stdout);
+                        printed_text = false;
+                    }
+                    std::fflush(stdout);
+                    streamed.clear();
+                }
             } else if (e.type == "turn") {
                 auto v = json::parse(e.data);
                 const auto t = v.at("turn").to_number<std::uint64_t>();
                 const std::string state(v.at("state").as_string());
+                if (state != "started") {
+                    std::lock_guard lock(mu);
+                    ended_turns[t] = state;
+                }
                 if (t == my_turn.load() && state != "started") {
                     if (printed_text) {
                         std::fputc('\n', stdout);
@@ -195,20 +231,13 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
                     status = state == "ended" ? 0 : 1;
                     return false;
                 }
-            } else if (e.type == "frame" && !printed_text) {
-                auto v = json::parse(e.data);
-                const auto& row = v.at("row");
-                if (row.at("type").as_string() == "result" && row.as_object().contains("result") && row.at("result").is_string()) {
-                    std::printf("%s", std::string(row.at("result").as_string()).c_str());
-                    printed_text = true;
-                }
             }
             return true;
         }, stop, [&] {
             std::lock_guard lock(mu);
             connected = true;
             cv.notify_all();
-        });
+        }, done_early);
         std::lock_guard lock(mu);
         connected = true;
         cv.notify_all();
@@ -224,11 +253,19 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
         return 1;
     }
     my_turn = v->at("turn").to_number<std::uint64_t>();
+    {
+        // The turn may have ended before its number was known here (a fast agent).
+        std::lock_guard lock(mu);
+        if (auto it = ended_turns.find(my_turn.load()); it != ended_turns.end()) {
+            status = it->second == "ended" ? 0 : 1;
+            done_early.cancel();
+        }
+    }
     if (v->at("queued").as_bool()) {
         std::fprintf(stderr, "sluice: queued behind the running turn\n");
     }
     reader.join();
-    return status;
+    return status.load();
 }
 
 int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews) {

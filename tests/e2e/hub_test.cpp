@@ -410,6 +410,42 @@ TEST(Hub, ATokenIsRequiredWhenConfiguredAndTheConnectionLimitHolds) {
     }
 }
 
+TEST(HubCli, SendPrintsTheStreamedAnswerAndTailFollowsAcrossARestart) {
+    TempDir dir;
+    auto hub = std::make_unique<SluiceProcess>(serve_args(dir));
+    const auto port = hub->port();
+    SluiceProcess made({"new", "--hub", hub->base(), "cli-seat"}, false);
+    ASSERT_EQ(made.wait(10s), 0);
+    std::string seat = made.output();
+    seat.erase(seat.find_last_not_of("\n") + 1);
+    ASSERT_FALSE(seat.empty());
+
+    SluiceProcess tail({"tail", "--hub", hub->base(), seat}, false);
+    SluiceProcess sent({"send", "--hub", hub->base(), seat, "hello from the cli"}, false);
+    ASSERT_EQ(sent.wait(30s), 0);
+    EXPECT_NE(sent.output().find("no network and no API key"), std::string::npos) << sent.output();
+
+    SluiceProcess seats({"seats", "--hub", hub->base()}, false);
+    ASSERT_EQ(seats.wait(10s), 0);
+    EXPECT_NE(seats.output().find("cli-seat"), std::string::npos);
+
+    // The hub restarts on the same port; tail resumes and prints the new turn's frames too.
+    hub.reset();
+    hub = std::make_unique<SluiceProcess>(std::vector<std::string>{
+        "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--data", dir.path(), "--pace", "0"});
+    SluiceProcess again({"send", "--hub", hub->base(), seat, "and after the restart"}, false);
+    ASSERT_EQ(again.wait(30s), 0);
+    const auto deadline = std::chrono::steady_clock::now() + 15s;
+    while (tail.output().find("and after the restart") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(100ms);
+    }
+    const auto out = tail.output();
+    EXPECT_NE(out.find("hello from the cli"), std::string::npos);
+    EXPECT_NE(out.find("and after the restart"), std::string::npos);
+    // Each frame printed once: the first prompt appears exactly once despite the reconnect.
+    EXPECT_EQ(out.find("hello from the cli"), out.rfind("hello from the cli"));
+}
+
 TEST(Hub, RefusesToListenBeyondLoopbackWithoutAToken) {
     TempDir dir;
     SluiceProcess serve({"serve", "--listen", "0.0.0.0:0", "--data", dir.path()}, false);

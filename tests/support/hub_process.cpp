@@ -101,6 +101,9 @@ int SluiceProcess::wait(std::chrono::milliseconds timeout) {
         if (r == pid_) {
             pid_ = -1;
             status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            if (reader_.joinable()) {
+                reader_.join(); // everything the child wrote is in output() once wait returns
+            }
             return status_;
         }
         if (std::chrono::steady_clock::now() >= deadline) {
