@@ -9,6 +9,7 @@
 #      loopback port; SUBSCRIBERS EventSource subscribers on one channel; MESSAGES 1 KiB POSTs from one
 #      keep-alive connection pipelined 32 deep.
 #   3. sluice latency: 100 subscribers, 500 frames paced at 50/s, publish-to-receive p50/p99.
+# Env SLUICE_ARGS: extra `sluice serve` options (e.g. "--window-cap 8000").
 # Reported: delivered messages/s across subscribers (first to last receive), server CPU seconds
 # (utime+stime from /proc, all server processes) per delivered message, and loss/duplicates per
 # subscriber. Bounded: each side stops after 60 s; everything started is killed on exit.
@@ -80,7 +81,8 @@ report() {  # report NAME SUB_OUT TICKS_DELTA
 start_sluice() {  # sets SPORT SPID
     local d=$WORK/sluice-data-$1
     mkdir -p "$d"
-    "$SLUICE" serve --listen 127.0.0.1:0 --data "$d" --threads 2 \
+    # shellcheck disable=SC2086
+    "$SLUICE" serve --listen 127.0.0.1:0 --data "$d" --threads 2 ${SLUICE_ARGS:-} \
         --agent-cmd "python3 $HERE/fanout_agent.py" >"$WORK/sluice-$1.out" 2>"$WORK/sluice-$1.err" &
     SPID=$!
     PIDS+=("$SPID")
@@ -96,7 +98,7 @@ new_seat() {
         "http://127.0.0.1:$SPORT/v1/seats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["seat"])'
 }
 
-echo "# fan-out: $SUBS subscribers, $MSGS messages of 1 KiB, client threads $CTHREADS, nchan workers $WORKERS"
+echo "# fan-out: $SUBS subscribers, $MSGS messages of 1 KiB, client threads $CTHREADS, nchan workers $WORKERS, sluice args: ${SLUICE_ARGS:-none}"
 echo "# $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- 1. sluice ----------------------------------------------------------------------------
