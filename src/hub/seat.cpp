@@ -232,6 +232,7 @@ void Seat::start_next_turn() {
     push_control(json::serialize(json::object{{"turn", running_turn_}, {"state", "started"}}));
     publish_row(std::move(row));
     turn_cancel_.emplace();
+    connected_cache_.reset(); // its "state" changed
     auto sink = std::make_shared<Sink>(weak_from_this(), intake_, strand_);
     agent_->start_turn(std::move(text), *turn_cancel_, std::move(sink));
     schedule_sync();
@@ -286,6 +287,7 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     }
     push_control(json::serialize(data));
     turn_cancel_.reset();
+    connected_cache_.reset(); // its "state" changed
     if (transcript_) {
         (void)transcript_->sync(); // turn end: durable
     }
@@ -400,8 +402,8 @@ void Seat::detach(const std::shared_ptr<Subscriber>& sub) {
     update_summary();
 }
 
-const std::string& Seat::connected_data() {
-    if (connected_cache_end_ == window_.end() && connected_cache_first_ == window_.first()) {
+std::shared_ptr<const std::string> Seat::connected_data() {
+    if (connected_cache_ && connected_cache_end_ == window_.end() && connected_cache_first_ == window_.first()) {
         return connected_cache_;
     }
     const auto maybe = window_.page(std::nullopt, SUBSCRIBE_TURNS);
@@ -443,7 +445,7 @@ const std::string& Seat::connected_data() {
     s += R"(]},"cursor":)";
     s += page.cursor ? std::to_string(*page.cursor) : std::string("null");
     s += '}';
-    connected_cache_ = std::move(s);
+    connected_cache_ = std::make_shared<const std::string>(std::move(s));
     connected_cache_end_ = end;
     connected_cache_first_ = window_.first();
     return connected_cache_;
@@ -459,7 +461,7 @@ void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
         OutEvent ev;
         ev.kind = OutEvent::Kind::connected;
         ev.id = epoch_prefix + std::to_string(static_cast<std::int64_t>(window_.end()) - 1);
-        ev.data = connected_data();
+        ev.shared = connected_data();
         out.push_back(std::move(ev));
         sub.cursor = window_.end();
         sub.need_connected = false;

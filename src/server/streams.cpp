@@ -66,9 +66,14 @@ void encode_sse(
             heads.push_back(std::move(head));
             heads.emplace_back("}\n\n");
         } else {
-            head += ev.data;
-            head += "\n\n";
-            heads.push_back(std::move(head));
+            if (ev.shared) {
+                heads.push_back(std::move(head)); // the shared page is gathered, not copied
+                heads.emplace_back("\n\n");
+            } else {
+                head += ev.data;
+                head += "\n\n";
+                heads.push_back(std::move(head));
+            }
         }
     }
     std::size_t h = 0;
@@ -76,6 +81,9 @@ void encode_sse(
         bufs.push_back(net::buffer(heads[h++]));
         if (ev.kind == hub::OutEvent::Kind::frame) {
             bufs.push_back(net::buffer(ev.frame->json().data(), ev.frame->json().size()));
+            bufs.push_back(net::buffer(heads[h++]));
+        } else if (ev.shared) {
+            bufs.push_back(net::buffer(ev.shared->data(), ev.shared->size()));
             bufs.push_back(net::buffer(heads[h++]));
         }
     }
@@ -168,7 +176,7 @@ std::string ws_message(const hub::OutEvent& ev) {
         m += ev.frame->json();
         m += '}';
     } else {
-        m += ev.data;
+        m += ev.json();
     }
     m += '}';
     return m;

@@ -146,7 +146,7 @@ private:
     void update_summary();
     void save_meta();
     void schedule_sync();
-    const std::string& connected_data();
+    std::shared_ptr<const std::string> connected_data();
 
     boost::asio::io_context& io_;
     strand_type strand_;
@@ -167,7 +167,7 @@ private:
     std::uint64_t preview_dropped_{};
     std::uint64_t resyncs_{};
     std::optional<std::chrono::system_clock::time_point> last_activity_;
-    std::string connected_cache_;
+    std::shared_ptr<const std::string> connected_cache_;
     std::uint64_t connected_cache_end_{~std::uint64_t{0}};
     std::uint64_t connected_cache_first_{~std::uint64_t{0}};
     mutable std::mutex summary_mu_;

@@ -41,6 +41,12 @@ struct OutEvent {
     std::shared_ptr<const Frame> frame;   ///< for `frame`: shared, never copied
     std::uint64_t seq{};                  ///< for `frame`: its position
     std::string data;                     ///< for every other kind: the JSON data
+    /// For `connected`: the window page, shared by every subscriber resynced to the same
+    /// window (a page can be megabytes; it is built once, never copied per subscriber).
+    std::shared_ptr<const std::string> shared;
+
+    /// The JSON data, wherever it is held.
+    [[nodiscard]] const std::string& json() const noexcept { return shared ? *shared : data; }
 };
 
 /// The name of an event kind on the wire ("connected", "frame", …).

@@ -1,0 +1,90 @@
+// End-to-end test of the hub's WebSocket: the same events as SSE, and the client's ops.
+#include "support/hub_process.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/json.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace sluice::test;
+namespace json = boost::json;
+namespace net = boost::asio;
+namespace websocket = boost::beast::websocket;
+
+json::value read_message(websocket::stream<net::ip::tcp::socket>& ws) {
+    boost::beast::flat_buffer buf;
+    ws.read(buf);
+    return json::parse(boost::beast::buffers_to_string(buf.data()));
+}
+
+TEST(HubWebSocket, CarriesTheSameEventsAndAnswersOps) {
+    TempDir dir;
+    SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"});
+    auto created = http("POST", hub.base() + "/v1/seats", R"({"name":"ws"})");
+    const std::string seat(created.json.at("seat").as_string());
+
+    net::io_context io;
+    websocket::stream<net::ip::tcp::socket> ws(io);
+    net::ip::tcp::endpoint ep(net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(hub.port()));
+    ws.next_layer().connect(ep);
+    ws.handshake("127.0.0.1", "/v1/seats/" + seat + "/ws");
+
+    auto first = read_message(ws);
+    ASSERT_EQ(first.at("event").as_string(), "connected");
+    EXPECT_FALSE(first.at("data").at("recovered").as_bool());
+
+    ws.write(net::buffer(std::string(R"({"op":"send","text":"over the socket"})")));
+    bool sent = false;
+    bool ended = false;
+    std::vector<std::int64_t> seqs;
+    std::string first_prompt;
+    for (int guard = 0; guard < 500 && !ended; ++guard) {
+        auto m = read_message(ws);
+        const std::string event(m.at("event").as_string());
+        if (event == "sent") {
+            sent = true;
+            EXPECT_EQ(m.at("data").at("turn").to_number<int>(), 1);
+        } else if (event == "frame") {
+            seqs.push_back(m.at("data").at("seq").as_int64());
+            EXPECT_EQ(m.at("id").as_string(), std::string(first.at("data").at("epoch").as_string()) + ":" + std::to_string(seqs.back()));
+            if (first_prompt.empty()) {
+                first_prompt = std::string(m.at("data").at("row").at("message").at("content").as_string());
+            }
+        } else if (event == "turn" && m.at("data").at("state").as_string() == "ended") {
+            ended = true;
+        }
+    }
+    EXPECT_TRUE(sent);
+    ASSERT_TRUE(ended);
+    ASSERT_GE(seqs.size(), 3U);
+    for (std::size_t i = 0; i < seqs.size(); ++i) {
+        EXPECT_EQ(seqs[i], static_cast<std::int64_t>(i));
+    }
+    EXPECT_EQ(first_prompt, "over the socket");
+
+    ws.write(net::buffer(std::string(R"({"op":"more","turns":1})")));
+    auto page = read_message(ws);
+    ASSERT_EQ(page.at("event").as_string(), "history");
+    EXPECT_EQ(page.at("data").at("turns").as_array().size(), 1U);
+
+    ws.write(net::buffer(std::string(R"({"op":"fly"})")));
+    auto err = read_message(ws);
+    EXPECT_EQ(err.at("event").as_string(), "error");
+    ws.write(net::buffer(std::string("not json")));
+    EXPECT_EQ(read_message(ws).at("event").as_string(), "error");
+
+    ws.write(net::buffer(std::string(R"({"op":"cancel"})")));
+    auto cancelled = read_message(ws);
+    EXPECT_EQ(cancelled.at("event").as_string(), "cancelled");
+    EXPECT_FALSE(cancelled.at("data").at("cancelled").as_bool()); // nothing was running
+    ws.close(websocket::close_code::normal);
+}
+
+} // namespace
