@@ -23,7 +23,7 @@ std::string iso_now() {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
     std::tm tm{};
     gmtime_r(&secs, &tm);
-    std::array<char, 40> buf{};
+    std::array<char, 64> buf{}; // roomy: GCC cannot prove the fields stay 2-4 digits
     std::snprintf(
         buf.data(),
         buf.size(),
