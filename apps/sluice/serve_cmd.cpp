@@ -58,9 +58,6 @@ struct ServeOptions {
 };
 
 int run_serve(const ServeOptions& o) {
-    if (o.token.empty()) {
-        // handled by Server::start (refuses public addresses without a token)
-    }
     runtime::RuntimeConfig rc;
     rc.provider.kind = o.provider;
     rc.provider.base_url = o.base_url;

@@ -101,8 +101,7 @@ private:
 // ---- lifecycle -----------------------------------------------------------------------------
 
 Seat::Seat(net::io_context& io, SeatSpec spec, SeatOptions opt)
-    : io_(io)
-    , strand_(net::make_strand(io))
+    : strand_(net::make_strand(io))
     , spec_(std::move(spec))
     , opt_(std::move(opt))
     , window_(opt_.budget)

@@ -446,20 +446,7 @@ std::unique_ptr<Provider> make_anthropic_provider(const ProviderConfig& config, 
 
 boost::system::result<ProviderResponse> decode_anthropic_stream(
     std::string_view body, std::size_t chunk, const EventSink& sink, std::string& error) {
-    Failure failure;
-    MessageAssembler assembler(sink, failure);
-    const bool ok = detail::decode_sse(
-        LABEL, body, chunk, [&](const sse::Event& ev) { return assembler.on_event(ev); }, failure);
-    std::optional<ProviderResponse> out;
-    if (ok && !failure) {
-        out = assembler.finish();
-    }
-    if (failure || !out) {
-        error = failure.message;
-        return failure.ec ? failure.ec : make_error_code(errc::provider_error);
-    }
-    error.clear();
-    return std::move(*out);
+    return detail::decode_with<MessageAssembler>(LABEL, body, chunk, sink, error);
 }
 
 } // namespace sluice::runtime

@@ -412,20 +412,7 @@ std::unique_ptr<Provider> make_openai_provider(const ProviderConfig& config, Htt
 
 boost::system::result<ProviderResponse> decode_openai_stream(
     std::string_view body, std::size_t chunk, const EventSink& sink, std::string& error) {
-    Failure failure;
-    ChunkAssembler assembler(sink, failure);
-    const bool ok = detail::decode_sse(
-        LABEL, body, chunk, [&](const sse::Event& ev) { return assembler.on_event(ev); }, failure);
-    std::optional<ProviderResponse> out;
-    if (ok && !failure) {
-        out = assembler.finish();
-    }
-    if (failure || !out) {
-        error = failure.message;
-        return failure.ec ? failure.ec : make_error_code(errc::provider_error);
-    }
-    error.clear();
-    return std::move(*out);
+    return detail::decode_with<ChunkAssembler>(LABEL, body, chunk, sink, error);
 }
 
 } // namespace sluice::runtime

@@ -1,6 +1,7 @@
 // Private: the shared plumbing of the HTTP providers (POST, SSE framing, error lines, settings).
 #pragma once
 
+#include <sluice/core/error.hpp>
 #include <sluice/runtime/http_client.hpp>
 #include <sluice/runtime/provider.hpp>
 #include <sluice/runtime/sse.hpp>
@@ -8,6 +9,7 @@
 #include <boost/json/object.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,6 +61,29 @@ bool decode_sse(
     std::size_t chunk,
     const std::function<EventVerdict(const sse::Event&)>& on_event,
     Failure& failure);
+
+/// Decodes a whole captured body with a provider's assembler (`Assembler(sink, failure)`,
+/// `on_event(ev)`, `finish() -> std::optional<ProviderResponse>`): the network-free path shared
+/// by decode_anthropic_stream and decode_openai_stream. `error` gets the failure's line.
+template <class Assembler>
+boost::system::result<ProviderResponse> decode_with(
+    const ProviderLabel& label, std::string_view body, std::size_t chunk, const EventSink& sink,
+    std::string& error) {
+    Failure failure;
+    Assembler assembler(sink, failure);
+    const bool ok = decode_sse(
+        label, body, chunk, [&](const sse::Event& ev) { return assembler.on_event(ev); }, failure);
+    std::optional<ProviderResponse> out;
+    if (ok && !failure) {
+        out = assembler.finish();
+    }
+    if (failure || !out) {
+        error = failure.message;
+        return failure.ec ? failure.ec : make_error_code(errc::provider_error);
+    }
+    error.clear();
+    return std::move(*out);
+}
 
 /// The `error.message` (and type) of a provider's JSON error body, or its first line.
 [[nodiscard]] std::string error_text(std::string_view body);

@@ -219,10 +219,6 @@ net::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> s) {
     }
 }
 
-bool is_loopback(const net::ip::address& a) {
-    return a.is_loopback();
-}
-
 } // namespace
 
 Server::Server(net::io_context& io, hub::Hub& hub, ServerConfig config)
@@ -257,7 +253,7 @@ boost::system::result<void> Server::start() {
     if (port > 65535) {
         return make_error_code(errc::bad_request);
     }
-    if (!is_loopback(addr) && s.cfg.token.empty()) {
+    if (!addr.is_loopback() && s.cfg.token.empty()) {
         return make_error_code(errc::unauthorized);
     }
     tcp::endpoint ep(addr, static_cast<std::uint16_t>(port));

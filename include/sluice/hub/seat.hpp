@@ -148,7 +148,6 @@ private:
     void schedule_sync();
     std::shared_ptr<const std::string> connected_data();
 
-    boost::asio::io_context& io_;
     strand_type strand_;
     SeatSpec spec_;
     SeatOptions opt_;
