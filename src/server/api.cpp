@@ -68,67 +68,74 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     return o;
 }
 
-json::object stats_json(const Server::Impl& s) {
+// One hub-wide figure, named once for both /v1/stats (JSON) and /metrics (Prometheus).
+struct Stat {
+    const char* json_name;   // key in /v1/stats (relay figures sit under "relay")
+    const char* metric_name; // sluice_<name> in /metrics
+    const char* type;        // "gauge" | "counter"
+    const char* help;
+    std::uint64_t value;
+    bool relay;
+};
+
+std::vector<Stat> hub_stats(const Server::Impl& s) {
     const auto h = s.hub.stats();
     const auto r = stream_relay_snapshot();
+    return {
+        {"seats", "seats", "gauge", "Seats hosted.", h.seats, false},
+        {"running", "seats_running", "gauge", "Seats with a turn running.", h.running, false},
+        {"subscribers", "subscribers", "gauge", "Live subscribers.", h.subscribers, false},
+        {"window_frames", "window_frames", "gauge", "Frames held in seat windows.", h.window_frames, false},
+        {"window_bytes", "window_bytes", "gauge", "Wire bytes held in seat windows.", h.window_bytes, false},
+        {"frames_total", "frames_total", "counter", "Frames in every conversation.", h.frames_total, false},
+        {"preview_dropped_bytes", "subscriber_preview_dropped_bytes_total", "counter",
+         "Preview bytes dropped for subscribers (reported as gap).", h.preview_dropped_bytes, false},
+        {"resyncs", "subscriber_resyncs_total", "counter", "Subscribers resynced with connected.", h.resyncs, false},
+        {"connections", "connections", "gauge", "Open HTTP connections.", s.connections.load(), false},
+        {"requests", "http_requests_total", "counter", "HTTP requests read.", s.requests.load(), false},
+        {"connections_rejected", "connections_rejected_total", "counter", "Connections refused over the limit.",
+         s.rejected.load(), false},
+        {"produced_delta_bytes", "relay_produced_delta_bytes_total", "counter", "Preview bytes sent into relays.",
+         r.produced_delta_bytes, true},
+        {"forwarded_delta_bytes", "relay_forwarded_delta_bytes_total", "counter",
+         "Preview bytes handed to relay callers.", r.forwarded_delta_bytes, true},
+        {"dropped_delta_bytes", "relay_dropped_delta_bytes_total", "counter", "Preview bytes dropped by relays.",
+         r.dropped_delta_bytes, true},
+        {"retained_delta_bytes", "relay_retained_delta_bytes", "gauge", "Preview bytes held in relays.",
+         r.retained_delta_bytes, true},
+        {"peak_retained_delta_bytes", "relay_peak_retained_delta_bytes", "gauge",
+         "Highest preview bytes held in relays.", r.peak_retained_delta_bytes, true},
+        {"active_relays", "relay_active", "gauge", "Relays not yet ended.", r.active_relays, true},
+    };
+}
+
+json::object stats_json(const Server::Impl& s) {
     json::object o;
-    o["seats"] = h.seats;
-    o["running"] = h.running;
-    o["subscribers"] = h.subscribers;
-    o["window_frames"] = h.window_frames;
-    o["window_bytes"] = h.window_bytes;
-    o["frames_total"] = h.frames_total;
-    o["preview_dropped_bytes"] = h.preview_dropped_bytes;
-    o["resyncs"] = h.resyncs;
-    o["connections"] = s.connections.load();
-    o["requests"] = s.requests.load();
-    o["connections_rejected"] = s.rejected.load();
-    o["relay"] = json::object{
-        {"produced_delta_bytes", r.produced_delta_bytes},
-        {"forwarded_delta_bytes", r.forwarded_delta_bytes},
-        {"dropped_delta_bytes", r.dropped_delta_bytes},
-        {"retained_delta_bytes", r.retained_delta_bytes},
-        {"peak_retained_delta_bytes", r.peak_retained_delta_bytes},
-        {"active_relays", r.active_relays}};
+    json::object relay;
+    for (const auto& st : hub_stats(s)) {
+        (st.relay ? relay : o)[st.json_name] = st.value;
+    }
+    o["relay"] = std::move(relay);
     return o;
 }
 
 std::string metrics_text(const Server::Impl& s) {
-    const auto h = s.hub.stats();
-    const auto r = stream_relay_snapshot();
     std::string out;
-    auto metric = [&](std::string_view name, std::string_view type, std::string_view help, std::uint64_t v) {
+    for (const auto& st : hub_stats(s)) {
         out += "# HELP sluice_";
-        out += name;
+        out += st.metric_name;
         out += ' ';
-        out += help;
+        out += st.help;
         out += "\n# TYPE sluice_";
-        out += name;
+        out += st.metric_name;
         out += ' ';
-        out += type;
+        out += st.type;
         out += "\nsluice_";
-        out += name;
+        out += st.metric_name;
         out += ' ';
-        out += std::to_string(v);
+        out += std::to_string(st.value);
         out += '\n';
-    };
-    metric("seats", "gauge", "Seats hosted.", h.seats);
-    metric("seats_running", "gauge", "Seats with a turn running.", h.running);
-    metric("subscribers", "gauge", "Live subscribers.", h.subscribers);
-    metric("window_frames", "gauge", "Frames held in seat windows.", h.window_frames);
-    metric("window_bytes", "gauge", "Wire bytes held in seat windows.", h.window_bytes);
-    metric("frames_total", "counter", "Frames in every conversation.", h.frames_total);
-    metric("subscriber_preview_dropped_bytes_total", "counter", "Preview bytes dropped for subscribers (reported as gap).", h.preview_dropped_bytes);
-    metric("subscriber_resyncs_total", "counter", "Subscribers resynced with connected.", h.resyncs);
-    metric("connections", "gauge", "Open HTTP connections.", s.connections.load());
-    metric("http_requests_total", "counter", "HTTP requests read.", s.requests.load());
-    metric("connections_rejected_total", "counter", "Connections refused over the limit.", s.rejected.load());
-    metric("relay_produced_delta_bytes_total", "counter", "Preview bytes sent into relays.", r.produced_delta_bytes);
-    metric("relay_forwarded_delta_bytes_total", "counter", "Preview bytes handed to relay callers.", r.forwarded_delta_bytes);
-    metric("relay_dropped_delta_bytes_total", "counter", "Preview bytes dropped by relays.", r.dropped_delta_bytes);
-    metric("relay_retained_delta_bytes", "gauge", "Preview bytes held in relays.", r.retained_delta_bytes);
-    metric("relay_peak_retained_delta_bytes", "gauge", "Highest preview bytes held in relays.", r.peak_retained_delta_bytes);
-    metric("relay_active", "gauge", "Relays not yet ended.", r.active_relays);
+    }
     return out;
 }
 
