@@ -235,6 +235,7 @@ void Seat::start_next_turn() {
     auto sink = std::make_shared<Sink>(weak_from_this(), intake_, strand_);
     agent_->start_turn(std::move(text), *turn_cancel_, std::move(sink));
     schedule_sync();
+    wake_all();
     update_summary();
 }
 
@@ -270,6 +271,7 @@ void Seat::drain_intake() {
     }
     if (!rows.empty() || !previews.empty()) {
         wake_all();
+        update_summary();
     }
 }
 
@@ -341,8 +343,7 @@ void Seat::publish_row(json::object row) {
     for (const auto& sub : subscribers_) {
         sub->previews.discard_all(/*report=*/false);
     }
-    wake_all();
-    update_summary();
+    // Callers wake the subscribers and refresh the summary once per batch, not per frame.
 }
 
 void Seat::publish_preview(const StreamEvent& ev) {
