@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc)
 PRESET ?= release
 
-.PHONY: run test deps build test-dev test-asan test-tsan bench clean
+.PHONY: run test deps build lint format test-tsan bench clean
 
 deps:
 	./scripts/install-deps
@@ -17,9 +17,17 @@ run: build
 test: deps
 	./scripts/run-tests
 
+# The whole suite under ThreadSanitizer (make test runs it too, after ASan+UBSan).
 test-tsan: deps
-	cmake --preset tsan >/dev/null && cmake --build --preset tsan -j $(JOBS)
-	ctest --preset tsan -j $(JOBS) -R 'Relay|Cancel'
+	SLUICE_PRESETS=tsan ./scripts/run-tests
+
+# clang-format check and clang-tidy over every source (checks and their reasons: .clang-tidy).
+lint: deps
+	./scripts/lint
+
+# Rewrites every tracked C++ file with clang-format (.clang-format).
+format:
+	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
 
 bench: deps
 	cmake --preset release >/dev/null
