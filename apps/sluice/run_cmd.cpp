@@ -113,11 +113,11 @@ int run_builtin(const RunOptions& o) {
     auto work = boost::asio::make_work_guard(io);
     std::thread io_thread([&io] { io.run(); });
     struct Join {
-        decltype(work)& work;
-        std::thread& thread;
+        decltype(work)& guard;
+        std::thread& runner;
         ~Join() {
-            work.reset();
-            thread.join();
+            guard.reset();
+            runner.join();
         }
     } join{work, io_thread};
     runtime::Runtime rt(io.get_executor(), config); // throws on a bad provider or tool setting

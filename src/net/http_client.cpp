@@ -287,8 +287,8 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
         endpoints = tcp::resolver::results_type::create(
             tcp::endpoint(literal, dial.port), dial.host, std::to_string(dial.port));
     } else {
-        std::tie(rec, endpoints) =
-            co_await resolver.async_resolve(dial.host, std::to_string(dial.port), TUPLE);
+        const std::string service = std::to_string(dial.port);
+        std::tie(rec, endpoints) = co_await resolver.async_resolve(dial.host, service, TUPLE);
     }
     deadline.cancel();
     live.timer = nullptr;

@@ -347,8 +347,10 @@ private:
         };
         ToolOutcome outcome;
         try {
-            outcome = co_await (*it)->run(
-                input != nullptr ? *input : json::value(json::object{}), std::move(ctx));
+            // The argument is built first: GCC 12 may destroy a temporary inside a co_await
+            // expression twice.
+            json::value arg = input != nullptr ? *input : json::value(json::object{});
+            outcome = co_await (*it)->run(std::move(arg), std::move(ctx));
         } catch (const std::exception& e) {
             outcome = {std::string("tool failed: ") + e.what(), true};
         }
@@ -468,8 +470,8 @@ RelayReceiver Runtime::run_stream_with_messages(
                 Idle& operator=(const Idle&) = delete;
                 ~Idle() { release(); }
             } idle{*state};
-            auto finals = co_await TurnLoop(config, *state->provider, state->tools, tx, turn)
-                              .run(std::move(msgs));
+            TurnLoop loop(config, *state->provider, state->tools, tx, turn);
+            auto finals = co_await loop.run(std::move(msgs));
             link = CancelRegistration{};
             // The provider and tools are free: a caller that sees Done may start the next turn.
             idle.release();

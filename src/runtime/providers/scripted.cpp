@@ -271,14 +271,13 @@ public:
     net::awaitable<boost::system::result<ProviderResponse>> stream(
         const ProviderRequest& request, CancellationToken cancel, EventSink sink) override {
         // The replay and its timer live on a strand of the caller's executor, so a cancel from
-        // another thread (posted there) never races the timer.
-        const auto strand = net::make_strand(co_await net::this_coro::executor);
-        co_return co_await net::co_spawn(
-            strand,
-            [this, &request, &cancel, &sink, strand]() {
-                return replay(request, cancel, sink, strand);
-            },
-            net::use_awaitable);
+        // another thread (posted there) never races the timer. (No temporaries with
+        // destructors inside a co_await expression: GCC 12 may destroy them twice.)
+        const Strand strand = net::make_strand(co_await net::this_coro::executor);
+        const auto replay_on_strand = [this, &request, &cancel, &sink, &strand]() {
+            return replay(request, cancel, sink, strand);
+        };
+        co_return co_await net::co_spawn(strand, replay_on_strand, net::use_awaitable);
     }
 
 private:
@@ -385,7 +384,8 @@ private:
             if (delay_.count() <= 0) {
                 if (++since_yield_ >= EVENTS_PER_YIELD) {
                     since_yield_ = 0;
-                    co_await net::post(timer_->get_executor(), net::use_awaitable);
+                    const auto ex = timer_->get_executor();
+                    co_await net::post(ex, net::use_awaitable);
                 }
                 co_return !cancel_.is_cancelled();
             }

@@ -259,7 +259,8 @@ boost::asio::awaitable<boost::system::result<ProviderResponse>> SseProvider::str
     } unset{&sink_};
     Failure failure;
     const auto decoder = assembler(sink, failure);
-    const bool ok = co_await post_sse(*client_, label_, prepare(request), cancel, *decoder, failure);
+    SseCall call = prepare(request);
+    const bool ok = co_await post_sse(*client_, label_, std::move(call), cancel, *decoder, failure);
     std::optional<ProviderResponse> out;
     if (ok && !failure) {
         out = decoder->finish();
