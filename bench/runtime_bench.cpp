@@ -2,7 +2,7 @@
 // event dispatch (the providers' sans-I/O decoders), against touching the same bytes unparsed.
 #include <sluice/runtime/anthropic.hpp>
 #include <sluice/runtime/openai.hpp>
-#include <sluice/runtime/sse.hpp>
+#include <sluice/net/sse.hpp>
 
 #include <benchmark/benchmark.h>
 

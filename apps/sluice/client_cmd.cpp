@@ -1,8 +1,8 @@
 // `sluice seats|new|send|tail|cancel|stats`: clients of a running hub over its HTTP API.
 #include "commands.hpp"
 
-#include <sluice/runtime/http_client.hpp>
-#include <sluice/runtime/sse.hpp>
+#include <sluice/net/http_client.hpp>
+#include <sluice/net/sse.hpp>
 
 #include <boost/json.hpp>
 
@@ -26,8 +26,8 @@ struct ClientOptions {
     std::string token;
 };
 
-runtime::HttpHeaders auth(const ClientOptions& o) {
-    runtime::HttpHeaders h;
+transport::HttpHeaders auth(const ClientOptions& o) {
+    transport::HttpHeaders h;
     std::string token = o.token;
     if (token.empty() && std::getenv("SLUICE_TOKEN") != nullptr) {
         token = std::getenv("SLUICE_TOKEN");
@@ -38,8 +38,8 @@ runtime::HttpHeaders auth(const ClientOptions& o) {
     return h;
 }
 
-runtime::HttpOptions client_options(bool streaming) {
-    runtime::HttpOptions opt;
+transport::HttpOptions client_options(bool streaming) {
+    transport::HttpOptions opt;
     opt.max_attempts = 1;
     opt.proxy = "";
     opt.connect_timeout = std::chrono::seconds(5);
@@ -50,13 +50,13 @@ runtime::HttpOptions client_options(bool streaming) {
 
 // One JSON request; prints a clear error and returns nullopt on failure.
 std::optional<json::value> call(const ClientOptions& o, const std::string& method, const std::string& path, const std::string& body = {}) {
-    runtime::HttpClient client(client_options(false));
-    runtime::HttpRequest req{method, o.hub + path, auth(o), body};
+    transport::HttpClient client(client_options(false));
+    transport::HttpRequest req{method, o.hub + path, auth(o), body};
     if (!body.empty()) {
         req.headers.emplace_back("Content-Type", "application/json");
     }
     std::string got;
-    auto r = client.request(req, CancellationToken{}, [&](std::string_view c) {
+    auto r = client.request_blocking(req, CancellationToken{}, [&](std::string_view c) {
         got.append(c);
         return true;
     });
@@ -89,15 +89,15 @@ void follow(const ClientOptions& o, const std::string& seat, const std::function
             const CancellationToken& cancel = {}) {
     std::string last;
     while (!stop) {
-        runtime::HttpClient client(client_options(true));
-        runtime::HttpRequest req{"GET", o.hub + "/v1/seats/" + seat + "/events", auth(o), {}};
+        transport::HttpClient client(client_options(true));
+        transport::HttpRequest req{"GET", o.hub + "/v1/seats/" + seat + "/events", auth(o), {}};
         if (!last.empty()) {
             req.headers.emplace_back("Last-Event-ID", last);
         }
         sse::Parser parser;
         std::vector<sse::Event> events;
         bool finished = false;
-        auto r = client.request(req, cancel, [&](std::string_view chunk) {
+        auto r = client.request_blocking(req, cancel, [&](std::string_view chunk) {
             events.clear();
             if (parser.feed(chunk, events)) {
                 return false;

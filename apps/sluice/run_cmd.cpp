@@ -6,6 +6,8 @@
 #include <sluice/runtime/runtime.hpp>
 #include <sluice/runtime/tools.hpp>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 
 #include <cerrno>
@@ -14,6 +16,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 namespace sluice::app {
@@ -105,7 +108,19 @@ int report_end(const RowWriter& out, const std::string& error) {
 // The builtin runtime: this thread is the relay's caller, stdout its pace.
 int run_builtin(const RunOptions& o) {
     const auto config = runtime_config(o);
-    runtime::Runtime rt(config); // throws on a bad provider or tool setting
+    // The turn runs on an io_context served by one thread; this thread reads the relay.
+    boost::asio::io_context io;
+    auto work = boost::asio::make_work_guard(io);
+    std::thread io_thread([&io] { io.run(); });
+    struct Join {
+        decltype(work)& guard;
+        std::thread& runner;
+        ~Join() {
+            guard.reset();
+            runner.join();
+        }
+    } join{work, io_thread};
+    runtime::Runtime rt(io.get_executor(), config); // throws on a bad provider or tool setting
     const std::string session_id = runtime::make_uuid();
     RowWriter out;
     json::array tool_names;

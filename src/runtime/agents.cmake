@@ -4,8 +4,6 @@ list(APPEND SLUICE_RUNTIME_SOURCES
     child_process.cpp
     frame_builder.cpp
     process_agent.cpp
-    provider.cpp
     runtime.cpp
-    scripted.cpp
     text_util.cpp
     tools.cpp)

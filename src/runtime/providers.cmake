@@ -1,10 +1,8 @@
-# Sources of the providers half of sluice::runtime (see CMakeLists.txt beside this file).
+# Sources of the providers half of sluice::runtime (see CMakeLists.txt beside this file): the
+# shared HTTP/SSE provider shell, anthropic, openai, scripted, and make_provider.
 list(APPEND SLUICE_RUNTIME_SOURCES
-    sse.cpp
-    http_client.cpp
-    http_client_url.cpp
-    sse_request.cpp
-    anthropic.cpp
-    openai.cpp)
-# Boost.URL parses provider URLs; the target is created after this file is read, hence DEFER.
-cmake_language(DEFER CALL target_link_libraries sluice_runtime PUBLIC Boost::url)
+    providers/provider.cpp
+    providers/sse_request.cpp
+    providers/anthropic.cpp
+    providers/openai.cpp
+    providers/scripted.cpp)

@@ -1,18 +1,21 @@
-// Runtime: the turn loop on a worker thread — provider rounds, tools, history — into a relay.
+// Runtime: the turn loop as a coroutine on the runtime's executor — provider rounds, tools,
+// history — into a relay.
 #include "text_util.hpp"
 
 #include <sluice/core/error.hpp>
 #include <sluice/runtime/runtime.hpp>
 #include <sluice/runtime/tools.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <set>
-#include <thread>
 
 namespace sluice::runtime {
 
@@ -165,18 +168,18 @@ std::vector<json::value> repair_history(std::vector<json::value> messages) {
 }
 
 struct Runtime::State {
+    boost::asio::any_io_executor ex;
     std::shared_ptr<Provider> provider;
     std::vector<std::shared_ptr<Tool>> tools;
     std::mutex mu;
     std::condition_variable cv;
-    std::thread worker;          // guarded by mu
-    bool running{false};         // a worker has not finished its turn; guarded by mu
+    bool running{false};         // a turn coroutine has not finished its turn; guarded by mu
     CancellationToken turn;      // the running turn's token; guarded by mu
 };
 
 namespace {
 
-// One turn, on the worker thread.
+// One turn: a coroutine on the runtime's executor.
 class TurnLoop {
 public:
     TurnLoop(const RuntimeConfig& config, Provider& provider, const std::vector<std::shared_ptr<Tool>>& tools,
@@ -185,7 +188,7 @@ public:
 
     // Runs the turn; returns its final events (Usage, Error?, Done), which the caller sends
     // after releasing the provider, so a caller that saw Done can start the next turn at once.
-    std::vector<StreamEvent> run(std::vector<json::value> messages) {
+    boost::asio::awaitable<std::vector<StreamEvent>> run(std::vector<json::value> messages) {
         total_.model = model();
         try {
             history_ = std::make_shared<std::vector<session::HistoryMessage>>();
@@ -197,15 +200,15 @@ public:
                     fail("round limit reached: " + std::to_string(config_.max_rounds)
                              + " model responses without an end of turn",
                          session::Outcome::failed);
-                    return std::move(finals_);
+                    co_return std::move(finals_);
                 }
                 if (cancel_.is_cancelled()) {
                     fail("cancelled", session::Outcome::cancelled);
-                    return std::move(finals_);
+                    co_return std::move(finals_);
                 }
-                auto next = one_round();
+                auto next = co_await one_round();
                 if (!next) {
-                    return std::move(finals_); // failed: already recorded
+                    co_return std::move(finals_); // failed: already recorded
                 }
                 if (!*next) {
                     break;
@@ -217,7 +220,7 @@ public:
             finals_.clear();
             fail(std::string("runtime error: ") + e.what(), session::Outcome::failed);
         }
-        return std::move(finals_);
+        co_return std::move(finals_);
     }
 
 private:
@@ -245,7 +248,7 @@ private:
     }
 
     // nullopt: failed (reported); true: another round; false: the turn is over.
-    std::optional<bool> one_round() {
+    boost::asio::awaitable<std::optional<bool>> one_round() {
         ProviderRequest req;
         req.model = model();
         req.system = config_.system_prompt;
@@ -259,14 +262,14 @@ private:
         req.max_tokens = config_.max_tokens;
         req.thinking_budget = config_.thinking_budget;
         const EventSink sink = [this](StreamEvent ev) { send(std::move(ev)); };
-        auto r = provider_.stream(req, cancel_, sink);
+        auto r = co_await provider_.stream(req, cancel_, sink);
         if (!r) {
             auto msg = provider_.error_message();
             if (msg.empty()) {
                 msg = r.error().message();
             }
             fail(std::move(msg), outcome_of(r.error(), cancel_));
-            return std::nullopt;
+            co_return std::nullopt;
         }
         auto& resp = *r;
         total_.input += resp.usage.input;
@@ -287,26 +290,26 @@ private:
         case StopReason::tool_use:
             break;
         case StopReason::pause_turn:
-            return true;
+            co_return true;
         case StopReason::max_tokens:
             send(session::Notice{"the response was cut at the output token limit"});
-            return false;
+            co_return false;
         case StopReason::refusal:
             send(session::Notice{"the model refused to answer"});
-            return false;
+            co_return false;
         default:
-            return false;
+            co_return false;
         }
         if (calls.empty()) {
-            return false;
+            co_return false;
         }
         json::array results;
         for (const auto& call : calls) {
             if (cancel_.is_cancelled()) {
                 fail("cancelled", session::Outcome::cancelled);
-                return std::nullopt;
+                co_return std::nullopt;
             }
-            auto res = run_tool(call);
+            auto res = co_await run_tool(call);
             results.push_back(json::object{
                 {"type", "tool_result"},
                 {"tool_use_id", res.tool_id},
@@ -316,19 +319,19 @@ private:
         }
         if (cancel_.is_cancelled()) {
             fail("cancelled", session::Outcome::cancelled);
-            return std::nullopt;
+            co_return std::nullopt;
         }
         append(json::object{{"role", "user"}, {"content", std::move(results)}});
-        return true;
+        co_return true;
     }
 
-    llm::ToolResult run_tool(const json::value& call) {
+    boost::asio::awaitable<llm::ToolResult> run_tool(const json::value& call) {
         const std::string id = block_str(call, "id");
         const std::string name = block_str(call, "name");
         const auto* input = call.as_object().if_contains("input");
         auto it = std::find_if(tools_.begin(), tools_.end(), [&](const auto& t) { return t->spec().name == name; });
         if (it == tools_.end()) {
-            return {id, "tool '" + name + "' is not enabled", true};
+            co_return llm::ToolResult{id, "tool '" + name + "' is not enabled", true};
         }
         detail::Utf8Repair repair;
         ToolContext ctx;
@@ -344,7 +347,10 @@ private:
         };
         ToolOutcome outcome;
         try {
-            outcome = (*it)->run(input != nullptr ? *input : json::value(json::object{}), ctx);
+            // The argument is built first: GCC 12 may destroy a temporary inside a co_await
+            // expression twice.
+            json::value arg = input != nullptr ? *input : json::value(json::object{});
+            outcome = co_await (*it)->run(std::move(arg), std::move(ctx));
         } catch (const std::exception& e) {
             outcome = {std::string("tool failed: ") + e.what(), true};
         }
@@ -353,7 +359,7 @@ private:
         if (!tail.empty()) {
             send(llm::ToolResultDelta{id, std::move(tail)});
         }
-        return {id, detail::repair_utf8(outcome.output), outcome.is_error};
+        co_return llm::ToolResult{id, detail::repair_utf8(outcome.output), outcome.is_error};
     }
 
     const RuntimeConfig& config_;
@@ -374,92 +380,123 @@ std::vector<std::shared_ptr<Tool>> configured_tools(const RuntimeConfig& config)
     return make_tools(names, ToolOptions{config.working_dir});
 }
 
+// TEMP(helper B replaces): the executor of runtimes built without one (the builtin agent until
+// it passes the seat's executor). One thread for all of them, never per runtime or per turn;
+// deliberately leaked so no turn outlives its context at exit.
+boost::asio::any_io_executor legacy_executor() {
+    static auto* pool = new boost::asio::thread_pool(1); // NOLINT(cppcoreguidelines-owning-memory)
+    return pool->get_executor();
+}
+
 } // namespace
 
-Runtime::Runtime(RuntimeConfig config)
-    : Runtime(config, std::shared_ptr<Provider>(make_provider(config.provider)), configured_tools(config)) {}
+Runtime::Runtime(RuntimeConfig config) // TEMP(helper B replaces)
+    : Runtime(legacy_executor(), std::move(config)) {}
 
-Runtime::Runtime(RuntimeConfig config, std::shared_ptr<Provider> provider, std::vector<std::shared_ptr<Tool>> tools)
-    : config_(std::move(config)), state_(std::make_shared<State>()) {
+Runtime::Runtime(boost::asio::any_io_executor ex, RuntimeConfig config)
+    : Runtime(
+        std::move(ex),
+        config,
+        std::shared_ptr<Provider>(make_provider(config.provider)),
+        configured_tools(config)) {}
+
+Runtime::Runtime(
+    boost::asio::any_io_executor ex,
+    RuntimeConfig config,
+    std::shared_ptr<Provider> provider,
+    std::vector<std::shared_ptr<Tool>> tools)
+    : config_(std::move(config))
+    , state_(std::make_shared<State>()) {
     if (!provider) {
         throw std::invalid_argument("runtime: no provider");
     }
+    state_->ex = std::move(ex);
     state_->provider = std::move(provider);
     state_->tools = std::move(tools);
 }
 
 Runtime::~Runtime() {
-    std::thread worker;
-    {
-        std::lock_guard lock(state_->mu);
-        if (state_->running) {
-            state_->turn.cancel();
-        }
-        worker = std::move(state_->worker);
-    }
-    if (worker.joinable()) {
-        worker.join();
+    // No join: the turn coroutine owns what it uses (the state, a copy of the configuration)
+    // and finishes on its executor after the cancel.
+    const std::lock_guard lock(state_->mu);
+    if (state_->running) {
+        state_->turn.cancel();
     }
 }
 
-RelayReceiver Runtime::run_stream_with_messages(std::vector<json::value> messages, CancellationToken cancel) {
+RelayReceiver Runtime::run_stream_with_messages(
+    std::vector<json::value> messages, CancellationToken cancel) {
     CancellationToken turn;
     auto [tx, rx] = make_stream_relay(turn);
-    std::thread previous;
     {
         std::unique_lock lock(state_->mu);
         if (state_->running) {
             lock.unlock();
-            tx.send(session::Error{"a turn is already running on this runtime", session::Outcome::failed});
+            tx.send(session::Error{
+                "a turn is already running on this runtime", session::Outcome::failed});
             tx.send(session::Done{});
             tx.close();
             return std::move(rx);
         }
-        previous = std::move(state_->worker);
         state_->running = true;
         state_->turn = turn;
-    }
-    if (previous.joinable()) {
-        previous.join(); // it finished its turn (running was false): joins at once
     }
     // The caller's token cancels the turn's own token (which the relay also cancels when the
     // receiver goes away); the destructor cancels it too.
     auto link = cancel.on_cancel([turn]() mutable { turn.cancel(); });
-    std::thread worker([state = state_, config = config_, msgs = std::move(messages), tx = std::move(tx), turn,
-                        link = std::move(link)]() mutable {
-        auto finals = TurnLoop(config, *state->provider, state->tools, tx, turn).run(std::move(msgs));
-        link = CancelRegistration{};
-        {
+    boost::asio::co_spawn(
+        state_->ex,
+        [state = state_,
+         config = config_,
+         msgs = std::move(messages),
+         tx = std::move(tx),
+         turn,
+         link = std::move(link)]() mutable -> boost::asio::awaitable<void> {
+            // Whatever happens (even the frame destroyed with its context), the runtime becomes
+            // idle; the relay ends when `tx` goes.
+            struct Idle {
+                explicit Idle(State& s) : state(s) {}
+                State& state;
+                bool released{false};
+                void release() {
+                    if (!released) {
+                        released = true;
+                        const std::lock_guard lock(state.mu);
+                        state.running = false;
+                        state.cv.notify_all();
+                    }
+                }
+                Idle(const Idle&) = delete;
+                Idle& operator=(const Idle&) = delete;
+                ~Idle() { release(); }
+            } idle{*state};
+            TurnLoop loop(config, *state->provider, state->tools, tx, turn);
+            auto finals = co_await loop.run(std::move(msgs));
+            link = CancelRegistration{};
             // The provider and tools are free: a caller that sees Done may start the next turn.
-            std::lock_guard lock(state->mu);
-            state->running = false;
-            state->cv.notify_all();
-        }
-        for (auto& ev : finals) {
-            tx.send(std::move(ev));
-        }
-        tx.close();
-    });
-    {
-        std::lock_guard lock(state_->mu);
-        state_->worker = std::move(worker);
-    }
+            idle.release();
+            for (auto& ev : finals) {
+                tx.send(std::move(ev));
+            }
+            tx.close();
+        },
+        [](const std::exception_ptr& e) {
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& ex) {
+                    spdlog::error("runtime: a turn ended by an exception: {}", ex.what());
+                } catch (...) {
+                    spdlog::error("runtime: a turn ended by an unknown exception");
+                }
+            }
+        });
     return std::move(rx);
 }
 
 bool Runtime::wait_idle(std::chrono::milliseconds timeout) {
-    std::thread worker;
-    {
-        std::unique_lock lock(state_->mu);
-        if (!state_->cv.wait_for(lock, timeout, [this] { return !state_->running; })) {
-            return false;
-        }
-        worker = std::move(state_->worker);
-    }
-    if (worker.joinable()) {
-        worker.join();
-    }
-    return true;
+    std::unique_lock lock(state_->mu);
+    return state_->cv.wait_for(lock, timeout, [this] { return !state_->running; });
 }
 
 } // namespace sluice::runtime

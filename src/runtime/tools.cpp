@@ -115,7 +115,12 @@ public:
             schema({{"command", "the shell command to run"}}, {"command"})};
     }
 
-    ToolOutcome run(const json::value& input, const ToolContext& ctx) override {
+    // TEMP(helper B replaces): the old blocking body, run inside the coroutine.
+    boost::asio::awaitable<ToolOutcome> run(json::value input, ToolContext ctx) override {
+        co_return run_blocking(input, ctx);
+    }
+
+    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) { // TEMP(helper B replaces)
         const auto* command = string_field(input, "command");
         if (command == nullptr) {
             return {"bash: the input needs a \"command\" string", true};
@@ -222,7 +227,12 @@ public:
                 {"offset", "limit"})};
     }
 
-    ToolOutcome run(const json::value& input, const ToolContext& ctx) override {
+    // TEMP(helper B replaces): the old blocking body, run inside the coroutine.
+    boost::asio::awaitable<ToolOutcome> run(json::value input, ToolContext ctx) override {
+        co_return run_blocking(input, ctx);
+    }
+
+    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) { // TEMP(helper B replaces)
         const auto* path_in = string_field(input, "path");
         if (path_in == nullptr || path_in->empty()) {
             return {"read_file: the input needs a \"path\" string", true};
@@ -283,7 +293,12 @@ public:
         return ToolSpec{"echo", "Returns the given text unchanged.", schema({{"text", "the text to return"}}, {"text"})};
     }
 
-    ToolOutcome run(const json::value& input, const ToolContext& ctx) override {
+    // TEMP(helper B replaces): the old blocking body, run inside the coroutine.
+    boost::asio::awaitable<ToolOutcome> run(json::value input, ToolContext ctx) override {
+        co_return run_blocking(input, ctx);
+    }
+
+    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) { // TEMP(helper B replaces)
         const auto* text = string_field(input, "text");
         if (text == nullptr) {
             return {"echo: the input needs a \"text\" string", true};

@@ -140,15 +140,15 @@ std::string SluiceProcess::output() const {
     return out_;
 }
 
-Reply http(const std::string& method, const std::string& url, const std::string& body, runtime::HttpHeaders headers) {
-    runtime::HttpOptions opt;
+Reply http(const std::string& method, const std::string& url, const std::string& body, transport::HttpHeaders headers) {
+    transport::HttpOptions opt;
     opt.max_attempts = 1;
     opt.connect_timeout = std::chrono::seconds(10);
     opt.first_byte_timeout = std::chrono::seconds(10);
     opt.idle_timeout = std::chrono::seconds(10);
     opt.proxy = "";
-    runtime::HttpClient client(opt);
-    runtime::HttpRequest req;
+    transport::HttpClient client(opt);
+    transport::HttpRequest req;
     req.method = method;
     req.url = url;
     req.body = body;
@@ -158,7 +158,7 @@ Reply http(const std::string& method, const std::string& url, const std::string&
     }
     Reply reply;
     std::string ok_body;
-    auto r = client.request(req, CancellationToken{}, [&](std::string_view chunk) {
+    auto r = client.request_blocking(req, CancellationToken{}, [&](std::string_view chunk) {
         ok_body.append(chunk);
         return true;
     });
@@ -177,12 +177,12 @@ Reply http(const std::string& method, const std::string& url, const std::string&
 
 SseClient::SseClient(std::string url, std::optional<std::string> last_event_id) {
     thread_ = std::thread([this, url = std::move(url), last = std::move(last_event_id)] {
-        runtime::HttpOptions opt;
+        transport::HttpOptions opt;
         opt.max_attempts = 1;
         opt.idle_timeout = std::chrono::milliseconds(0);
         opt.proxy = "";
-        runtime::HttpClient client(opt);
-        runtime::HttpRequest req;
+        transport::HttpClient client(opt);
+        transport::HttpRequest req;
         req.url = url;
         req.headers.emplace_back("Accept", "text/event-stream");
         if (last) {
@@ -191,7 +191,7 @@ SseClient::SseClient(std::string url, std::optional<std::string> last_event_id) 
         // Frames can be large (a flood's final message carries all of it): generous limits.
         sse::Parser parser(sse::Limits{.max_line = 64U << 20U, .max_event = 64U << 20U});
         std::vector<sse::Event> got;
-        (void)client.request(req, cancel_, [&](std::string_view chunk) {
+        (void)client.request_blocking(req, cancel_, [&](std::string_view chunk) {
             got.clear();
             if (parser.feed(chunk, got)) {
                 return false;

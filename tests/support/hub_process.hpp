@@ -1,8 +1,8 @@
 // Test support: start the real `sluice` binary, and talk to it over real HTTP and SSE.
 #pragma once
 
-#include <sluice/runtime/http_client.hpp>
-#include <sluice/runtime/sse.hpp>
+#include <sluice/net/http_client.hpp>
+#include <sluice/net/sse.hpp>
 
 #include "unit/conversation/fixtures.hpp"
 
@@ -68,7 +68,7 @@ struct Reply {
 
 /// One request to the hub (no retries, 10 s timeouts).
 Reply http(const std::string& method, const std::string& url, const std::string& body = {},
-           runtime::HttpHeaders headers = {});
+           transport::HttpHeaders headers = {});
 
 /// An SSE subscriber on its own thread, collecting events until stopped.
 class SseClient {

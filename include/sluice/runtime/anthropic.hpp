@@ -1,7 +1,7 @@
 // The Anthropic Messages API provider (streaming over HTTPS, SSE).
 #pragma once
 
-#include <sluice/runtime/http_client.hpp>
+#include <sluice/net/http_client.hpp>
 #include <sluice/runtime/provider.hpp>
 
 #include <cstddef>
@@ -30,7 +30,7 @@ inline constexpr const char* ANTHROPIC_API_VERSION = "2023-06-01";
 /// @param http client settings (timeouts, retries, proxy).
 /// @throws std::invalid_argument when no API key is configured.
 std::unique_ptr<Provider> make_anthropic_provider(
-    const ProviderConfig& config, HttpOptions http = {});
+    const ProviderConfig& config, transport::HttpOptions http = {});
 
 /// The JSON body of a Messages API streaming request (exposed for tests).
 [[nodiscard]] boost::json::object anthropic_request_body(

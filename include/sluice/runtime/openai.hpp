@@ -1,7 +1,7 @@
 // The OpenAI Chat Completions provider (OpenAI and compatible servers: llama.cpp, vLLM, Ollama…).
 #pragma once
 
-#include <sluice/runtime/http_client.hpp>
+#include <sluice/net/http_client.hpp>
 #include <sluice/runtime/provider.hpp>
 
 #include <boost/json/array.hpp>
@@ -30,7 +30,7 @@ inline constexpr const char* OPENAI_DEFAULT_MODEL = "gpt-4o-mini";
 /// a chunk (`error` field) or an `event: error` end the response with errc::provider_error.
 /// @param config key from `api_key` or $OPENAI_API_KEY; base URL as above.
 /// @param http client settings (timeouts, retries, proxy).
-std::unique_ptr<Provider> make_openai_provider(const ProviderConfig& config, HttpOptions http = {});
+std::unique_ptr<Provider> make_openai_provider(const ProviderConfig& config, transport::HttpOptions http = {});
 
 /// Translates an Anthropic-shaped history (see ProviderRequest) into Chat Completions messages:
 /// system first; tool_result blocks become `tool` messages (before the user's own text);

@@ -4,6 +4,7 @@
 #include <sluice/core/cancel.hpp>
 #include <sluice/core/event.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 #include <boost/system/result.hpp>
 
@@ -12,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sluice::runtime {
@@ -54,23 +56,28 @@ struct ProviderResponse {
 };
 
 /// Receives the events of a response as they stream: previews (Text, Thinking, ToolUseDelta)
-/// and semantic events (ToolUseStart, ToolUse, Notice). Called on the provider's thread.
+/// and semantic events (ToolUseStart, ToolUse, Notice). Called on the awaiting coroutine's
+/// executor; it must not block.
 using EventSink = std::function<void(StreamEvent)>;
 
-/// A model provider. `stream` is blocking: run it on the turn's worker thread.
+/// A model provider.
 ///
 /// @par Thread safety
-/// One `stream` call per instance at a time; `cancel` (via the token) from any thread closes
-/// the connection so `stream` returns promptly with errc::cancelled.
+/// One `stream` at a time per instance; the token may be cancelled from any thread, which
+/// closes the connection (or ends the pacing) so `stream` completes promptly with
+/// errc::cancelled.
 class Provider {
 public:
     virtual ~Provider() = default;
 
-    /// Streams one response, emitting its events to `sink` as they arrive.
+    /// Streams one response on the awaiting coroutine's executor, emitting its events to
+    /// `sink` as they arrive. Never blocks the executor's thread.
+    /// @par Lifetime
+    /// The provider and `request` must outlive the awaited operation.
     /// @return the response summary, or an error (sluice::errc, with `error_message` set):
     ///   unreachable, 401, 404 model, malformed stream, provider `error` event, cancelled.
-    virtual boost::system::result<ProviderResponse> stream(
-        const ProviderRequest& request, const CancellationToken& cancel, const EventSink& sink) = 0;
+    virtual boost::asio::awaitable<boost::system::result<ProviderResponse>> stream(
+        const ProviderRequest& request, CancellationToken cancel, EventSink sink) = 0;
 
     /// A one-line human explanation of the last error returned by `stream`.
     [[nodiscard]] virtual std::string error_message() const = 0;
@@ -78,6 +85,15 @@ public:
     /// The provider's name ("anthropic", "openai", "scripted").
     [[nodiscard]] virtual std::string name() const = 0;
 };
+
+/// The one stop-reason map of every provider: Anthropic's words (end_turn, stop_sequence,
+/// tool_use, max_tokens, model_context_window_exceeded, refusal, pause_turn), Chat
+/// Completions' (stop, tool_calls, function_call, length, content_filter); anything else is
+/// StopReason::other.
+[[nodiscard]] StopReason stop_reason_from(std::string_view text) noexcept;
+
+/// The canonical (Anthropic) word for a stop reason ("other" for StopReason::other).
+[[nodiscard]] std::string_view stop_reason_text(StopReason reason) noexcept;
 
 /// Settings for building a provider from flags or the environment.
 struct ProviderConfig {

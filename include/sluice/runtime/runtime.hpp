@@ -6,6 +6,7 @@
 #include <sluice/runtime/provider.hpp>
 #include <sluice/runtime/tool.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/json/value.hpp>
 
 #include <chrono>
@@ -45,21 +46,35 @@ struct RuntimeConfig {
 /// Memory: previews go through the relay (bounded, lossy); the runtime itself never holds more
 /// than one response's assembled message plus `max_tool_output` per tool.
 ///
+/// A turn is a coroutine co_spawned on the runtime's executor: it costs no thread, and its
+/// provider requests, timers and tool runs use that executor. The coroutine owns what it uses
+/// (the shared state and a copy of the configuration), so it may finish after the Runtime is
+/// gone; an exception escaping it is logged by its completion handler.
+///
 /// @par Thread safety
 /// Safe from any thread. One turn runs at a time (the provider allows one stream); a turn
 /// started while another runs gets `Error` (errc::conflict) and `Done` at once. The destructor
-/// cancels a running turn and joins its worker thread, so no thread outlives the runtime.
+/// cancels a running turn and returns without waiting for it.
 class Runtime {
 public:
-    /// Builds the provider (`make_provider(config.provider)`) and the enabled tools; with the
-    /// scripted provider and no tools enabled, its harmless `echo` tool is enabled.
-    /// @throws std::invalid_argument on a bad provider or tool setting.
+    /// TEMP(helper B replaces): runs turns on one process-wide thread; for the builtin agent
+    /// until it passes its executor. Prefer the constructors that take one.
     explicit Runtime(RuntimeConfig config);
 
-    /// Uses `provider` and `tools` as given (tests, benchmarks, embedding).
-    Runtime(RuntimeConfig config, std::shared_ptr<Provider> provider, std::vector<std::shared_ptr<Tool>> tools);
+    /// Builds the provider (`make_provider(config.provider)`) and the enabled tools; with the
+    /// scripted provider and no tools enabled, its harmless `echo` tool is enabled.
+    /// @param ex where turns run (a strand, or an io_context's executor).
+    /// @throws std::invalid_argument on a bad provider or tool setting.
+    Runtime(boost::asio::any_io_executor ex, RuntimeConfig config);
 
-    /// Cancels a running turn and joins its worker.
+    /// Uses `provider` and `tools` as given (tests, benchmarks, embedding).
+    Runtime(
+        boost::asio::any_io_executor ex,
+        RuntimeConfig config,
+        std::shared_ptr<Provider> provider,
+        std::vector<std::shared_ptr<Tool>> tools);
+
+    /// Cancels a running turn (without waiting for it to end).
     ~Runtime();
 
     Runtime(const Runtime&) = delete;
@@ -67,17 +82,19 @@ public:
     Runtime(Runtime&&) = delete;
     Runtime& operator=(Runtime&&) = delete;
 
-    /// Starts a turn on its own worker thread and returns at once.
+    /// Starts a turn on the runtime's executor and returns at once.
     /// @param messages the conversation so far in the Anthropic Messages shape, ending with the
     ///   user's prompt; dangling tool_use blocks (a turn cut short) are answered with error
     ///   tool_results and adjacent same-role messages are merged before the first request.
     /// @param cancel cancelling it (or destroying the returned receiver) closes the provider
     ///   connection, kills tool processes and ends the turn with Error{cancelled} and Done.
-    /// @return the caller's end of the turn's relay.
+    /// @return the caller's end of the turn's relay (read it with `async_next`, or with the
+    ///   blocking `next` from a thread that is not the executor's).
     [[nodiscard]] RelayReceiver run_stream_with_messages(
         std::vector<boost::json::value> messages, CancellationToken cancel);
 
-    /// Waits until no turn worker runs (joined); false if one still runs after `timeout`.
+    /// Waits until no turn runs; false if one still runs after `timeout`. For callers on plain
+    /// threads: called on the executor's only thread it would wait for itself.
     bool wait_idle(std::chrono::milliseconds timeout);
 
     /// The configuration in force.

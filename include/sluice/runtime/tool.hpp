@@ -1,9 +1,10 @@
-// Tool: something the model may call during a turn (bash, read_file, …), run on the turn's thread.
+// Tool: something the model may call during a turn (bash, read_file, …), a coroutine on the turn's executor.
 #pragma once
 
 #include <sluice/core/cancel.hpp>
 #include <sluice/runtime/provider.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
 #include <chrono>
@@ -31,8 +32,8 @@ struct ToolOutcome {
 /// A tool the model may call.
 ///
 /// @par Thread safety
-/// `spec` from any thread; `run` is called by one turn at a time (the runtime runs tools one
-/// after another on its worker thread) and must return promptly once `ctx.cancel` is cancelled.
+/// `spec` from any thread; `run` is awaited by one turn at a time (the runtime runs tools one
+/// after another) and must complete promptly once `ctx.cancel` is cancelled.
 class Tool {
 public:
     virtual ~Tool() = default;
@@ -40,10 +41,11 @@ public:
     /// The name, description and input schema offered to the model.
     [[nodiscard]] virtual ToolSpec spec() const = 0;
 
-    /// Runs the tool on `input` (the model's input object). Blocking.
-    /// @return the output (capped at `ctx.max_output`) and whether it is an error; never throws
-    ///   for a failure of the tool itself (that is `is_error`).
-    virtual ToolOutcome run(const boost::json::value& input, const ToolContext& ctx) = 0;
+    /// Runs on the awaiting coroutine's executor; never blocks an I/O thread; returns promptly
+    /// once ctx.cancel is cancelled; timeout via a steady_timer; never throws for a tool
+    /// failure (that is `is_error`). `ctx.on_output` is called on the coroutine's executor.
+    /// @return the output (capped at `ctx.max_output`) and whether it is an error.
+    virtual boost::asio::awaitable<ToolOutcome> run(boost::json::value input, ToolContext ctx) = 0;
 };
 
 } // namespace sluice::runtime

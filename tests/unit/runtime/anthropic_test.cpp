@@ -5,6 +5,7 @@
 #include <sluice/core/error.hpp>
 
 #include "provider_harness.hpp"
+#include "support/run_async.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -19,8 +20,8 @@ using namespace sluice;
 using namespace std::chrono_literals;
 namespace json = boost::json;
 
-runtime::HttpOptions quick_http() {
-    runtime::HttpOptions o;
+transport::HttpOptions quick_http() {
+    transport::HttpOptions o;
     o.proxy = "";
     o.max_attempts = 2;
     o.backoff_initial = 1ms;
@@ -306,10 +307,13 @@ TEST(AnthropicProvider, CancelMidStreamReturnsPromptlyAndClosesTheStream) {
         }
         cancel.cancel();
     });
-    const auto r = provider->stream(req, cancel, [&](StreamEvent ev) {
-        if (std::holds_alternative<llm::Text>(ev)) {
-            ++texts;
-        }
+    boost::asio::io_context io;
+    const auto r = sluice::test::run_async(io, [&] {
+        return provider->stream(req, cancel, [&](StreamEvent ev) {
+            if (std::holds_alternative<llm::Text>(ev)) {
+                ++texts;
+            }
+        });
     });
     canceller.join();
     ASSERT_FALSE(r);

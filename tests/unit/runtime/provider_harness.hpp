@@ -3,6 +3,7 @@
 
 #include <sluice/runtime/provider.hpp>
 
+#include "support/run_async.hpp"
 #include "support/stub_provider.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -40,7 +41,8 @@ inline std::string fixture_body(const std::string& rel) {
     return StubProvider::terminated_sse(std::move(raw));
 }
 
-/// Calls `provider.stream` once with a one-message request and tallies what it emitted.
+/// Calls `provider.stream` once with a one-message request, on a fresh single-threaded
+/// io_context run to completion, and tallies what it emitted.
 inline Tally run_provider(
     runtime::Provider& provider,
     const CancellationToken& cancel = {},
@@ -65,7 +67,8 @@ inline Tally run_provider(
             t.notices.push_back(n->text);
         }
     };
-    t.result = provider.stream(request, cancel, sink);
+    boost::asio::io_context io;
+    t.result = run_async(io, [&] { return provider.stream(request, cancel, sink); });
     if (!t.result) {
         t.error = provider.error_message();
     }

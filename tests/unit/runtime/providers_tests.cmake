@@ -1,7 +1,5 @@
-# Unit tests of the providers half of sluice::runtime: SSE parser, HTTP client, anthropic, openai.
+# Unit tests of the providers half of sluice::runtime: anthropic, openai, scripted.
 list(APPEND SLUICE_TEST_SOURCES
     support/stub_provider.cpp
-    unit/runtime/sse_test.cpp
-    unit/runtime/http_client_test.cpp
     unit/runtime/anthropic_test.cpp
     unit/runtime/openai_test.cpp)

@@ -1,4 +1,5 @@
 // The seed's flood tests, end to end through the anthropic provider and a loopback stub server.
+#include "support/io_thread.hpp"
 #include "support/stub_provider.hpp"
 
 #include <sluice/core/relay.hpp>
@@ -22,7 +23,8 @@ using namespace std::chrono_literals;
 
 constexpr std::uint64_t FLOOD_BYTES = 8U * 1024 * 1024;
 
-std::unique_ptr<Runtime> anthropic_runtime(const StubProvider& stub, std::vector<std::string> tools = {}) {
+std::unique_ptr<Runtime> anthropic_runtime(
+    boost::asio::any_io_executor ex, const StubProvider& stub, std::vector<std::string> tools = {}) {
     RuntimeConfig c;
     c.provider.kind = "anthropic";
     c.provider.base_url = stub.base_url();
@@ -30,7 +32,7 @@ std::unique_ptr<Runtime> anthropic_runtime(const StubProvider& stub, std::vector
     c.model = "claude-test";
     c.tools = std::move(tools);
     auto provider = std::shared_ptr<Provider>(make_anthropic_provider(c.provider));
-    return std::make_unique<Runtime>(c, provider, make_tools(c.tools, ToolOptions{}));
+    return std::make_unique<Runtime>(std::move(ex), c, provider, make_tools(c.tools, ToolOptions{}));
 }
 
 std::vector<json::value> prompt() { return {json::object{{"role", "user"}, {"content", "flood me"}}}; }
@@ -45,7 +47,8 @@ StubResponse flood(std::size_t delta_bytes = 1024) {
 TEST(RuntimeFlood, ACallerThatNeverReadsKeepsRetainedWithinBudget) {
     StubProvider stub;
     stub.enqueue(flood());
-    auto rt = anthropic_runtime(stub);
+    sluice::test::IoThread io;
+    auto rt = anthropic_runtime(io.executor(), stub);
     auto rx = rt->run_stream_with_messages(prompt(), {});
     const auto deadline = std::chrono::steady_clock::now() + 120s;
     while (rx.counters().produced < FLOOD_BYTES && std::chrono::steady_clock::now() < deadline) {
@@ -69,7 +72,8 @@ TEST(RuntimeFlood, ACallerThatNeverReadsKeepsRetainedWithinBudget) {
 TEST(RuntimeFlood, ASlowConsumerStaysWithinBudget) {
     StubProvider stub;
     stub.enqueue(flood());
-    auto rt = anthropic_runtime(stub);
+    sluice::test::IoThread io;
+    auto rt = anthropic_runtime(io.executor(), stub);
     auto rx = rt->run_stream_with_messages(prompt(), {});
     std::size_t received = 0;
     for (int i = 0; i < 20; ++i) {
@@ -122,7 +126,8 @@ TEST(RuntimeFlood, TwoRoundToolTurnThroughTheAnthropicProvider) {
         R"({"type":"message_stop"})"});
     stub.enqueue(first);
     stub.enqueue(second);
-    auto rt = anthropic_runtime(stub, {"bash"});
+    sluice::test::IoThread io;
+    auto rt = anthropic_runtime(io.executor(), stub, {"bash"});
     auto rx = rt->run_stream_with_messages(prompt(), {});
     std::string text;
     std::vector<llm::ToolResult> results;

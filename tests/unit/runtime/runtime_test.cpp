@@ -3,11 +3,20 @@
 #include <sluice/runtime/scripted.hpp>
 #include <sluice/runtime/tools.hpp>
 
+#include "support/io_thread.hpp"
+#include "support/run_async.hpp"
+
+#include <sluice/core/relay_async.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <csignal>
+#include <filesystem>
 #include <thread>
 
 namespace sluice::runtime {
@@ -58,13 +67,16 @@ RuntimeConfig config_with(std::vector<std::string> tools = {}) {
     return c;
 }
 
-std::unique_ptr<Runtime> scripted_runtime(std::string_view script, RuntimeConfig c = {}) {
+std::unique_ptr<Runtime> scripted_runtime(
+    boost::asio::any_io_executor ex, std::string_view script, RuntimeConfig c = {}) {
     auto tools = make_tools(c.tools, ToolOptions{c.working_dir});
-    return std::make_unique<Runtime>(c, std::shared_ptr<Provider>(make_scripted_provider(script, 0)), std::move(tools));
+    return std::make_unique<Runtime>(
+        std::move(ex), c, std::shared_ptr<Provider>(make_scripted_provider(script, 0)), std::move(tools));
 }
 
 TEST(Runtime, StreamsTextThenUsageThenDone) {
-    auto rt = scripted_runtime(R"({"rounds":[{"events":[{"text":"hello "},{"text":"world"}],"usage":{"input":3,"output":4}}]})");
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"text":"hello "},{"text":"world"}],"usage":{"input":3,"output":4}}]})");
     auto rx = rt->run_stream_with_messages(prompt("hi"), {});
     auto evs = drain(rx);
     EXPECT_EQ(joined<llm::Text>(evs), "hello world");
@@ -81,7 +93,8 @@ TEST(Runtime, StreamsTextThenUsageThenDone) {
 }
 
 TEST(Runtime, StreamsThinkingBeforeText) {
-    auto rt = scripted_runtime(R"({"rounds":[{"events":[{"thinking":"let me see","signature":"sig"},{"text":"ok"}]}]})");
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"thinking":"let me see","signature":"sig"},{"text":"ok"}]}]})");
     auto rx = rt->run_stream_with_messages(prompt("hi"), {});
     auto evs = drain(rx);
     EXPECT_EQ(joined<llm::Thinking>(evs), "let me see");
@@ -92,7 +105,8 @@ TEST(Runtime, StreamsThinkingBeforeText) {
 }
 
 TEST(Runtime, RunsARealToolAcrossTwoRounds) {
-    auto rt = scripted_runtime(
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), 
         R"js({"rounds":[
              {"events":[{"text":"running"},{"tool_use":{"id":"t1","name":"bash","input":{"command":"echo tool-out-$((40+2))"}}}],"usage":{"input":1,"output":1}},
              {"events":[{"text":"the answer"}],"usage":{"input":2,"output":2}}]})js",
@@ -121,7 +135,8 @@ TEST(Runtime, RunsARealToolAcrossTwoRounds) {
 }
 
 TEST(Runtime, UnknownToolGivesAnErrorResultAndTheTurnGoesOn) {
-    auto rt = scripted_runtime(R"({"rounds":[
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"rounds":[
         {"events":[{"tool_use":{"id":"t1","name":"bash","input":{"command":"true"}}}]},
         {"events":[{"text":"fine"}]}]})");
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
@@ -136,7 +151,8 @@ TEST(Runtime, UnknownToolGivesAnErrorResultAndTheTurnGoesOn) {
 TEST(Runtime, RoundLimitEndsWithErrorThenDone) {
     auto c = config_with({"echo"});
     c.max_rounds = 3;
-    auto rt = scripted_runtime(R"({"rounds":[{"events":[{"tool_use":{"name":"echo","input":{"text":"again"}}}]}]})", c);
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"tool_use":{"name":"echo","input":{"text":"again"}}}]}]})", c);
     auto rx = rt->run_stream_with_messages(prompt("loop"), {});
     auto evs = drain(rx);
     EXPECT_EQ(all_of<llm::ToolResult>(evs).size(), 3U);
@@ -151,7 +167,8 @@ TEST(Runtime, RoundLimitEndsWithErrorThenDone) {
 TEST(Runtime, ToolTimeoutKillsTheProcessAndReportsAnError) {
     auto c = config_with({"bash"});
     c.tool_timeout = 300ms;
-    auto rt = scripted_runtime(R"({"rounds":[
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"rounds":[
         {"events":[{"tool_use":{"id":"t1","name":"bash","input":{"command":"echo started; sleep 30; echo never"}}}]},
         {"events":[{"text":"after"}]}]})", c);
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
@@ -168,7 +185,8 @@ TEST(Runtime, ToolTimeoutKillsTheProcessAndReportsAnError) {
 TEST(Runtime, CapsToolOutputInDeltasAndResult) {
     auto c = config_with({"bash"});
     c.max_tool_output = 1000;
-    auto rt = scripted_runtime(R"({"rounds":[
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"rounds":[
         {"events":[{"tool_use":{"id":"t1","name":"bash","input":{"command":"head -c 200000 /dev/zero | tr '\\0' a"}}}]},
         {"events":[{"text":"ok"}]}]})", c);
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
@@ -183,7 +201,8 @@ TEST(Runtime, CapsToolOutputInDeltasAndResult) {
 
 TEST(Runtime, RepairsToolOutputIntoValidUtf8AcrossChunks) {
     // "é" is split across two writes; 0xFF is never valid.
-    auto rt = scripted_runtime(R"js({"rounds":[
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"js({"rounds":[
         {"events":[{"tool_use":{"id":"t1","name":"bash","input":{"command":"printf 'a\\303'; sleep 0.2; printf '\\251b\\377'"}}}]},
         {"events":[{"text":"ok"}]}]})js", config_with({"bash"}));
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
@@ -196,7 +215,8 @@ TEST(Runtime, RepairsToolOutputIntoValidUtf8AcrossChunks) {
 }
 
 TEST(Runtime, ProviderErrorEndsWithErrorThenDone) {
-    auto rt = scripted_runtime(R"({"rounds":[{"events":[{"text":"partial"},{"error":"upstream exploded"}]}]})");
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"text":"partial"},{"error":"upstream exploded"}]}]})");
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
     auto evs = drain(rx);
     ASSERT_GE(evs.size(), 2U);
@@ -208,7 +228,8 @@ TEST(Runtime, ProviderErrorEndsWithErrorThenDone) {
 }
 
 TEST(Runtime, CancelledTokenEndsWithCancelledErrorThenDone) {
-    auto rt = scripted_runtime(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     CancellationToken cancel;
     auto rx = rt->run_stream_with_messages(prompt("go"), cancel);
     ASSERT_TRUE(rx.next().has_value()); // it is streaming
@@ -222,7 +243,8 @@ TEST(Runtime, CancelledTokenEndsWithCancelledErrorThenDone) {
 }
 
 TEST(Runtime, DroppedReceiverEndsTheWorker) {
-    auto rt = scripted_runtime(R"({"rounds":[{"events":[{"text":"flood ","repeat":-1}]}]})");
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"text":"flood ","repeat":-1}]}]})");
     {
         auto rx = rt->run_stream_with_messages(prompt("go"), {});
         ASSERT_TRUE(rx.next().has_value());
@@ -231,7 +253,8 @@ TEST(Runtime, DroppedReceiverEndsTheWorker) {
 }
 
 TEST(Runtime, DroppedReceiverKillsTheToolProcess) {
-    auto rt = scripted_runtime(R"({"rounds":[
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"rounds":[
         {"events":[{"tool_use":{"id":"t1","name":"bash","input":{"command":"echo $$; exec sleep 60"}}}]}]})",
         config_with({"bash"}));
     long pid = 0;
@@ -252,7 +275,8 @@ TEST(Runtime, DroppedReceiverKillsTheToolProcess) {
 }
 
 TEST(Runtime, SecondTurnWhileOneRunsIsRefused) {
-    auto rt = scripted_runtime(R"({"delay_ms":5,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"delay_ms":5,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto rx1 = rt->run_stream_with_messages(prompt("one"), {});
     auto rx2 = rt->run_stream_with_messages(prompt("two"), {});
     auto evs = drain(rx2);
@@ -262,7 +286,8 @@ TEST(Runtime, SecondTurnWhileOneRunsIsRefused) {
 }
 
 TEST(Runtime, ANewTurnMayStartAsSoonAsDoneWasReceived) {
-    auto rt = scripted_runtime(R"({"rounds":[{"events":[{"text":"ok"}]}]})");
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"text":"ok"}]}]})");
     for (int i = 0; i < 50; ++i) {
         auto rx = rt->run_stream_with_messages(prompt("go"), {});
         auto evs = drain(rx);
@@ -272,13 +297,131 @@ TEST(Runtime, ANewTurnMayStartAsSoonAsDoneWasReceived) {
 }
 
 TEST(Runtime, DestructorCancelsARunningTurn) {
-    auto rt = scripted_runtime(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
+    sluice::test::IoThread io;
+    auto rt = scripted_runtime(io.executor(), R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
     ASSERT_TRUE(rx.next().has_value());
-    rt.reset(); // joins the worker
+    rt.reset(); // cancels the turn, which ends on its executor
     auto evs = drain(rx);
     ASSERT_FALSE(evs.empty());
     EXPECT_TRUE(std::holds_alternative<session::Done>(evs.back()));
+}
+
+// Receives every event of `rx` with async_next, as a coroutine on `io` run to completion.
+// `each` runs on every event as it arrives.
+std::vector<StreamEvent> drain_async(
+    boost::asio::io_context& io, RelayReceiver& rx, const std::function<void()>& each = {}) {
+    return sluice::test::run_async(io, [&]() -> boost::asio::awaitable<std::vector<StreamEvent>> {
+        std::vector<StreamEvent> out;
+        const auto ex = co_await boost::asio::this_coro::executor;
+        while (auto ev = co_await async_next(rx, ex, boost::asio::use_awaitable)) {
+            if (each) {
+                each();
+            }
+            out.push_back(std::move(*ev));
+        }
+        co_return out;
+    });
+}
+
+// The variant name of each event, in order.
+std::vector<std::string> kinds(const std::vector<StreamEvent>& evs) {
+    std::vector<std::string> out;
+    for (const auto& e : evs) {
+        out.emplace_back(std::visit(
+            [](const auto& v) -> std::string {
+                using T = std::decay_t<decltype(v)>;
+                if constexpr (std::is_same_v<T, llm::Text>) { return "Text"; }
+                if constexpr (std::is_same_v<T, llm::ToolUseStart>) { return "ToolUseStart"; }
+                if constexpr (std::is_same_v<T, llm::ToolUseDelta>) { return "ToolUseDelta"; }
+                if constexpr (std::is_same_v<T, llm::ToolUse>) { return "ToolUse"; }
+                if constexpr (std::is_same_v<T, llm::ToolResultDelta>) { return "ToolResultDelta"; }
+                if constexpr (std::is_same_v<T, llm::ToolResult>) { return "ToolResult"; }
+                if constexpr (std::is_same_v<T, session::MessageHistory>) { return "MessageHistory"; }
+                if constexpr (std::is_same_v<T, session::Usage>) { return "Usage"; }
+                if constexpr (std::is_same_v<T, session::Done>) { return "Done"; }
+                if constexpr (std::is_same_v<T, session::Error>) { return "Error"; }
+                return "other";
+            },
+            e));
+    }
+    return out;
+}
+
+constexpr std::string_view TOOL_TURN = R"({"rounds":[
+    {"events":[{"text":"let me echo"},{"tool_use":{"id":"t1","name":"echo","input":{"text":"hi"}}}],"usage":{"input":1,"output":2}},
+    {"events":[{"text":"done"}],"usage":{"input":3,"output":4}}]})";
+
+TEST(Runtime, RunsAWholeTurnWithAToolOnAOneThreadIoContext) {
+    // The turn, the scripted provider's pacing and the tool all run as coroutines on the
+    // test's own thread; the caller receives with async_next on the same io_context.
+    boost::asio::io_context io;
+    auto rt = scripted_runtime(io.get_executor(), TOOL_TURN, config_with({"echo"}));
+    auto rx = rt->run_stream_with_messages(prompt("go"), {});
+    const auto evs = drain_async(io, rx);
+    const std::vector<std::string> expected{
+        "Text", "ToolUseStart", "ToolUseDelta", "ToolUse", "MessageHistory", // round 1
+        "ToolResultDelta", "ToolResult", "MessageHistory",                   // the tool
+        "Text", "MessageHistory",                                            // round 2
+        "Usage", "Done"};
+    EXPECT_EQ(kinds(evs), expected);
+    EXPECT_EQ(joined<llm::Text>(evs), "let me echodone");
+    const auto results = all_of<llm::ToolResult>(evs);
+    ASSERT_EQ(results.size(), 1U);
+    EXPECT_EQ(results[0].result, "hi");
+    EXPECT_EQ(all_of<session::Usage>(evs).at(0).output, 6U);
+    EXPECT_TRUE(rt->wait_idle(0ms));
+
+    // The same turn read the old way (blocking next() on a plain thread, the turn on an
+    // io_context thread) gives the same sequence.
+    sluice::test::IoThread other;
+    auto rt2 = scripted_runtime(other.executor(), TOOL_TURN, config_with({"echo"}));
+    auto rx2 = rt2->run_stream_with_messages(prompt("go"), {});
+    EXPECT_EQ(kinds(drain(rx2)), expected);
+}
+
+std::size_t thread_count() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+        ++n;
+    }
+    return n;
+}
+
+TEST(Runtime, ABuiltinTurnCreatesNoThread) {
+    // The default configuration: the scripted provider at its built-in script, paced, with its
+    // echo tool. Sampled on every event and at the end: the thread count never grows.
+    RuntimeConfig c;
+    c.provider.script_pace = 0.1;
+    boost::asio::io_context io;
+    const std::size_t before = thread_count();
+    Runtime rt(io.get_executor(), c);
+    auto rx = rt.run_stream_with_messages(prompt("hi"), {});
+    std::size_t most = thread_count();
+    const auto evs = drain_async(io, rx, [&] { most = std::max(most, thread_count()); });
+    EXPECT_TRUE(all_of<session::Error>(evs).empty());
+    EXPECT_EQ(all_of<llm::ToolResult>(evs).size(), 1U); // the turn did run its tool
+    EXPECT_TRUE(std::holds_alternative<session::Done>(evs.back()));
+    EXPECT_EQ(most, before);
+    EXPECT_EQ(thread_count(), before);
+}
+
+TEST(Runtime, DestructorCancelsWithoutWaitingAndTheTurnEndsOnItsExecutor) {
+    boost::asio::io_context io;
+    auto rt = scripted_runtime(
+        io.get_executor(), R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
+    auto rx = rt->run_stream_with_messages(prompt("go"), {});
+    std::size_t seen = 0;
+    std::vector<StreamEvent> evs = drain_async(io, rx, [&] {
+        if (++seen == 3) {
+            rt.reset(); // on the executor's own thread: must not wait for the turn
+        }
+    });
+    ASSERT_FALSE(evs.empty());
+    EXPECT_TRUE(std::holds_alternative<session::Done>(evs.back()));
+    const auto* err = std::get_if<session::Error>(&evs[evs.size() - 2]);
+    ASSERT_NE(err, nullptr);
+    EXPECT_EQ(err->outcome, session::Outcome::cancelled);
 }
 
 TEST(RepairHistory, AnswersDanglingToolUsesAndMergesRoles) {

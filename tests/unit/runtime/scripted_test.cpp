@@ -2,6 +2,11 @@
 #include <sluice/core/error.hpp>
 #include <sluice/runtime/scripted.hpp>
 
+#include "support/run_async.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
@@ -37,7 +42,8 @@ struct Collected {
 Collected run(Provider& p, const ProviderRequest& req, boost::system::result<ProviderResponse>& out,
               CancellationToken cancel = {}) {
     Collected c;
-    out = p.stream(req, cancel, [&](StreamEvent ev) {
+    boost::asio::io_context io;
+    out = sluice::test::run_async(io, [&] { return p.stream(req, cancel, [&](StreamEvent ev) {
         if (auto* t = std::get_if<llm::Text>(&ev)) {
             c.text += t->text;
         } else if (auto* th = std::get_if<llm::Thinking>(&ev)) {
@@ -46,7 +52,7 @@ Collected run(Provider& p, const ProviderRequest& req, boost::system::result<Pro
             c.tool_json += d->delta;
         }
         c.events.push_back(std::move(ev));
-    });
+    }); });
     return c;
 }
 
@@ -146,6 +152,70 @@ TEST(ScriptedProvider, CancelStopsAnEndlessFloodWithCancelled) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::cancelled);
     EXPECT_FALSE(c.text.empty());
+}
+
+TEST(ScriptedProvider, PacesWithoutBlockingTheIoContext) {
+    // Two streams on ONE io_context thread: with a timer between events (not a sleep) their
+    // events interleave; a blocking pacer would run the first to its end before the second.
+    constexpr std::string_view PACED =
+        R"({"delay_ms": 5, "rounds":[{"events":[{"text":"x","repeat":4}]}]})";
+    auto a = make_scripted_provider(PACED, 1);
+    auto b = make_scripted_provider(PACED, 1);
+    const auto req = request_with({json::object{{"role", "user"}, {"content", "hi"}}});
+    boost::asio::io_context io;
+    std::string order;
+    int ended = 0;
+    for (auto* p : {a.get(), b.get()}) {
+        const char tag = p == a.get() ? 'a' : 'b';
+        boost::asio::co_spawn(
+            io,
+            [p, tag, &req, &order]() { return p->stream(req, {}, [tag, &order](StreamEvent) { order += tag; }); },
+            [&ended](const std::exception_ptr& e, const boost::system::result<ProviderResponse>& r) {
+                EXPECT_FALSE(e);
+                EXPECT_TRUE(r);
+                ++ended;
+            });
+    }
+    io.run();
+    EXPECT_EQ(ended, 2);
+    ASSERT_EQ(order.size(), 8U) << order;
+    EXPECT_LT(order.find('b'), order.rfind('a')) << order; // b started before a ended
+    EXPECT_LT(order.find('a'), order.rfind('b')) << order;
+}
+
+TEST(ScriptedProvider, MapsStopReasonsWithTheSharedMap) {
+    auto p = make_scripted_provider(
+        R"({"rounds":[{"events":[{"text":"x"}],"stop_reason":"model_context_window_exceeded"}]})", 0);
+    boost::system::result<ProviderResponse> r;
+    (void)run(*p, request_with({json::object{{"role", "user"}, {"content", "hi"}}}), r);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->stop_reason, StopReason::max_tokens);
+    EXPECT_EQ(r->stop_reason_text, "model_context_window_exceeded");
+}
+
+TEST(StopReasonFrom, MapsEveryProvidersWords) {
+    const std::pair<std::string_view, StopReason> rows[] = {
+        {"end_turn", StopReason::end_turn},
+        {"stop_sequence", StopReason::end_turn},
+        {"stop", StopReason::end_turn},
+        {"tool_use", StopReason::tool_use},
+        {"tool_calls", StopReason::tool_use},
+        {"function_call", StopReason::tool_use},
+        {"max_tokens", StopReason::max_tokens},
+        {"model_context_window_exceeded", StopReason::max_tokens},
+        {"length", StopReason::max_tokens},
+        {"refusal", StopReason::refusal},
+        {"content_filter", StopReason::refusal},
+        {"pause_turn", StopReason::pause_turn},
+        {"", StopReason::other},
+        {"something_new", StopReason::other},
+    };
+    for (const auto& [word, reason] : rows) {
+        EXPECT_EQ(stop_reason_from(word), reason) << word;
+    }
+    EXPECT_EQ(stop_reason_text(StopReason::end_turn), "end_turn");
+    EXPECT_EQ(stop_reason_text(StopReason::max_tokens), "max_tokens");
+    EXPECT_EQ(stop_reason_text(StopReason::other), "other");
 }
 
 TEST(MakeProvider, BuildsScriptedAndRejectsUnknownKinds) {

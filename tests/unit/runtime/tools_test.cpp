@@ -1,6 +1,8 @@
 // Tests of the built-in tools: bash (working dir, exit status, cancel), read_file, echo, lists.
 #include <sluice/runtime/tools.hpp>
 
+#include "support/run_async.hpp"
+
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
@@ -18,6 +20,12 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
+// TEMP(helper B replaces): runs the awaitable Tool::run to completion on its own io_context.
+ToolOutcome run_tool(Tool& tool, json::value input, ToolContext ctx) {
+    boost::asio::io_context io;
+    return sluice::test::run_async(io, [&] { return tool.run(std::move(input), std::move(ctx)); });
+}
+
 struct TempDir {
     fs::path path;
     TempDir() {
@@ -33,7 +41,7 @@ TEST(BashTool, RunsInTheWorkingDirectoryAndStreamsOutput) {
     std::string streamed;
     ToolContext ctx;
     ctx.on_output = [&](std::string_view s) { streamed.append(s); };
-    auto out = bash->run(json::object{{"command", "pwd; echo err >&2"}}, ctx);
+    auto out = run_tool(*bash, json::object{{"command", "pwd; echo err >&2"}}, ctx);
     EXPECT_FALSE(out.is_error);
     EXPECT_EQ(out.output, fs::canonical(dir.path).string() + "\nerr\n");
     EXPECT_EQ(streamed, out.output);
@@ -41,14 +49,14 @@ TEST(BashTool, RunsInTheWorkingDirectoryAndStreamsOutput) {
 
 TEST(BashTool, NonZeroExitIsAnError) {
     auto bash = make_bash_tool({"."});
-    auto out = bash->run(json::object{{"command", "echo oops; exit 7"}}, ToolContext{});
+    auto out = run_tool(*bash, json::object{{"command", "echo oops; exit 7"}}, ToolContext{});
     EXPECT_TRUE(out.is_error);
     EXPECT_NE(out.output.find("oops"), std::string::npos);
     EXPECT_NE(out.output.find("exit status 7"), std::string::npos);
 }
 
 TEST(BashTool, MissingCommandIsAnError) {
-    auto out = make_bash_tool({"."})->run(json::object{}, ToolContext{});
+    auto out = run_tool(*make_bash_tool({"."}), json::object{}, ToolContext{});
     EXPECT_TRUE(out.is_error);
 }
 
@@ -61,7 +69,7 @@ TEST(BashTool, CancelKillsTheWholeProcessGroup) {
         ctx.cancel.cancel(); // cancel as soon as the background pid is known
     };
     // A background grandchild in the same group must die too.
-    auto out = bash->run(json::object{{"command", "sleep 60 & echo $!; wait"}}, ctx);
+    auto out = run_tool(*bash, json::object{{"command", "sleep 60 & echo $!; wait"}}, ctx);
     EXPECT_TRUE(out.is_error);
     EXPECT_NE(out.output.find("cancelled"), std::string::npos);
     const long pid = std::stol(streamed);
@@ -81,7 +89,7 @@ TEST(BashTool, ReturnsWhenTheShellExitsEvenIfABackgroundJobHoldsThePipe) {
     ToolContext ctx;
     ctx.timeout = 20s;
     const auto t0 = std::chrono::steady_clock::now();
-    auto out = bash->run(json::object{{"command", "sleep 3 & echo quick"}}, ctx);
+    auto out = run_tool(*bash, json::object{{"command", "sleep 3 & echo quick"}}, ctx);
     EXPECT_FALSE(out.is_error);
     EXPECT_EQ(out.output.substr(0, 6), "quick\n");
     // Not a speed assertion: the tool must not wait out the 20 s timeout.
@@ -96,24 +104,24 @@ TEST(ReadFileTool, ReadsBoundedWithOffset) {
     auto rf = make_read_file_tool({dir.path.string()});
     ToolContext ctx;
     ctx.max_output = 4;
-    auto out = rf->run(json::object{{"path", "f.txt"}, {"offset", 2}}, ctx);
+    auto out = run_tool(*rf, json::object{{"path", "f.txt"}, {"offset", 2}}, ctx);
     EXPECT_FALSE(out.is_error);
     EXPECT_EQ(out.output.substr(0, 4), "2345");
     EXPECT_NE(out.output.find("4 more bytes"), std::string::npos);
-    auto whole = rf->run(json::object{{"path", (dir.path / "f.txt").string()}}, ToolContext{});
+    auto whole = run_tool(*rf, json::object{{"path", (dir.path / "f.txt").string()}}, ToolContext{});
     EXPECT_EQ(whole.output, "0123456789");
 }
 
 TEST(ReadFileTool, MissingFileAndDirectoriesAreErrors) {
     TempDir dir;
     auto rf = make_read_file_tool({dir.path.string()});
-    EXPECT_TRUE(rf->run(json::object{{"path", "nope"}}, ToolContext{}).is_error);
-    EXPECT_TRUE(rf->run(json::object{{"path", "."}}, ToolContext{}).is_error);
-    EXPECT_TRUE(rf->run(json::object{}, ToolContext{}).is_error);
+    EXPECT_TRUE(run_tool(*rf, json::object{{"path", "nope"}}, ToolContext{}).is_error);
+    EXPECT_TRUE(run_tool(*rf, json::object{{"path", "."}}, ToolContext{}).is_error);
+    EXPECT_TRUE(run_tool(*rf, json::object{}, ToolContext{}).is_error);
 }
 
 TEST(EchoTool, ReturnsItsText) {
-    auto out = make_echo_tool()->run(json::object{{"text", "hi"}}, ToolContext{});
+    auto out = run_tool(*make_echo_tool(), json::object{{"text", "hi"}}, ToolContext{});
     EXPECT_FALSE(out.is_error);
     EXPECT_EQ(out.output, "hi");
 }

@@ -1,14 +1,15 @@
-// Private: the shared plumbing of the HTTP providers (POST, SSE framing, error lines, settings).
+// Private: the shell shared by the HTTP providers (POST + SSE, retries, error lines, settings).
 #pragma once
 
 #include <sluice/core/error.hpp>
-#include <sluice/runtime/http_client.hpp>
+#include <sluice/net/http_client.hpp>
+#include <sluice/net/sse.hpp>
 #include <sluice/runtime/provider.hpp>
-#include <sluice/runtime/sse.hpp>
 
 #include <boost/json/object.hpp>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,18 +40,58 @@ struct ProviderLabel {
     std::string_view key_env; ///< "ANTHROPIC_API_KEY"
 };
 
-/// POSTs `body` as JSON to `url` and hands each SSE event to `on_event`, chunk by chunk.
-/// HTTP errors, transport errors and stream-level faults become `failure` with one clear line.
-/// @return true if the body was read to its end (or the handler stopped it) without failure.
-bool post_sse(
-    HttpClient& client,
-    const ProviderLabel& label,
-    const std::string& url,
-    HttpHeaders headers,
-    std::string body,
-    const CancellationToken& cancel,
-    const std::function<EventVerdict(const sse::Event&)>& on_event,
-    Failure& failure);
+/// The decoder of one provider's event stream: fed each SSE event, then asked for the summary.
+/// Built per response; holds the sink and the failure it was made with by reference.
+class StreamAssembler {
+public:
+    virtual ~StreamAssembler() = default;
+
+    /// Handles one event (emitting StreamEvents); `stop` once a failure was recorded.
+    virtual EventVerdict on_event(const sse::Event& ev) = 0;
+
+    /// Called when the body ended without failure: the summary, or nullopt with a failure set.
+    virtual std::optional<ProviderResponse> finish() = 0;
+};
+
+/// What one provider call POSTs (as JSON, asking for text/event-stream).
+struct SseCall {
+    std::string url;                   ///< the endpoint
+    transport::HttpHeaders headers;    ///< auth and version headers
+    std::string body;                  ///< the serialized request body
+};
+
+/// The shell shared by the HTTP providers: POSTs the call a subclass prepares, feeds the SSE
+/// body to the subclass's assembler, tells retries as Notices, and maps HTTP and transport
+/// failures to one clear line each.
+///
+/// @par Thread safety
+/// As Provider: one `stream` at a time; the token may be cancelled from any thread.
+class SseProvider : public Provider {
+public:
+    /// A shell calling itself `label.name`, with the given client settings.
+    SseProvider(ProviderLabel label, transport::HttpOptions http);
+
+    boost::asio::awaitable<boost::system::result<ProviderResponse>> stream(
+        const ProviderRequest& request, CancellationToken cancel, EventSink sink) final;
+
+    [[nodiscard]] std::string error_message() const final { return last_error_; }
+
+    [[nodiscard]] std::string name() const final { return std::string(label_.name); }
+
+protected:
+    /// The URL, headers and body of the request for `request`.
+    [[nodiscard]] virtual SseCall prepare(const ProviderRequest& request) const = 0;
+
+    /// A fresh assembler for one response.
+    [[nodiscard]] virtual std::unique_ptr<StreamAssembler> assembler(
+        const EventSink& sink, Failure& failure) const = 0;
+
+private:
+    ProviderLabel label_;
+    std::unique_ptr<transport::HttpClient> client_;
+    const EventSink* sink_{}; // the running stream's sink (for retry notices), else null
+    std::string last_error_;
+};
 
 /// Feeds a whole body to an SSE parser in `chunk`-byte pieces (as if received), handing each
 /// event to `on_event`: the sans-I/O path used by the decode_* functions and benchmarks.

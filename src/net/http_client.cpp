@@ -1,5 +1,5 @@
-// The HTTP/1.1 client: connect (direct, proxy, CONNECT tunnel, TLS), send, stream, retry.
-#include <sluice/runtime/http_client.hpp>
+// The HTTP/1.1 client coroutine: connect (direct, proxy, CONNECT tunnel, TLS), send, stream, retry.
+#include <sluice/net/http_client.hpp>
 
 #include <sluice/core/error.hpp>
 
@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -18,18 +19,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <exception>
-#include <mutex>
 #include <random>
+#include <tuple>
 
-namespace sluice::runtime {
+namespace sluice::transport {
 
 namespace {
 
@@ -62,22 +60,37 @@ using detail::Target;
 using detail::base64;
 using detail::iequals;
 
+/// One request's cancellation state, shared with the token's callback so a cancel that races
+/// the end of the request never touches a dead object.
+struct Live {
+    std::atomic<bool> cancelled{false};
+    // Strand-confined: the Asio objects of the attempt in flight (null between attempts).
+    beast::tcp_stream* stream{};
+    tcp::resolver* resolver{};
+    net::steady_timer* timer{};
+
+    /// Runs on the request's strand: ends whatever the attempt waits for.
+    void abort() {
+        if (stream != nullptr) {
+            // Abortive close: the peer gets a reset at once, even if its data sits unread in
+            // our buffers (a plain FIN leaves a flooding server blocked on a zero window).
+            error_code ignored;
+            stream->socket().set_option(net::socket_base::linger(true, 0), ignored);
+            stream->close();
+        }
+        if (resolver != nullptr) {
+            resolver->cancel();
+        }
+        if (timer != nullptr) {
+            timer->cancel();
+        }
+    }
+};
+
 struct HttpClient::impl {
     HttpOptions options;
     std::string last_error;
     std::unique_ptr<ssl::context> tls;
-
-    // Cancellation plumbing: a dup() of the live socket's fd, guarded for the cancelling
-    // thread. A dup, because Beast closes its own fd on a timeout and the number could be
-    // reused by another thread's file before the attempt ends; ours stays ours until closed.
-    std::mutex fd_mutex;
-    int live_fd{-1};
-    std::atomic<bool> cancelled{false};
-
-    // Only touched on the request's thread (inside the io_context).
-    beast::tcp_stream* live_stream{};
-    tcp::resolver* live_resolver{};
-    net::steady_timer* live_timer{};
 
     ssl::context& tls_context() {
         if (!tls) {
@@ -92,53 +105,19 @@ struct HttpClient::impl {
         return *tls;
     }
 
-    void set_live_fd(int fd) {
-        const std::lock_guard lock(fd_mutex);
-        if (live_fd >= 0) {
-            ::close(live_fd);
-        }
-        live_fd = fd >= 0 ? ::dup(fd) : -1;
-    }
-
-    /// Runs on the cancelling thread: unblock a pending read at once, then tidy up on the
-    /// request's own thread (Asio objects are never touched from here).
-    void on_cancel(net::io_context& io) {
-        cancelled = true;
-        {
-            const std::lock_guard lock(fd_mutex);
-            if (live_fd >= 0) {
-                // Abortive close: the peer gets a reset at once, even if its data sits unread
-                // in our buffers (a plain FIN leaves a flooding server blocked on a zero window).
-                const ::linger abort{1, 0};
-                ::setsockopt(live_fd, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
-                ::shutdown(live_fd, SHUT_RDWR);
-            }
-        }
-        net::post(io, [this] {
-            if (live_stream != nullptr) {
-                live_stream->cancel();
-            }
-            if (live_resolver != nullptr) {
-                live_resolver->cancel();
-            }
-            if (live_timer != nullptr) {
-                live_timer->cancel();
-            }
-        });
-    }
-
-    Outcome fail(error_code ec, std::string message, bool retryable = false) {
-        if (cancelled) {
+    static Outcome fail(const Live& live, error_code ec, std::string message, bool retryable = false) {
+        if (live.cancelled) {
             return {errc::cancelled, "cancelled", false, {}};
         }
         return {ec, std::move(message), retryable, {}};
     }
 
     net::awaitable<Outcome> attempt(
-        const HttpRequest& req, const Target& target, const BodyCallback& on_body);
+        Live& live, const HttpRequest& req, const Target& target, const BodyCallback& on_body);
 
     template <class Stream>
     net::awaitable<Outcome> exchange(
+        Live& live,
         Stream& stream,
         beast::tcp_stream& lowest,
         const HttpRequest& req,
@@ -147,11 +126,12 @@ struct HttpClient::impl {
         const std::string& proxy_auth,
         const BodyCallback& on_body);
 
-    net::awaitable<Outcome> run(const HttpRequest& req, const BodyCallback& on_body);
+    net::awaitable<Outcome> run(Live& live, const HttpRequest& req, const BodyCallback& on_body);
 };
 
 template <class Stream>
 net::awaitable<Outcome> HttpClient::impl::exchange(
+    Live& live,
     Stream& stream,
     beast::tcp_stream& lowest,
     const HttpRequest& req,
@@ -177,7 +157,7 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
     }
     lowest.expires_after(options.first_byte_timeout);
     if (auto [ec, n] = co_await bhttp::async_write(stream, msg, TUPLE); ec) {
-        co_return fail(errc::io_error, "sending the request to " + target.host_hdr + " failed: " + ec.message(), true);
+        co_return fail(live, errc::io_error, "sending the request to " + target.host_hdr + " failed: " + ec.message(), true);
     }
     beast::flat_buffer buffer;
     bhttp::response_parser<bhttp::buffer_body> parser;
@@ -188,12 +168,12 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
     }
     if (auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, TUPLE); ec) {
         if (ec == beast::error::timeout) {
-            co_return fail(
+            co_return fail(live, 
                 errc::timed_out,
                 "no response from " + target.host_hdr + " within "
                     + seconds_text(options.first_byte_timeout));
         }
-        co_return fail(errc::io_error, "reading the response from " + target.host_hdr + " failed: " + ec.message());
+        co_return fail(live, errc::io_error, "reading the response from " + target.host_hdr + " failed: " + ec.message());
     }
     Outcome out;
     const auto& head = parser.get();
@@ -223,7 +203,11 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
         const std::size_t got = chunk.size() - parser.get().body().size;
         if (got > 0) {
             if (ok) {
-                if (!on_body(std::string_view(chunk.data(), got))) {
+                const bool more = on_body(std::string_view(chunk.data(), got));
+                if (live.cancelled) {
+                    co_return fail(live, errc::cancelled, "cancelled");
+                }
+                if (!more) {
                     // The caller stopped early: reset rather than drain the rest.
                     error_code ignored;
                     lowest.socket().set_option(net::socket_base::linger(true, 0), ignored);
@@ -235,11 +219,11 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
             }
         }
         if (ec) {
-            if (cancelled) {
-                co_return fail(errc::cancelled, "cancelled");
+            if (live.cancelled) {
+                co_return fail(live, errc::cancelled, "cancelled");
             }
             if (ec == beast::error::timeout) {
-                co_return fail(
+                co_return fail(live, 
                     errc::timed_out,
                     "the response from " + target.host_hdr + " stalled for "
                         + seconds_text(options.idle_timeout));
@@ -247,17 +231,18 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
             if (!ok) {
                 break; // a cut error body still tells enough
             }
-            co_return fail(errc::io_error, "the response from " + target.host_hdr + " was cut off: " + ec.message());
+            co_return fail(live, errc::io_error, "the response from " + target.host_hdr + " was cut off: " + ec.message());
         }
     }
-    if (cancelled) {
-        co_return fail(errc::cancelled, "cancelled");
+    if (live.cancelled) {
+        co_return fail(live, errc::cancelled, "cancelled");
     }
     out.retryable = retryable_status(out.response.status);
     co_return out;
 }
 
 net::awaitable<Outcome> HttpClient::impl::attempt(
+    Live& live,
     const HttpRequest& req, const Target& target, const BodyCallback& on_body) {
     auto ex = co_await net::this_coro::executor;
     // Which host to dial: the proxy, or the target itself.
@@ -272,7 +257,7 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
         }
         auto p = parse_target(proxy_url);
         if (!p || p->tls) {
-            co_return fail(errc::bad_request, "unsupported proxy URL: " + proxy_url);
+            co_return fail(live, errc::bad_request, "unsupported proxy URL: " + proxy_url);
         }
         proxy = *p;
         if (!proxy->userinfo.empty()) {
@@ -283,8 +268,8 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
 
     tcp::resolver resolver(ex);
     net::steady_timer deadline(ex);
-    live_timer = &deadline;
-    live_resolver = &resolver;
+    live.timer = &deadline;
+    live.resolver = &resolver;
     deadline.expires_after(options.connect_timeout);
     bool resolve_timed_out = false;
     deadline.async_wait([&](error_code ec) {
@@ -293,43 +278,49 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
             resolver.cancel();
         }
     });
-    auto [rec, endpoints] =
-        co_await resolver.async_resolve(dial.host, std::to_string(dial.port), TUPLE);
+    error_code not_literal;
+    const auto literal = net::ip::make_address(dial.host, not_literal);
+    error_code rec;
+    tcp::resolver::results_type endpoints;
+    if (!not_literal) {
+        // An IP literal needs no lookup (and so no resolver thread inside Asio).
+        endpoints = tcp::resolver::results_type::create(
+            tcp::endpoint(literal, dial.port), dial.host, std::to_string(dial.port));
+    } else {
+        const std::string service = std::to_string(dial.port);
+        std::tie(rec, endpoints) = co_await resolver.async_resolve(dial.host, service, TUPLE);
+    }
     deadline.cancel();
-    live_timer = nullptr;
-    live_resolver = nullptr;
+    live.timer = nullptr;
+    live.resolver = nullptr;
     if (rec) {
-        co_return fail(
+        co_return fail(live, 
             errc::io_error,
             "cannot resolve " + dial.host + ": "
                 + (resolve_timed_out ? std::string("timed out") : rec.message()),
             rec != net::error::host_not_found);
     }
     beast::tcp_stream lowest(ex);
-    live_stream = &lowest;
+    live.stream = &lowest;
     struct Unlive {
-        impl* self;
-        ~Unlive() {
-            self->set_live_fd(-1);
-            self->live_stream = nullptr;
-        }
-    } unlive{this};
-    if (cancelled) {
-        co_return fail(errc::cancelled, "cancelled");
+        Live* live;
+        ~Unlive() { live->stream = nullptr; }
+    } unlive{&live};
+    if (live.cancelled) {
+        co_return fail(live, errc::cancelled, "cancelled");
     }
     lowest.expires_after(options.connect_timeout);
     auto [cec, ep] = co_await lowest.async_connect(endpoints, TUPLE);
     if (cec) {
         const bool timeout = cec == beast::error::timeout;
-        co_return fail(
+        co_return fail(live, 
             timeout ? errc::timed_out : errc::io_error,
             "cannot connect to " + dial.host_hdr + ": "
                 + (timeout ? "timed out after " + seconds_text(options.connect_timeout) : cec.message()),
             true);
     }
-    set_live_fd(lowest.socket().native_handle());
-    if (cancelled) {
-        co_return fail(errc::cancelled, "cancelled");
+    if (live.cancelled) {
+        co_return fail(live, errc::cancelled, "cancelled");
     }
 
     if (proxy && target.tls) {
@@ -344,16 +335,16 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
             connect.set(bhttp::field::proxy_authorization, proxy_auth);
         }
         if (auto [ec, n] = co_await bhttp::async_write(lowest, connect, TUPLE); ec) {
-            co_return fail(errc::io_error, "proxy " + dial.host_hdr + " failed: " + ec.message(), true);
+            co_return fail(live, errc::io_error, "proxy " + dial.host_hdr + " failed: " + ec.message(), true);
         }
         beast::flat_buffer buf;
         bhttp::response_parser<bhttp::empty_body> reply;
         reply.skip(true); // a CONNECT reply has no body
         if (auto [ec, n] = co_await bhttp::async_read_header(lowest, buf, reply, TUPLE); ec) {
-            co_return fail(errc::io_error, "proxy " + dial.host_hdr + " failed: " + ec.message(), true);
+            co_return fail(live, errc::io_error, "proxy " + dial.host_hdr + " failed: " + ec.message(), true);
         }
         if (reply.get().result_int() / 100 != 2) {
-            co_return fail(
+            co_return fail(live, 
                 errc::protocol_error,
                 "proxy " + dial.host_hdr + " refused CONNECT " + authority + ": HTTP "
                     + std::to_string(reply.get().result_int()));
@@ -365,20 +356,21 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
         (void)net::ip::make_address(target.host, not_ip);
         // SNI carries host names only (RFC 6066), never an IP literal.
         if (not_ip && SSL_set_tlsext_host_name(tls_stream.native_handle(), target.host.c_str()) != 1) {
-            co_return fail(errc::io_error, "TLS: cannot set SNI for " + target.host);
+            co_return fail(live, errc::io_error, "TLS: cannot set SNI for " + target.host);
         }
         tls_stream.set_verify_callback(ssl::host_name_verification(target.host));
         lowest.expires_after(options.connect_timeout);
         if (auto [ec] = co_await tls_stream.async_handshake(ssl::stream_base::client, TUPLE); ec) {
-            co_return fail(
+            co_return fail(live, 
                 errc::io_error, "TLS handshake with " + target.host_hdr + " failed: " + ec.message(), true);
         }
-        co_return co_await exchange(tls_stream, lowest, req, target, false, proxy_auth, on_body);
+        co_return co_await exchange(live, tls_stream, lowest, req, target, false, proxy_auth, on_body);
     }
-    co_return co_await exchange(lowest, lowest, req, target, proxy.has_value(), proxy_auth, on_body);
+    co_return co_await exchange(live, lowest, lowest, req, target, proxy.has_value(), proxy_auth, on_body);
 }
 
-net::awaitable<Outcome> HttpClient::impl::run(const HttpRequest& req, const BodyCallback& on_body) {
+net::awaitable<Outcome> HttpClient::impl::run(
+    Live& live, const HttpRequest& req, const BodyCallback& on_body) {
     auto parsed = parse_target(req.url);
     if (!parsed) {
         co_return Outcome{errc::bad_request, "invalid URL: " + req.url, false, {}};
@@ -387,9 +379,9 @@ net::awaitable<Outcome> HttpClient::impl::run(const HttpRequest& req, const Body
     std::minstd_rand jitter(std::random_device{}());
     Outcome last;
     for (unsigned i = 1;; ++i) {
-        last = co_await attempt(req, *parsed, on_body);
+        last = co_await attempt(live, req, *parsed, on_body);
         last.response.attempts = i;
-        if (!last.retryable || i >= attempts || cancelled) {
+        if (!last.retryable || i >= attempts || live.cancelled) {
             co_return last;
         }
         // Back off: doubling, capped, with jitter; a server's Retry-After wins.
@@ -410,11 +402,11 @@ net::awaitable<Outcome> HttpClient::impl::run(const HttpRequest& req, const Body
                 + " of " + std::to_string(attempts) + ")");
         }
         net::steady_timer wait(co_await net::this_coro::executor);
-        live_timer = &wait;
+        live.timer = &wait;
         wait.expires_after(delay);
         co_await wait.async_wait(TUPLE);
-        live_timer = nullptr;
-        if (cancelled) {
+        live.timer = nullptr;
+        if (live.cancelled) {
             co_return Outcome{errc::cancelled, "cancelled", false, {}};
         }
     }
@@ -435,35 +427,50 @@ std::string HttpClient::error_message() const {
     return impl_->last_error;
 }
 
-boost::system::result<HttpResponse> HttpClient::request(
-    const HttpRequest& req, const CancellationToken& cancel, const BodyCallback& on_body) {
+net::awaitable<boost::system::result<HttpResponse>> HttpClient::request(
+    HttpRequest req, CancellationToken cancel, BodyCallback on_body) {
     auto& s = *impl_;
     s.last_error.clear();
-    s.cancelled = cancel.is_cancelled();
-    if (s.cancelled) {
+    if (cancel.is_cancelled()) {
         s.last_error = "cancelled";
-        return errc::cancelled;
+        co_return errc::cancelled;
     }
-    net::io_context io;
-    std::optional<Outcome> result;
-    std::exception_ptr failure;
-    net::co_spawn(io, s.run(req, on_body), [&](std::exception_ptr e, Outcome o) {
-        failure = e;
-        result = std::move(o);
+    // The I/O runs on a strand of the caller's executor, and so does the cancel path: the
+    // token's callback (any thread) only posts there, and Asio objects are touched on it alone.
+    const auto strand = net::make_strand(co_await net::this_coro::executor);
+    const auto live = std::make_shared<Live>();
+    const auto registration = cancel.on_cancel([live, strand] {
+        live->cancelled = true;
+        net::post(strand, [live] { live->abort(); });
     });
-    {
-        // Declared after `io`, so it is unregistered (waiting for a running callback) first.
-        const auto registration = cancel.on_cancel([&s, &io] { s.on_cancel(io); });
-        io.run();
+    Outcome result = co_await net::co_spawn(
+        strand,
+        [&s, &live, &req, &on_body]() { return s.run(*live, req, on_body); },
+        net::use_awaitable);
+    if (result.ec) {
+        s.last_error = result.message;
+        co_return result.ec;
     }
+    co_return std::move(result.response);
+}
+
+boost::system::result<HttpResponse> HttpClient::request_blocking(
+    HttpRequest req, CancellationToken cancel, BodyCallback on_body) {
+    net::io_context io;
+    std::optional<boost::system::result<HttpResponse>> result;
+    std::exception_ptr failure;
+    net::co_spawn(
+        io,
+        request(std::move(req), std::move(cancel), std::move(on_body)),
+        [&](std::exception_ptr e, boost::system::result<HttpResponse> r) {
+            failure = e;
+            result = std::move(r);
+        });
+    io.run();
     if (failure) {
         std::rethrow_exception(failure);
     }
-    if (result->ec) {
-        s.last_error = result->message;
-        return result->ec;
-    }
-    return std::move(result->response);
+    return std::move(*result);
 }
 
-} // namespace sluice::runtime
+} // namespace sluice::transport

@@ -1,5 +1,5 @@
 // The SSE parser: line splitting (CR/LF/CRLF across feeds), fields, dispatch, limits.
-#include <sluice/runtime/sse.hpp>
+#include <sluice/net/sse.hpp>
 
 #include <sluice/core/error.hpp>
 

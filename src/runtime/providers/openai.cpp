@@ -23,22 +23,6 @@ namespace {
 
 constexpr detail::ProviderLabel LABEL{"openai", "OPENAI_API_KEY"};
 
-StopReason stop_reason_of(std::string_view s) {
-    if (s == "stop") {
-        return StopReason::end_turn;
-    }
-    if (s == "tool_calls" || s == "function_call") {
-        return StopReason::tool_use;
-    }
-    if (s == "length") {
-        return StopReason::max_tokens;
-    }
-    if (s == "content_filter") {
-        return StopReason::refusal;
-    }
-    return StopReason::other;
-}
-
 /// The text of a tool_result's content (a string, or the text blocks of an array).
 std::string result_text(const json::value& content) {
     if (content.is_string()) {
@@ -59,13 +43,13 @@ std::string result_text(const json::value& content) {
 }
 
 /// One response's state: text, reasoning, tool calls by index, finish reason, usage.
-class ChunkAssembler {
+class ChunkAssembler final : public detail::StreamAssembler {
 public:
     ChunkAssembler(const EventSink& sink, Failure& failure)
         : sink_(sink)
         , failure_(failure) {}
 
-    EventVerdict on_event(const sse::Event& ev) {
+    EventVerdict on_event(const sse::Event& ev) override {
         if (sse::is_done(ev)) {
             done_ = true;
             return EventVerdict::more;
@@ -103,7 +87,7 @@ public:
         return EventVerdict::more;
     }
 
-    std::optional<ProviderResponse> finish() {
+    std::optional<ProviderResponse> finish() override {
         if (!done_ && finish_reason_.empty()) {
             failure_.set(
                 errc::protocol_error,
@@ -112,7 +96,7 @@ public:
         }
         ProviderResponse out;
         out.stop_reason_text = finish_reason_;
-        out.stop_reason = stop_reason_of(finish_reason_);
+        out.stop_reason = stop_reason_from(finish_reason_);
         if (!refusal_.empty()) {
             out.stop_reason = StopReason::refusal;
         }
@@ -238,70 +222,37 @@ private:
     bool done_{false};
 };
 
-class OpenAiProvider final : public Provider {
+class OpenAiProvider final : public detail::SseProvider {
 public:
-    OpenAiProvider(std::string base_url, std::string key, std::string model, HttpOptions http)
-        : base_url_(std::move(base_url))
+    OpenAiProvider(
+        std::string base_url, std::string key, std::string model, transport::HttpOptions http)
+        : SseProvider(LABEL, std::move(http))
+        , base_url_(std::move(base_url))
         , key_(std::move(key))
         , model_(std::move(model))
-        , completion_tokens_field_(base_url_.find("api.openai.com") != std::string::npos) {
-        http.on_retry = [this, told = std::move(http.on_retry)](const std::string& line) {
-            if (told) {
-                told(line);
-            }
-            if (sink_ != nullptr) {
-                (*sink_)(session::Notice{"openai: " + line});
-            }
-        };
-        client_ = std::make_unique<HttpClient>(std::move(http));
-    }
+        , completion_tokens_field_(base_url_.find("api.openai.com") != std::string::npos) {}
 
-    boost::system::result<ProviderResponse> stream(
-        const ProviderRequest& request, const CancellationToken& cancel, const EventSink& sink) override {
-        sink_ = &sink;
-        struct Unset {
-            const EventSink** p;
-            ~Unset() { *p = nullptr; }
-        } unset{&sink_};
-        Failure failure;
-        ChunkAssembler assembler(sink, failure);
-        HttpHeaders headers;
+private:
+    [[nodiscard]] detail::SseCall prepare(const ProviderRequest& request) const override {
+        transport::HttpHeaders headers;
         if (!key_.empty()) {
             headers.emplace_back("Authorization", "Bearer " + key_);
         }
-        const bool ok = detail::post_sse(
-            *client_,
-            LABEL,
+        return {
             detail::join_url(base_url_, "/chat/completions"),
             std::move(headers),
-            json::serialize(openai_request_body(request, model_, completion_tokens_field_)),
-            cancel,
-            [&](const sse::Event& ev) { return assembler.on_event(ev); },
-            failure);
-        std::optional<ProviderResponse> out;
-        if (ok && !failure) {
-            out = assembler.finish();
-        }
-        if (failure || !out) {
-            last_error_ = failure.message;
-            return failure.ec ? failure.ec : make_error_code(errc::provider_error);
-        }
-        last_error_.clear();
-        return std::move(*out);
+            json::serialize(openai_request_body(request, model_, completion_tokens_field_))};
     }
 
-    [[nodiscard]] std::string error_message() const override { return last_error_; }
+    [[nodiscard]] std::unique_ptr<detail::StreamAssembler> assembler(
+        const EventSink& sink, Failure& failure) const override {
+        return std::make_unique<ChunkAssembler>(sink, failure);
+    }
 
-    [[nodiscard]] std::string name() const override { return "openai"; }
-
-private:
     std::string base_url_;
     std::string key_;
     std::string model_;
     bool completion_tokens_field_;
-    std::unique_ptr<HttpClient> client_;
-    const EventSink* sink_{};
-    std::string last_error_;
 };
 
 } // namespace
@@ -400,7 +351,8 @@ json::object openai_request_body(
     return body;
 }
 
-std::unique_ptr<Provider> make_openai_provider(const ProviderConfig& config, HttpOptions http) {
+std::unique_ptr<Provider> make_openai_provider(
+    const ProviderConfig& config, transport::HttpOptions http) {
     std::string key = config.api_key.empty() ? detail::env_or("OPENAI_API_KEY", "") : config.api_key;
     std::string base = config.base_url.empty()
         ? detail::env_or("OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL)

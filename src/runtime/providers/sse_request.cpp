@@ -1,8 +1,9 @@
-// The shared plumbing of the HTTP providers: POST + SSE, status lines, small JSON helpers.
+// The shell shared by the HTTP providers: POST + SSE, status lines, small JSON helpers.
 #include "sse_request.hpp"
 
 #include <sluice/core/error.hpp>
 
+#include <boost/asio/this_coro.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -151,22 +152,26 @@ bool decode_sse(
     return !failure;
 }
 
-bool post_sse(
-    HttpClient& client,
+namespace {
+
+// POSTs `call` and hands each SSE event to `assembler`; HTTP errors, transport errors and
+// stream-level faults become `failure` with one clear line. True if the body was read to its
+// end (or the assembler stopped it) without failure.
+boost::asio::awaitable<bool> post_sse(
+    transport::HttpClient& client,
     const ProviderLabel& label,
-    const std::string& url,
-    HttpHeaders headers,
-    std::string body,
+    SseCall call,
     const CancellationToken& cancel,
-    const std::function<EventVerdict(const sse::Event&)>& on_event,
+    StreamAssembler& assembler,
     Failure& failure) {
-    headers.emplace_back("Content-Type", "application/json");
-    headers.emplace_back("Accept", "text/event-stream");
-    const HttpRequest req{"POST", url, std::move(headers), std::move(body)};
+    call.headers.emplace_back("Content-Type", "application/json");
+    call.headers.emplace_back("Accept", "text/event-stream");
+    const std::string url = call.url;
+    transport::HttpRequest req{"POST", std::move(call.url), std::move(call.headers), std::move(call.body)};
     sse::Parser parser;
     std::vector<sse::Event> events;
     std::uint64_t seen = 0;
-    const auto r = client.request(req, cancel, [&](std::string_view chunk) {
+    const auto r = co_await client.request(std::move(req), cancel, [&](std::string_view chunk) {
         if (const auto ec = parser.feed(chunk, events)) {
             failure.set(
                 errc::protocol_error,
@@ -175,7 +180,7 @@ bool post_sse(
         }
         for (const auto& ev : events) {
             ++seen;
-            if (on_event(ev) == EventVerdict::stop) {
+            if (assembler.on_event(ev) == EventVerdict::stop) {
                 events.clear();
                 return false;
             }
@@ -194,7 +199,7 @@ bool post_sse(
             failure.set(
                 r.error(), std::string(label.name) + ": cannot reach " + url + ": " + client.error_message());
         }
-        return false;
+        co_return false;
     }
     const unsigned status = r->status;
     if (status >= 200 && status < 300) {
@@ -205,7 +210,7 @@ bool post_sse(
                 std::string(label.name) + ": malformed stream: expected text/event-stream, got "
                     + (type.empty() ? std::string("no Content-Type") : type));
         }
-        return !failure;
+        co_return !failure;
     }
     const std::string detail = error_text(r->body);
     const std::string name(label.name);
@@ -227,7 +232,45 @@ bool post_sse(
     } else {
         failure.set(errc::provider_error, name + ": request rejected (" + code + "): " + detail);
     }
-    return false;
+    co_return false;
+}
+
+} // namespace
+
+SseProvider::SseProvider(ProviderLabel label, transport::HttpOptions http)
+    : label_(label) {
+    http.on_retry = [this, told = std::move(http.on_retry)](const std::string& line) {
+        if (told) {
+            told(line);
+        }
+        if (sink_ != nullptr) {
+            (*sink_)(session::Notice{std::string(label_.name) + ": " + line});
+        }
+    };
+    client_ = std::make_unique<transport::HttpClient>(std::move(http));
+}
+
+boost::asio::awaitable<boost::system::result<ProviderResponse>> SseProvider::stream(
+    const ProviderRequest& request, CancellationToken cancel, EventSink sink) {
+    sink_ = &sink;
+    struct Unset {
+        const EventSink** p;
+        ~Unset() { *p = nullptr; }
+    } unset{&sink_};
+    Failure failure;
+    const auto decoder = assembler(sink, failure);
+    SseCall call = prepare(request);
+    const bool ok = co_await post_sse(*client_, label_, std::move(call), cancel, *decoder, failure);
+    std::optional<ProviderResponse> out;
+    if (ok && !failure) {
+        out = decoder->finish();
+    }
+    if (failure || !out) {
+        last_error_ = failure.message;
+        co_return failure.ec ? failure.ec : make_error_code(errc::provider_error);
+    }
+    last_error_.clear();
+    co_return std::move(*out);
 }
 
 } // namespace sluice::runtime::detail

@@ -1,5 +1,5 @@
 // The HTTP client's URL parsing, proxy choice (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) and helpers.
-#include <sluice/runtime/http_client.hpp>
+#include <sluice/net/http_client.hpp>
 
 #include <sluice/core/error.hpp>
 
@@ -12,7 +12,7 @@
 #include <cctype>
 #include <cstdlib>
 
-namespace sluice::runtime {
+namespace sluice::transport {
 
 namespace detail {
 
@@ -173,4 +173,4 @@ std::string proxy_from_environment(std::string_view scheme, std::string_view hos
     return env_either("HTTP_PROXY", "http_proxy");
 }
 
-} // namespace sluice::runtime
+} // namespace sluice::transport

@@ -1,5 +1,5 @@
 // Tests of the sans-I/O SSE parser: table of WHATWG cases, every split point, limits, fixtures.
-#include <sluice/runtime/sse.hpp>
+#include <sluice/net/sse.hpp>
 
 #include <sluice/core/error.hpp>
 

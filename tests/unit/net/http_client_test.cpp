@@ -1,8 +1,9 @@
 // Tests of the HTTP client (and of the loopback StubProvider it is tested against).
-#include <sluice/runtime/http_client.hpp>
+#include <sluice/net/http_client.hpp>
 
 #include <sluice/core/error.hpp>
 
+#include "support/run_async.hpp"
 #include "support/stub_provider.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -92,8 +93,19 @@ TEST(StubProvider, FramesDataLinesAsServerSentEvents) {
               "data: {\"a\":1}\n\ndata: {\"b\":2}\n\n");
 }
 
-runtime::HttpOptions fast_options() {
-    runtime::HttpOptions o;
+// Runs one request to completion on a fresh single-threaded io_context (the coroutine form).
+boost::system::result<transport::HttpResponse> request(
+    transport::HttpClient& client,
+    transport::HttpRequest req,
+    CancellationToken cancel,
+    transport::BodyCallback on_body) {
+    net::io_context io;
+    return test::run_async(
+        io, [&] { return client.request(std::move(req), std::move(cancel), std::move(on_body)); });
+}
+
+transport::HttpOptions fast_options() {
+    transport::HttpOptions o;
     o.proxy = "";
     o.backoff_initial = 1ms;
     o.backoff_max = 5ms;
@@ -114,10 +126,10 @@ TEST(HttpClient, StreamsABodyChunkByChunk) {
         body += "data: " + std::to_string(i) + "\n\n";
     }
     stub.enqueue({.body = body, .chunk_size = 100, .pace = 1ms});
-    runtime::HttpClient client(fast_options());
+    transport::HttpClient client(fast_options());
     std::string got;
     int calls = 0;
-    const auto r = client.request(
+    const auto r = request(client, 
         {.method = "POST", .url = stub.base_url() + "/v1/x?y=1", .headers = {{"X-Test", "1"}}, .body = "{}"},
         {},
         [&](std::string_view chunk) {
@@ -141,9 +153,9 @@ TEST(HttpClient, StreamsABodyChunkByChunk) {
 TEST(HttpClient, ReturnsANonSuccessStatusWithItsBody) {
     test::StubProvider stub;
     stub.enqueue({.status = 404, .content_type = "application/json", .body = "{\"error\":1}", .content_length = true});
-    runtime::HttpClient client(fast_options());
+    transport::HttpClient client(fast_options());
     bool called = false;
-    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [&](std::string_view) {
+    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [&](std::string_view) {
         called = true;
         return true;
     });
@@ -162,9 +174,9 @@ TEST(HttpClient, RetriesOverloadAndServerErrorsBeforeTheFirstByte) {
     auto options = fast_options();
     std::vector<std::string> notices;
     options.on_retry = [&](const std::string& line) { notices.push_back(line); };
-    runtime::HttpClient client(options);
+    transport::HttpClient client(options);
     std::string got;
-    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [&](std::string_view c) {
+    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [&](std::string_view c) {
         got += c;
         return true;
     });
@@ -181,17 +193,17 @@ TEST(HttpClient, DoesNotRetryAClientError) {
     test::StubProvider stub;
     stub.enqueue({.status = 400, .body = "bad", .content_length = true});
     stub.enqueue({.body = "data: never\n\n"});
-    runtime::HttpClient client(fast_options());
-    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    transport::HttpClient client(fast_options());
+    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 400U);
     EXPECT_EQ(stub.request_count(), 1U);
 }
 
 TEST(HttpClient, ReportsAnUnreachablePort) {
-    runtime::HttpClient client(fast_options());
+    transport::HttpClient client(fast_options());
     const auto url = "http://127.0.0.1:" + std::to_string(unused_port()) + "/";
-    const auto r = client.request({.url = url}, {}, [](std::string_view) { return true; });
+    const auto r = request(client, {.url = url}, {}, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::io_error);
     EXPECT_NE(client.error_message().find("cannot connect to 127.0.0.1"), std::string::npos)
@@ -199,9 +211,9 @@ TEST(HttpClient, ReportsAnUnreachablePort) {
 }
 
 TEST(HttpClient, RejectsABadUrl) {
-    runtime::HttpClient client(fast_options());
+    transport::HttpClient client(fast_options());
     for (const char* url : {"ftp://x/", "not a url", "http:///nohost"}) {
-        const auto r = client.request({.url = url}, {}, [](std::string_view) { return true; });
+        const auto r = request(client, {.url = url}, {}, [](std::string_view) { return true; });
         ASSERT_FALSE(r) << url;
         EXPECT_EQ(r.error(), errc::bad_request) << url;
     }
@@ -214,9 +226,9 @@ TEST(HttpClient, TimesOutWaitingForTheFirstByte) {
     auto options = fast_options();
     options.first_byte_timeout = 200ms;
     options.max_attempts = 1;
-    runtime::HttpClient client(options);
+    transport::HttpClient client(options);
     const auto url = "http://127.0.0.1:" + std::to_string(silent.local_endpoint().port()) + "/";
-    const auto r = client.request({.url = url}, {}, [](std::string_view) { return true; });
+    const auto r = request(client, {.url = url}, {}, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::timed_out);
     EXPECT_NE(client.error_message().find("no response"), std::string::npos);
@@ -225,8 +237,8 @@ TEST(HttpClient, TimesOutWaitingForTheFirstByte) {
 TEST(HttpClient, ReportsABodyCutOffMidStream) {
     test::StubProvider stub;
     stub.enqueue({.body = "data: partial", .truncate = true});
-    runtime::HttpClient client(fast_options());
-    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    transport::HttpClient client(fast_options());
+    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::io_error);
     EXPECT_NE(client.error_message().find("cut off"), std::string::npos) << client.error_message();
@@ -235,9 +247,9 @@ TEST(HttpClient, ReportsABodyCutOffMidStream) {
 TEST(HttpClient, StopsWhenTheCallbackSaysSoAndClosesTheStream) {
     test::StubProvider stub;
     stub.enqueue({.flood = test::StubFlood::openai});
-    runtime::HttpClient client(fast_options());
+    transport::HttpClient client(fast_options());
     std::size_t got = 0;
-    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [&](std::string_view c) {
+    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [&](std::string_view c) {
         got += c.size();
         return got < 100000;
     });
@@ -249,7 +261,7 @@ TEST(HttpClient, StopsWhenTheCallbackSaysSoAndClosesTheStream) {
 TEST(HttpClient, CancelFromAnotherThreadEndsAFloodingStream) {
     test::StubProvider stub;
     stub.enqueue({.pace = 1ms, .flood = test::StubFlood::anthropic});
-    runtime::HttpClient client(fast_options());
+    transport::HttpClient client(fast_options());
     CancellationToken cancel;
     std::atomic<std::size_t> got{0};
     std::thread canceller([&] {
@@ -258,7 +270,7 @@ TEST(HttpClient, CancelFromAnotherThreadEndsAFloodingStream) {
         }
         cancel.cancel();
     });
-    const auto r = client.request({.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
+    const auto r = request(client, {.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
         got += c.size();
         return true;
     });
@@ -268,12 +280,65 @@ TEST(HttpClient, CancelFromAnotherThreadEndsAFloodingStream) {
     EXPECT_TRUE(stub.wait_closed_by_client(1, 10s));
 }
 
+TEST(HttpClient, CancelFromAnotherThreadEndsARequestMidBodyPromptly) {
+    // The request runs on the test's own one-thread io_context; the token is cancelled from a
+    // plain thread while the body streams. The cancel is posted to the request's executor,
+    // which closes the socket: the pending read ends at once with errc::cancelled.
+    test::StubProvider stub;
+    stub.enqueue({.pace = 1ms, .flood = test::StubFlood::openai});
+    transport::HttpClient client(fast_options());
+    CancellationToken cancel;
+    std::atomic<std::size_t> got{0};
+    std::atomic<bool> reader_on_io_thread{true};
+    const auto io_thread = std::this_thread::get_id();
+    std::chrono::steady_clock::time_point cancelled_at;
+    std::thread canceller([&] {
+        while (got.load() < 20000) {
+            std::this_thread::sleep_for(1ms);
+        }
+        cancelled_at = std::chrono::steady_clock::now();
+        cancel.cancel();
+    });
+    net::io_context io;
+    const auto r = test::run_async(io, [&] {
+        return client.request({.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
+            if (std::this_thread::get_id() != io_thread) {
+                reader_on_io_thread = false;
+            }
+            got += c.size();
+            return true;
+        });
+    });
+    const auto returned_at = std::chrono::steady_clock::now();
+    canceller.join();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::cancelled);
+    EXPECT_EQ(client.error_message(), "cancelled");
+    EXPECT_TRUE(reader_on_io_thread.load());
+    EXPECT_TRUE(stub.wait_closed_by_client(1, 5s));
+    EXPECT_LT(returned_at - cancelled_at, 5s); // generous: it is milliseconds
+}
+
+TEST(HttpClient, BlockingFormRunsTheSameRequest) {
+    test::StubProvider stub;
+    stub.enqueue({.body = "data: blocking\n\n", .chunk_size = 4});
+    transport::HttpClient client(fast_options());
+    std::string got;
+    const auto r = client.request_blocking({.url = stub.base_url() + "/"}, {}, [&](std::string_view c) {
+        got += c;
+        return true;
+    });
+    ASSERT_TRUE(r) << client.error_message();
+    EXPECT_EQ(r->status, 200U);
+    EXPECT_EQ(got, "data: blocking\n\n");
+}
+
 TEST(HttpClient, ReturnsAtOnceWhenAlreadyCancelled) {
     test::StubProvider stub;
-    runtime::HttpClient client(fast_options());
+    transport::HttpClient client(fast_options());
     CancellationToken cancel;
     cancel.cancel();
-    const auto r = client.request({.url = stub.base_url() + "/"}, cancel, [](std::string_view) { return true; });
+    const auto r = request(client, {.url = stub.base_url() + "/"}, cancel, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::cancelled);
     EXPECT_EQ(stub.request_count(), 0U);
@@ -284,9 +349,9 @@ TEST(HttpClient, SendsAbsoluteFormThroughAPlainHttpProxy) {
     proxy.enqueue({.body = "data: via proxy\n\n"});
     auto options = fast_options();
     options.proxy = "http://user:pw@127.0.0.1:" + std::to_string(proxy.port());
-    runtime::HttpClient client(options);
+    transport::HttpClient client(options);
     std::string got;
-    const auto r = client.request({.url = "http://api.example.invalid/v1/chat"}, {}, [&](std::string_view c) {
+    const auto r = request(client, {.url = "http://api.example.invalid/v1/chat"}, {}, [&](std::string_view c) {
         got += c;
         return true;
     });
@@ -304,8 +369,8 @@ TEST(HttpClient, TunnelsHttpsThroughConnectAndReportsARefusal) {
     proxy.enqueue({.status = 403, .body = "no", .content_length = true});
     auto options = fast_options();
     options.proxy = proxy.base_url();
-    runtime::HttpClient client(options);
-    const auto r = client.request({.url = "https://api.example.invalid/v1/messages"}, {}, [](std::string_view) { return true; });
+    transport::HttpClient client(options);
+    const auto r = request(client, {.url = "https://api.example.invalid/v1/messages"}, {}, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::protocol_error);
     EXPECT_NE(client.error_message().find("refused CONNECT api.example.invalid:443"), std::string::npos)
@@ -333,7 +398,7 @@ TEST(HttpClient, MatchesNoProxyEntries) {
         {"anthropic.com", "api.openai.com", false},
     };
     for (const auto& row : rows) {
-        EXPECT_EQ(runtime::no_proxy_matches(row.no_proxy, row.host), row.excluded)
+        EXPECT_EQ(transport::no_proxy_matches(row.no_proxy, row.host), row.excluded)
             << row.no_proxy << " / " << row.host;
     }
 }
@@ -343,9 +408,9 @@ TEST(HttpClient, SpeaksTlsWithSniAndATrustedCertificate) {
     stub.enqueue({.body = "data: secret\n\n", .chunk_size = 5});
     auto options = fast_options();
     options.extra_ca_pem = stub.ca_pem();
-    runtime::HttpClient client(options);
+    transport::HttpClient client(options);
     std::string got;
-    const auto r = client.request({.url = stub.base_url() + "/v1/messages"}, {}, [&](std::string_view c) {
+    const auto r = request(client, {.url = stub.base_url() + "/v1/messages"}, {}, [&](std::string_view c) {
         got += c;
         return true;
     });
@@ -362,8 +427,8 @@ TEST(HttpClient, RefusesAnUntrustedCertificate) {
     test::StubProvider stub({.tls = true});
     auto options = fast_options();
     options.max_attempts = 1;
-    runtime::HttpClient client(options);
-    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    transport::HttpClient client(options);
+    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::io_error);
     EXPECT_NE(client.error_message().find("TLS handshake with localhost"), std::string::npos)
@@ -376,10 +441,10 @@ TEST(HttpClient, CancelEndsATlsStream) {
     stub.enqueue({.pace = 1ms, .flood = test::StubFlood::openai});
     auto options = fast_options();
     options.extra_ca_pem = stub.ca_pem();
-    runtime::HttpClient client(options);
+    transport::HttpClient client(options);
     CancellationToken cancel;
     std::size_t got = 0;
-    const auto r = client.request({.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
+    const auto r = request(client, {.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
         got += c.size();
         if (got > 20000) {
             cancel.cancel(); // from the reading thread itself: the next read must not block
@@ -397,8 +462,8 @@ TEST(HttpClient, TimesOutABodyThatStalls) {
     auto options = fast_options();
     options.idle_timeout = 100ms;
     options.first_byte_timeout = 5s;
-    runtime::HttpClient client(options);
-    const auto r = client.request({.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    transport::HttpClient client(options);
+    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::timed_out);
     EXPECT_NE(client.error_message().find("stalled"), std::string::npos) << client.error_message();
@@ -443,16 +508,16 @@ TEST(HttpClient, HonoursTheProxyEnvironmentAndNoProxy) {
                         {"no_proxy", "127.0.0.1"}};
     auto options = fast_options();
     options.proxy.reset(); // from the environment
-    runtime::HttpClient client(options);
+    transport::HttpClient client(options);
     std::string got;
     const auto sink = [&](std::string_view c) {
         got += c;
         return true;
     };
-    ASSERT_TRUE(client.request({.url = "http://api.example.invalid/v1"}, {}, sink)) << client.error_message();
+    ASSERT_TRUE(client.request_blocking({.url = "http://api.example.invalid/v1"}, {}, sink)) << client.error_message();
     EXPECT_EQ(got, "data: proxied\n\n");
     got.clear();
-    ASSERT_TRUE(client.request({.url = direct.base_url() + "/v1"}, {}, sink)) << client.error_message();
+    ASSERT_TRUE(client.request_blocking({.url = direct.base_url() + "/v1"}, {}, sink)) << client.error_message();
     EXPECT_EQ(got, "data: direct\n\n");
     ASSERT_EQ(proxy.request_count(), 1U);
     EXPECT_EQ(proxy.requests()[0].target, "http://api.example.invalid/v1");
@@ -466,10 +531,10 @@ TEST(HttpClient, CancelFromTheReaderEndsAFullSpeedFlood) {
     // leaves it blocked on a full queue).
     test::StubProvider stub;
     stub.enqueue({.flood = test::StubFlood::anthropic, .flood_delta_bytes = 1024});
-    runtime::HttpClient client(fast_options());
+    transport::HttpClient client(fast_options());
     CancellationToken cancel;
     std::size_t got = 0;
-    const auto r = client.request({.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
+    const auto r = request(client, {.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
         got += c.size();
         if (got > (8U << 20U)) {
             cancel.cancel();

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace sluice::runtime::detail {
+namespace sluice::transport::detail {
 
 /// ASCII case-insensitive equality.
 [[nodiscard]] bool iequals(std::string_view a, std::string_view b);
@@ -39,4 +39,4 @@ struct Target {
 /// Parses an absolute http:// or https:// URL; errc::bad_request otherwise.
 [[nodiscard]] boost::system::result<Target> parse_target(std::string_view text);
 
-} // namespace sluice::runtime::detail
+} // namespace sluice::transport::detail

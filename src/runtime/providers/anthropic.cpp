@@ -28,33 +28,14 @@ bool takes_json_input(std::string_view type) {
     return type == "tool_use" || type == "server_tool_use" || type == "mcp_tool_use";
 }
 
-StopReason stop_reason_of(std::string_view s) {
-    if (s == "end_turn" || s == "stop_sequence") {
-        return StopReason::end_turn;
-    }
-    if (s == "tool_use") {
-        return StopReason::tool_use;
-    }
-    if (s == "max_tokens" || s == "model_context_window_exceeded") {
-        return StopReason::max_tokens;
-    }
-    if (s == "refusal") {
-        return StopReason::refusal;
-    }
-    if (s == "pause_turn") {
-        return StopReason::pause_turn;
-    }
-    return StopReason::other;
-}
-
 /// One response's state: the content blocks as they are built, usage, stop reason.
-class MessageAssembler {
+class MessageAssembler final : public detail::StreamAssembler {
 public:
     MessageAssembler(const EventSink& sink, Failure& failure)
         : sink_(sink)
         , failure_(failure) {}
 
-    EventVerdict on_event(const sse::Event& ev) {
+    EventVerdict on_event(const sse::Event& ev) override {
         json::object obj;
         if (!detail::parse_object(LABEL, ev, obj, failure_)) {
             return EventVerdict::stop;
@@ -106,7 +87,7 @@ public:
     }
 
     /// Called when the body ended (and no failure was recorded): the summary, or a failure.
-    std::optional<ProviderResponse> finish() {
+    std::optional<ProviderResponse> finish() override {
         if (!started_ || !stopped_) {
             failure_.set(
                 errc::protocol_error,
@@ -116,7 +97,7 @@ public:
         }
         ProviderResponse out;
         out.stop_reason_text = stop_reason_;
-        out.stop_reason = stop_reason_of(stop_reason_);
+        out.stop_reason = stop_reason_from(stop_reason_);
         json::array content;
         for (auto& [index, b] : blocks_) {
             if (b.open && takes_json_input(b.type)) {
@@ -335,65 +316,31 @@ private:
     bool stopped_{false};
 };
 
-class AnthropicProvider final : public Provider {
+class AnthropicProvider final : public detail::SseProvider {
 public:
-    AnthropicProvider(std::string base_url, std::string key, std::string model, HttpOptions http)
-        : base_url_(std::move(base_url))
+    AnthropicProvider(
+        std::string base_url, std::string key, std::string model, transport::HttpOptions http)
+        : SseProvider(LABEL, std::move(http))
+        , base_url_(std::move(base_url))
         , key_(std::move(key))
-        , model_(std::move(model)) {
-        http.on_retry = [this, told = std::move(http.on_retry)](const std::string& line) {
-            if (told) {
-                told(line);
-            }
-            if (sink_ != nullptr) {
-                (*sink_)(session::Notice{"anthropic: " + line});
-            }
-        };
-        client_ = std::make_unique<HttpClient>(std::move(http));
-    }
-
-    boost::system::result<ProviderResponse> stream(
-        const ProviderRequest& request, const CancellationToken& cancel, const EventSink& sink) override {
-        sink_ = &sink;
-        struct Unset {
-            const EventSink** p;
-            ~Unset() { *p = nullptr; }
-        } unset{&sink_};
-        Failure failure;
-        MessageAssembler assembler(sink, failure);
-        const auto body = json::serialize(anthropic_request_body(request, model_));
-        const bool ok = detail::post_sse(
-            *client_,
-            LABEL,
-            detail::join_url(base_url_, "/v1/messages"),
-            {{"x-api-key", key_}, {"anthropic-version", ANTHROPIC_API_VERSION}},
-            body,
-            cancel,
-            [&](const sse::Event& ev) { return assembler.on_event(ev); },
-            failure);
-        std::optional<ProviderResponse> out;
-        if (ok && !failure) {
-            out = assembler.finish();
-        }
-        if (failure || !out) {
-            last_error_ = failure.message;
-            return failure.ec ? failure.ec : make_error_code(errc::provider_error);
-        }
-        last_error_.clear();
-        return std::move(*out);
-    }
-
-    [[nodiscard]] std::string error_message() const override { return last_error_; }
-
-    [[nodiscard]] std::string name() const override { return "anthropic"; }
+        , model_(std::move(model)) {}
 
 private:
+    [[nodiscard]] detail::SseCall prepare(const ProviderRequest& request) const override {
+        return {
+            detail::join_url(base_url_, "/v1/messages"),
+            {{"x-api-key", key_}, {"anthropic-version", ANTHROPIC_API_VERSION}},
+            json::serialize(anthropic_request_body(request, model_))};
+    }
+
+    [[nodiscard]] std::unique_ptr<detail::StreamAssembler> assembler(
+        const EventSink& sink, Failure& failure) const override {
+        return std::make_unique<MessageAssembler>(sink, failure);
+    }
+
     std::string base_url_;
     std::string key_;
     std::string model_;
-    std::unique_ptr<HttpClient> client_;
-    const EventSink* sink_{};
-    std::string last_error_;
 };
 
 } // namespace
@@ -430,7 +377,8 @@ json::object anthropic_request_body(const ProviderRequest& request, std::string_
     return body;
 }
 
-std::unique_ptr<Provider> make_anthropic_provider(const ProviderConfig& config, HttpOptions http) {
+std::unique_ptr<Provider> make_anthropic_provider(
+    const ProviderConfig& config, transport::HttpOptions http) {
     std::string key = config.api_key.empty() ? detail::env_or("ANTHROPIC_API_KEY", "") : config.api_key;
     if (key.empty()) {
         throw std::invalid_argument(

@@ -1,9 +1,10 @@
-// A small blocking HTTP/1.1 client (http and https, proxies, timeouts, retries, cancellation)
-// that streams a response body to a callback chunk by chunk.
+// An HTTP/1.1 client coroutine (http and https, proxies, timeouts, retries, cancellation) that
+// streams a response body to a callback chunk by chunk.
 #pragma once
 
 #include <sluice/core/cancel.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/system/result.hpp>
 
 #include <chrono>
@@ -17,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-namespace sluice::runtime {
+namespace sluice::transport {
 
 /// Header fields, in order, as name/value pairs.
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
@@ -50,7 +51,7 @@ struct HttpOptions {
     /// Extra PEM certificate(s) to trust besides the system store (a private CA, tests).
     std::string extra_ca_pem{};
     std::size_t max_error_body{64U << 10U}; ///< bytes of a non-2xx body kept for the message
-    /// Told (one line) before each retry, on the calling thread; may be empty.
+    /// Told (one line) before each retry, on the request's executor; may be empty.
     std::function<void(const std::string&)> on_retry{};
 };
 
@@ -65,19 +66,21 @@ struct HttpResponse {
     [[nodiscard]] std::string header(std::string_view name) const;
 };
 
-/// Receives a 2xx body chunk by chunk as it arrives; return false to stop reading (the
-/// connection is closed and `request` returns the response normally).
+/// Receives a 2xx body chunk by chunk as it arrives, on the request's executor; return false to
+/// stop reading (the connection is closed and `request` returns the response normally).
 using BodyCallback = std::function<bool(std::string_view chunk)>;
 
-/// A blocking HTTP/1.1 client: one connection per request, closed when the request ends.
+/// An HTTP/1.1 client: one connection per request, closed when the request ends.
 ///
-/// `request` runs its I/O on the calling thread. Cancelling the token (from any thread) shuts
-/// the socket down so a blocked read returns, and ends the request with errc::cancelled.
+/// `request` is a coroutine that runs its I/O on the awaiting coroutine's executor (through a
+/// strand of it, so the cancel path is serialized with the I/O); it owns no thread and no
+/// io_context. Cancelling the token (from any thread) posts an abortive close of the socket to
+/// that strand, which ends a pending read at once and the request with errc::cancelled.
 /// Errors are sluice::errc: io_error (unreachable, reset, cut mid-body), timed_out, cancelled,
 /// bad_request (bad URL), protocol_error (bad HTTP, proxy refusal), with error_message() set.
 ///
 /// @par Thread safety
-/// One `request` at a time per instance; the token may be cancelled from any thread.
+/// One request at a time per instance; the token may be cancelled from any thread.
 class HttpClient {
 public:
     /// A client with the given options.
@@ -89,11 +92,18 @@ public:
     HttpClient(const HttpClient&) = delete;
     HttpClient& operator=(const HttpClient&) = delete;
 
-    /// Sends `req` and streams a 2xx body to `on_body`; returns when the body ended, `on_body`
-    /// returned false, or it failed. A non-2xx response (after retries) is returned, not an
-    /// error: check `status`. Exceptions thrown by `on_body` propagate.
-    boost::system::result<HttpResponse> request(
-        const HttpRequest& req, const CancellationToken& cancel, const BodyCallback& on_body);
+    /// Sends `req` and streams a 2xx body to `on_body`; completes when the body ended,
+    /// `on_body` returned false, or it failed. A non-2xx response (after retries) is returned,
+    /// not an error: check `status`. Exceptions thrown by `on_body` propagate.
+    /// @par Lifetime
+    /// The client must outlive the awaited operation; the arguments are copied into it.
+    boost::asio::awaitable<boost::system::result<HttpResponse>> request(
+        HttpRequest req, CancellationToken cancel, BodyCallback on_body);
+
+    /// As `request`, run to completion on a private io_context on the calling thread (for the
+    /// CLI and other plain-thread callers; never call it on an I/O thread).
+    boost::system::result<HttpResponse> request_blocking(
+        HttpRequest req, CancellationToken cancel, BodyCallback on_body);
 
     /// One line explaining the last error `request` returned.
     [[nodiscard]] std::string error_message() const;
@@ -113,4 +123,4 @@ private:
 /// The proxy URL the environment chooses for `scheme` ("http"/"https") and `host`, or "".
 [[nodiscard]] std::string proxy_from_environment(std::string_view scheme, std::string_view host);
 
-} // namespace sluice::runtime
+} // namespace sluice::transport
