@@ -5,6 +5,9 @@
 #include <sluice/runtime/runtime.hpp>
 #include <sluice/runtime/tools.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -344,7 +347,15 @@ private:
         };
         ToolOutcome outcome;
         try {
-            outcome = (*it)->run(input != nullptr ? *input : json::value(json::object{}), ctx);
+            // TEMP(helper A replaces): the tool coroutine runs on a private io_context on this
+            // worker thread until the turn loop is a coroutine itself.
+            boost::asio::io_context io;
+            auto done = boost::asio::co_spawn(
+                io,
+                (*it)->run(input != nullptr ? *input : json::value(json::object{}), std::move(ctx)),
+                boost::asio::use_future);
+            io.run();
+            outcome = done.get();
         } catch (const std::exception& e) {
             outcome = {std::string("tool failed: ") + e.what(), true};
         }
@@ -378,6 +389,9 @@ std::vector<std::shared_ptr<Tool>> configured_tools(const RuntimeConfig& config)
 
 Runtime::Runtime(RuntimeConfig config)
     : Runtime(config, std::shared_ptr<Provider>(make_provider(config.provider)), configured_tools(config)) {}
+
+// TEMP(helper A replaces): the executor is ignored until the coroutine turn loop lands.
+Runtime::Runtime(boost::asio::any_io_executor /*ex*/, RuntimeConfig config) : Runtime(std::move(config)) {}
 
 Runtime::Runtime(RuntimeConfig config, std::shared_ptr<Provider> provider, std::vector<std::shared_ptr<Tool>> tools)
     : config_(std::move(config)), state_(std::make_shared<State>()) {

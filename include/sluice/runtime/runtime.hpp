@@ -6,6 +6,7 @@
 #include <sluice/runtime/provider.hpp>
 #include <sluice/runtime/tool.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/json/value.hpp>
 
 #include <chrono>
@@ -55,6 +56,9 @@ public:
     /// scripted provider and no tools enabled, its harmless `echo` tool is enabled.
     /// @throws std::invalid_argument on a bad provider or tool setting.
     explicit Runtime(RuntimeConfig config);
+
+    /// As above; turns will run on `ex`. TEMP(helper A replaces): `ex` is ignored for now.
+    Runtime(boost::asio::any_io_executor ex, RuntimeConfig config);
 
     /// Uses `provider` and `tools` as given (tests, benchmarks, embedding).
     Runtime(RuntimeConfig config, std::shared_ptr<Provider> provider, std::vector<std::shared_ptr<Tool>> tools);

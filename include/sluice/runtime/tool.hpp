@@ -1,9 +1,10 @@
-// Tool: something the model may call during a turn (bash, read_file, …), run on the turn's thread.
+// Tool: something the model may call during a turn (bash, read_file, …), run as a coroutine.
 #pragma once
 
 #include <sluice/core/cancel.hpp>
 #include <sluice/runtime/provider.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
 #include <chrono>
@@ -19,7 +20,8 @@ struct ToolContext {
     CancellationToken cancel;                        ///< cancelled: stop at once (kill processes)
     std::chrono::milliseconds timeout{30'000};       ///< give up (and kill) after this long
     std::size_t max_output{64 * 1024};               ///< most output bytes kept and streamed
-    std::function<void(std::string_view)> on_output; ///< raw output as it arrives (may be empty)
+    /// Raw output as it arrives (may be empty); called on the running coroutine's executor.
+    std::function<void(std::string_view)> on_output;
 };
 
 /// What a tool run amounted to.
@@ -31,8 +33,8 @@ struct ToolOutcome {
 /// A tool the model may call.
 ///
 /// @par Thread safety
-/// `spec` from any thread; `run` is called by one turn at a time (the runtime runs tools one
-/// after another on its worker thread) and must return promptly once `ctx.cancel` is cancelled.
+/// `spec` from any thread. `run` is a coroutine on the awaiting coroutine's executor; runs of
+/// one tool object may overlap (a tool keeps no per-run state in itself).
 class Tool {
 public:
     virtual ~Tool() = default;
@@ -40,10 +42,13 @@ public:
     /// The name, description and input schema offered to the model.
     [[nodiscard]] virtual ToolSpec spec() const = 0;
 
-    /// Runs the tool on `input` (the model's input object). Blocking.
+    /// Runs the tool on `input` (the model's input object) on the awaiting coroutine's
+    /// executor. Never blocks an I/O thread; returns promptly once `ctx.cancel` is cancelled
+    /// (from any thread: the cancellation is posted to the executor); `ctx.timeout` is a
+    /// steady_timer.
     /// @return the output (capped at `ctx.max_output`) and whether it is an error; never throws
     ///   for a failure of the tool itself (that is `is_error`).
-    virtual ToolOutcome run(const boost::json::value& input, const ToolContext& ctx) = 0;
+    virtual boost::asio::awaitable<ToolOutcome> run(boost::json::value input, ToolContext ctx) = 0;
 };
 
 } // namespace sluice::runtime
