@@ -209,7 +209,7 @@ private:
 
     // Ends the process: stdin closed, SIGTERM to its group, SIGKILL after terminate_grace. The
     // next turn starts a new process.
-    void terminate(const std::shared_ptr<Proc>& proc) {
+    void terminate(std::shared_ptr<Proc> proc) { // by value: it may reset child_
         if (child_ == proc) {
             child_.reset();
         }
@@ -320,7 +320,7 @@ private:
         self->maybe_gone(proc);
     }
 
-    void line_too_long(const std::shared_ptr<Proc>& proc) {
+    void line_too_long(std::shared_ptr<Proc> proc) {
         proc->out_done = true;
         proc->line.clear();
         proc->line.shrink_to_fit();
@@ -355,7 +355,7 @@ private:
         }
     }
 
-    void maybe_gone(const std::shared_ptr<Proc>& proc) {
+    void maybe_gone(std::shared_ptr<Proc> proc) {
         if (!proc->out_done || !proc->status || proc->gone) {
             return;
         }

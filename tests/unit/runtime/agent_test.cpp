@@ -38,7 +38,7 @@ RuntimeConfig scripted(const std::string& script_path = {}) {
 }
 
 TEST(BuiltinAgent, RunsTheDefaultScriptAsRowsAndPreviews) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto agent = make_builtin_agent(loop.executor(), scripted(), {});
     EXPECT_EQ(agent->kind(), "builtin");
     auto rec = std::make_shared<TurnRecorder>();
@@ -57,7 +57,7 @@ TEST(BuiltinAgent, RunsTheDefaultScriptAsRowsAndPreviews) {
 }
 
 TEST(BuiltinAgent, KeepsHistoryAcrossTurnsAndFromRows) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"rounds":[{"events":[{"text":"saw {{message_count}}"}]}]})");
     std::vector<json::object> earlier{
         json::parse(R"({"type":"user","message":{"role":"user","content":"old prompt"}})").as_object(),
@@ -75,7 +75,7 @@ TEST(BuiltinAgent, KeepsHistoryAcrossTurnsAndFromRows) {
 }
 
 TEST(BuiltinAgent, TurnsQueueInOrder) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"delay_ms":2,"rounds":[{"events":[{"text":"n={{message_count}}"}]}]})");
     auto c = scripted(script.path.string());
     c.provider.script_pace = 1;
@@ -91,7 +91,7 @@ TEST(BuiltinAgent, TurnsQueueInOrder) {
 }
 
 TEST(BuiltinAgent, CancelEndsTheTurnCancelled) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto c = scripted(script.path.string());
     c.provider.script_pace = 1;
@@ -109,7 +109,7 @@ TEST(BuiltinAgent, CancelEndsTheTurnCancelled) {
 }
 
 TEST(BuiltinAgent, ACancelledQueuedTurnEndsWhileAnotherRuns) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto c = scripted(script.path.string());
     c.provider.script_pace = 1;
@@ -127,7 +127,7 @@ TEST(BuiltinAgent, ACancelledQueuedTurnEndsWhileAnotherRuns) {
 }
 
 TEST(BuiltinAgent, DestroyingTheAgentEndsARunningTurn) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto c = scripted(script.path.string());
     c.provider.script_pace = 1;
@@ -147,7 +147,7 @@ TEST(BuiltinAgent, DestroyingTheAgentEndsARunningTurn) {
 }
 
 TEST(BuiltinAgent, ProviderFailureEndsTheTurnFailed) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"rounds":[{"events":[{"error":"model not found"}]}]})");
     auto agent = make_builtin_agent(loop.executor(), scripted(script.path.string()), {});
     auto rec = std::make_shared<TurnRecorder>();
@@ -159,7 +159,7 @@ TEST(BuiltinAgent, ProviderFailureEndsTheTurnFailed) {
 }
 
 TEST(BuiltinAgent, BadConfigurationThrows) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto c = scripted();
     c.tools = {"format_disk"};
     EXPECT_THROW((void)make_builtin_agent(loop.executor(), c, {}), std::invalid_argument);
@@ -172,7 +172,7 @@ namespace sluice::runtime {
 namespace {
 
 TEST(BuiltinAgent, AnUnansweredEarlierPromptStillYieldsEveryRow) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     // The seat's last turn died before any answer: its prompt merges with the new one.
     ScriptFile script(R"({"rounds":[{"events":[{"text":"answer"}]}]})");
     std::vector<json::object> earlier{

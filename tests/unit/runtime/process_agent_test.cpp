@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -48,12 +49,12 @@ long pid_of(const TurnRecorder& rec) {
 }
 
 // Runs the loop until `pid` is gone (reaped, so not even a zombie), for up to 5 s.
-bool process_gone(test::IoLoop& loop, long pid) {
+bool process_gone(sluice::test::IoLoop& loop, long pid) {
     return loop.until([pid] { return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }, 5s);
 }
 
 TEST(ProcessAgent, TurnsRowsIntoFramesAndPartialsIntoPreviews) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto agent = make_process_agent(loop.executor(), fake_config());
     EXPECT_EQ(agent->kind(), "process");
     auto rec = run_turn(*agent, "hello");
@@ -66,7 +67,7 @@ TEST(ProcessAgent, TurnsRowsIntoFramesAndPartialsIntoPreviews) {
 }
 
 TEST(ProcessAgent, ToolInputPartialsCarryTheToolId) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto agent = make_process_agent(loop.executor(), fake_config());
     auto rec = run_turn(*agent, "tool");
     ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
@@ -81,7 +82,7 @@ TEST(ProcessAgent, ToolInputPartialsCarryTheToolId) {
 }
 
 TEST(ProcessAgent, OneProcessServesSeveralTurns) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto agent = make_process_agent(loop.executor(), fake_config());
     auto first = run_turn(*agent, "one");
     auto second = run_turn(*agent, "two");
@@ -93,7 +94,7 @@ TEST(ProcessAgent, OneProcessServesSeveralTurns) {
 }
 
 TEST(ProcessAgent, DropsNonJsonLinesAndThePromptEcho) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto agent = make_process_agent(loop.executor(), fake_config());
     auto rec = run_turn(*agent, "noise");
     ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
@@ -104,7 +105,7 @@ TEST(ProcessAgent, DropsNonJsonLinesAndThePromptEcho) {
 }
 
 TEST(ProcessAgent, CancelSendsAnInterruptAndTheProcessLivesOn) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto agent = make_process_agent(loop.executor(), fake_config());
     CancellationToken cancel;
     auto rec = run_turn(*agent, "hang", cancel);
@@ -121,7 +122,7 @@ TEST(ProcessAgent, CancelSendsAnInterruptAndTheProcessLivesOn) {
 }
 
 TEST(ProcessAgent, CancelTerminatesAnAgentThatIgnoresInterrupts) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto c = fake_config("--ignore-interrupt");
     c.interrupt_grace = 200ms;
     c.terminate_grace = 500ms;
@@ -143,7 +144,7 @@ TEST(ProcessAgent, CancelTerminatesAnAgentThatIgnoresInterrupts) {
 }
 
 TEST(ProcessAgent, DestroyingTheAgentEndsTheProcess) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto agent = make_process_agent(loop.executor(), fake_config("--ignore-interrupt"));
     auto rec = run_turn(*agent, "hang");
     ASSERT_TRUE(loop.until([&] { return rec->previews().size() >= 1; }, 20s));
@@ -158,7 +159,7 @@ TEST(ProcessAgent, DestroyingTheAgentEndsTheProcess) {
 }
 
 TEST(ProcessAgent, ARunawayLineFailsTheTurn) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto c = fake_config();
     c.max_line_bytes = 1000;
     auto agent = make_process_agent(loop.executor(), c);
@@ -166,10 +167,94 @@ TEST(ProcessAgent, ARunawayLineFailsTheTurn) {
     ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
     EXPECT_EQ(rec->end().state, TurnEnd::State::failed);
     EXPECT_NE(rec->end().error.find("longer than 1000 bytes"), std::string::npos);
+    // The agent survives it: the next turn runs (on a new process).
+    auto next = run_turn(*agent, "after the long line");
+    ASSERT_TRUE(loop.until([&] { return next->end_count() > 0; }, 20s));
+    EXPECT_EQ(next->end().state, TurnEnd::State::ended) << next->end().error;
+    EXPECT_EQ(next->rows().back().at("result"), "you said: after the long line");
+}
+
+TEST(ProcessAgent, ACrashingAgentFailsTheTurnWithTheSignalAndItsStderr) {
+    sluice::test::IoLoop loop;
+    auto agent = make_process_agent(loop.executor(), fake_config());
+    auto rec = run_turn(*agent, "crash");
+    ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
+    EXPECT_EQ(rec->end().state, TurnEnd::State::failed);
+    EXPECT_NE(rec->end().error.find("killed by signal 6"), std::string::npos) << rec->end().error;
+    EXPECT_NE(rec->end().error.find("about to abort"), std::string::npos) << rec->end().error;
+    EXPECT_EQ(rec->end_count(), 1);
+}
+
+TEST(ProcessAgent, SinkCallsNeverRunInsideStartTurn) {
+    sluice::test::IoLoop loop;
+    ProcessAgentConfig c;
+    c.argv = {"/nonexistent/agent-binary"}; // fails at once: the tempting place for an inline end
+    auto agent = make_process_agent(loop.executor(), c);
+    CancellationToken cancelled;
+    cancelled.cancel();
+    auto a = run_turn(*agent, "hi");
+    auto b = run_turn(*agent, "hi", cancelled);
+    EXPECT_EQ(a->end_count(), 0);
+    EXPECT_EQ(b->end_count(), 0);
+    ASSERT_TRUE(loop.until([&] { return a->end_count() > 0 && b->end_count() > 0; }));
+    EXPECT_EQ(a->end().state, TurnEnd::State::failed);
+    EXPECT_EQ(b->end().state, TurnEnd::State::cancelled);
+}
+
+TEST(ProcessAgent, AQueuedTurnCancelledWhileAnotherRunsEndsAtOnce) {
+    sluice::test::IoLoop loop;
+    auto agent = make_process_agent(loop.executor(), fake_config());
+    auto running = run_turn(*agent, "hang");
+    CancellationToken cancel_queued;
+    auto queued = run_turn(*agent, "never", cancel_queued);
+    ASSERT_TRUE(loop.until([&] { return !running->previews().empty(); }));
+    cancel_queued.cancel();
+    ASSERT_TRUE(loop.until([&] { return queued->end_count() > 0; }));
+    EXPECT_EQ(queued->end().state, TurnEnd::State::cancelled);
+    EXPECT_EQ(running->end_count(), 0); // the first turn still runs
+}
+
+std::size_t thread_count() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+        ++n;
+    }
+    return n;
+}
+
+TEST(ProcessAgent, AHundredAgentsOnOneIoContextStartNoThread) {
+    sluice::test::IoLoop loop;
+    const std::size_t before = thread_count();
+    std::vector<std::unique_ptr<Agent>> agents;
+    std::vector<std::shared_ptr<TurnRecorder>> turns;
+    for (int i = 0; i < 100; ++i) {
+        agents.push_back(make_process_agent(loop.executor(), fake_config()));
+        turns.push_back(run_turn(*agents.back(), "hello " + std::to_string(i)));
+    }
+    ASSERT_TRUE(loop.until(
+        [&] {
+            return std::all_of(turns.begin(), turns.end(), [](const auto& t) { return t->end_count() > 0; });
+        },
+        120s));
+    // Every process is alive (its turn ended, the agent holds it): the peak.
+    const std::size_t during = thread_count();
+    for (int i = 0; i < 100; ++i) {
+        EXPECT_EQ(turns[static_cast<std::size_t>(i)]->rows().back().at("result").as_string(), "you said: hello " + std::to_string(i));
+    }
+    // Basis: nothing here may start a thread; 2 allows for a runtime-internal helper (none today).
+    EXPECT_LE(during, before + 2) << "threads before " << before << ", with 100 agents " << during;
+    std::vector<long> pids;
+    for (const auto& t : turns) {
+        pids.push_back(pid_of(*t));
+    }
+    agents.clear();
+    for (long pid : pids) {
+        EXPECT_TRUE(process_gone(loop, pid));
+    }
 }
 
 TEST(ProcessAgent, AnExitingAgentFailsTheTurnWithItsStderr) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto agent = make_process_agent(loop.executor(), fake_config());
     auto rec = run_turn(*agent, "exit");
     ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
@@ -182,7 +267,7 @@ TEST(ProcessAgent, AnExitingAgentFailsTheTurnWithItsStderr) {
 }
 
 TEST(ProcessAgent, AnAgentThatClosesItsOutputButLingersIsKilled) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     ProcessAgentConfig c;
     c.argv = {"/bin/sh", "-c", "exec >&-; sleep 60"};
     c.terminate_grace = 300ms;
@@ -194,7 +279,7 @@ TEST(ProcessAgent, AnAgentThatClosesItsOutputButLingersIsKilled) {
 }
 
 TEST(ProcessAgent, ControlRequestsAreRefusedSoTheAgentGoesOn) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     auto agent = make_process_agent(loop.executor(), fake_config());
     auto rec = run_turn(*agent, "permission");
     ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
@@ -202,7 +287,7 @@ TEST(ProcessAgent, ControlRequestsAreRefusedSoTheAgentGoesOn) {
 }
 
 TEST(ProcessAgent, AMissingCommandFailsTheTurn) {
-    test::IoLoop loop;
+    sluice::test::IoLoop loop;
     ProcessAgentConfig c;
     c.argv = {"/nonexistent/agent-binary"};
     auto agent = make_process_agent(loop.executor(), c);
