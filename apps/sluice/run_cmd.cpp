@@ -1,44 +1,37 @@
 // `sluice run`: one turn (builtin runtime or a hosted agent process) written to stdout as stream-json.
 #include "commands.hpp"
+#include "runtime_flags.hpp"
 
+#include <sluice/core/relay_async.hpp>
 #include <sluice/runtime/agent.hpp>
 #include <sluice/runtime/frame_builder.hpp>
 #include <sluice/runtime/runtime.hpp>
-#include <sluice/runtime/tools.hpp>
 
-#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <future>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <unistd.h>
 
 namespace sluice::app {
 
 namespace json = boost::json;
+namespace net = boost::asio;
 
 namespace {
 
 struct RunOptions {
-    std::string provider{"scripted"};
-    std::string base_url;
-    std::string model;
-    std::string tools;
-    std::string agent_cmd;
-    std::string script;
-    double pace{1.0};
-    std::string system;
-    std::string cwd{"."};
-    std::uint32_t max_rounds{16};
-    std::size_t max_tool_output{64 * 1024};
-    std::int64_t tool_timeout_ms{120'000};
-    std::uint32_t thinking_budget{0};
+    RuntimeFlags runtime;
     std::string prompt;
 };
 
@@ -73,26 +66,6 @@ private:
     bool broken_{false};
 };
 
-runtime::RuntimeConfig runtime_config(const RunOptions& o) {
-    runtime::RuntimeConfig c;
-    c.provider.kind = o.provider;
-    c.provider.base_url = o.base_url;
-    c.provider.model = o.model;
-    c.provider.script_path = o.script;
-    c.provider.script_pace = o.pace;
-    c.model = o.model;
-    c.system_prompt = o.system;
-    c.tools = runtime::split_tool_list(o.tools);
-    c.working_dir = o.cwd;
-    c.max_rounds = o.max_rounds;
-    c.max_tool_output = o.max_tool_output;
-    c.tool_timeout = std::chrono::milliseconds(o.tool_timeout_ms);
-    if (o.thinking_budget > 0) {
-        c.thinking_budget = o.thinking_budget;
-    }
-    return c;
-}
-
 int report_end(const RowWriter& out, const std::string& error) {
     if (out.broken()) {
         std::fprintf(stderr, "sluice: stdout was closed; the turn was cancelled\n");
@@ -105,21 +78,11 @@ int report_end(const RowWriter& out, const std::string& error) {
     return 0;
 }
 
-// The builtin runtime: this thread is the relay's caller, stdout its pace.
+// The builtin runtime on an io_context run by this thread; stdout (written synchronously: it is
+// this command's only output and its pace) is the relay's caller.
 int run_builtin(const RunOptions& o) {
-    const auto config = runtime_config(o);
-    // The turn runs on an io_context served by one thread; this thread reads the relay.
-    boost::asio::io_context io;
-    auto work = boost::asio::make_work_guard(io);
-    std::thread io_thread([&io] { io.run(); });
-    struct Join {
-        decltype(work)& guard;
-        std::thread& runner;
-        ~Join() {
-            guard.reset();
-            runner.join();
-        }
-    } join{work, io_thread};
+    const auto config = runtime_config(o.runtime);
+    net::io_context io;
     runtime::Runtime rt(io.get_executor(), config); // throws on a bad provider or tool setting
     const std::string session_id = runtime::make_uuid();
     RowWriter out;
@@ -144,21 +107,31 @@ int run_builtin(const RunOptions& o) {
     std::string error;
     {
         auto rx = rt.run_stream_with_messages(std::move(messages), CancellationToken{});
-        while (!out.broken()) {
-            auto ev = rx.next();
-            if (!ev) {
-                break;
-            }
-            if (auto row = frames.preview_row(*ev)) {
-                out.write(*row);
-            }
-            for (const auto& row : frames.on_event(*ev)) {
-                out.write(row);
-            }
-        }
+        net::co_spawn(
+            io,
+            [&]() -> net::awaitable<void> {
+                while (!out.broken()) {
+                    auto [ec, ev] = co_await async_next(
+                        rx, io.get_executor(), net::as_tuple(net::use_awaitable));
+                    if (ec || !ev) {
+                        break;
+                    }
+                    if (auto row = frames.preview_row(*ev)) {
+                        out.write(*row);
+                    }
+                    for (const auto& row : frames.on_event(*ev)) {
+                        out.write(row);
+                    }
+                }
+            },
+            net::detached); // writes and relay receives do not throw
+        io.run();
         // Leaving this scope with the turn still running (stdout broke) destroys the receiver:
         // that cancels the turn, which closes the provider connection and kills tools.
     }
+    io.restart();
+    io.run(); // what the cancelled turn still had to do (closing its connection, killing tools)
+    rt.wait_idle(std::chrono::seconds(10));
     if (const auto& err = frames.error()) {
         error = err->message; // providers name themselves in their messages
     }
@@ -177,9 +150,17 @@ public:
         }
     }
 
-    void on_end(runtime::TurnEnd end) override { done_.set_value(std::move(end)); }
+    void on_end(runtime::TurnEnd end) override {
+        end_ = std::move(end);
+        if (on_end_) {
+            on_end_();
+        }
+    }
 
-    std::future<runtime::TurnEnd> ended() { return done_.get_future(); }
+    /// Called on the io_context after the turn ended.
+    void when_ended(std::function<void()> fn) { on_end_ = std::move(fn); }
+
+    [[nodiscard]] const std::optional<runtime::TurnEnd>& end() const { return end_; }
 
     const RowWriter& out() const { return out_; }
 
@@ -193,21 +174,21 @@ private:
     CancellationToken cancel_;
     runtime::FrameBuilder frames_;
     RowWriter out_;
-    std::promise<runtime::TurnEnd> done_;
+    std::optional<runtime::TurnEnd> end_;
+    std::function<void()> on_end_;
 };
 
-// A hosted agent process: its rows pass through; its partials are re-encoded as stream_event rows.
+// A hosted agent process: its rows pass through; its partials are re-encoded as stream_event
+// rows. The io_context runs on this thread until the turn ended and the process is gone.
 int run_process(const RunOptions& o) {
-    runtime::ProcessAgentConfig pc;
-    pc.argv = runtime::ProcessAgentConfig::shell_argv(o.agent_cmd);
-    pc.working_dir = o.cwd;
+    net::io_context io;
     CancellationToken cancel;
     auto sink = std::make_shared<StdoutSink>(cancel);
-    auto ended = sink->ended();
-    auto agent = runtime::make_process_agent(pc);
+    auto agent = runtime::make_process_agent(io.get_executor(), process_agent_config(o.runtime));
+    sink->when_ended([&agent] { agent.reset(); }); // ends the process (asynchronously)
     agent->start_turn(o.prompt, cancel, sink);
-    const auto end = ended.get();
-    agent.reset();
+    io.run();
+    const auto end = sink->end().value_or(runtime::TurnEnd{runtime::TurnEnd::State::failed, "no end"});
     return report_end(sink->out(), end.state == runtime::TurnEnd::State::ended ? std::string{} : end.error);
 }
 
@@ -216,26 +197,12 @@ int run_process(const RunOptions& o) {
 void add_run_command(CLI::App& app) {
     auto* sub = app.add_subcommand("run", "Run one turn and write it to stdout as stream-json");
     auto o = std::make_shared<RunOptions>();
-    sub->add_option("--provider", o->provider, "anthropic | openai | scripted")
-        ->check(CLI::IsMember({"anthropic", "openai", "scripted"}))
-        ->capture_default_str();
-    sub->add_option("--base-url", o->base_url, "provider base URL (default: the provider's)");
-    sub->add_option("--model", o->model, "model id (default: the provider's)");
-    sub->add_option("--tools", o->tools, "enabled tools, comma-separated: bash,read_file,echo");
-    sub->add_option("--agent-cmd", o->agent_cmd, "host this agent command (stream-json on stdio) instead");
-    sub->add_option("--script", o->script, "scripted provider: a JSON script (default: built-in)");
-    sub->add_option("--pace", o->pace, "scripted provider: delay factor, 0 = no delay")->capture_default_str();
-    sub->add_option("--system", o->system, "system prompt");
-    sub->add_option("--cwd", o->cwd, "working directory of tools and agent")->capture_default_str();
-    sub->add_option("--max-rounds", o->max_rounds, "model responses per turn at most")->capture_default_str();
-    sub->add_option("--max-tool-output", o->max_tool_output, "bytes of tool output kept")->capture_default_str();
-    sub->add_option("--tool-timeout-ms", o->tool_timeout_ms, "one tool run at most")->capture_default_str();
-    sub->add_option("--thinking-budget", o->thinking_budget, "extended thinking budget (0 = off)");
+    add_runtime_flags(*sub, o->runtime);
     sub->add_option("prompt", o->prompt, "the prompt")->required();
     on_selected(sub, [o] {
         // A reader that goes away must surface as EPIPE on write, not kill the process.
         std::signal(SIGPIPE, SIG_IGN);
-        return o->agent_cmd.empty() ? run_builtin(*o) : run_process(*o);
+        return o->runtime.agent_cmd.empty() ? run_builtin(*o) : run_process(*o);
     });
 }
 

@@ -1,5 +1,6 @@
 // `sluice serve`: runs the hub (seats, SSE/WebSocket fan-out, the page) until SIGINT/SIGTERM.
 #include "commands.hpp"
+#include "runtime_flags.hpp"
 
 #include <sluice/hub/hub.hpp>
 #include <sluice/runtime/agent.hpp>
@@ -8,13 +9,13 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -26,29 +27,10 @@ std::map<const CLI::App*, std::function<int()>>& actions() {
     return a;
 }
 
-std::vector<std::string> split_csv(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        if (!item.empty()) {
-            out.push_back(item);
-        }
-    }
-    return out;
-}
-
 struct ServeOptions {
     std::string listen{"127.0.0.1:8420"};
     std::string data{"sluice-data"};
-    std::string provider{"scripted"};
-    std::string base_url;
-    std::string model;
-    std::string script;
-    double pace{1.0};
-    std::string agent_cmd;
-    std::string tools;
-    std::string workdir{"."};
+    RuntimeFlags runtime;
     std::string token;
     std::size_t threads{2};
     std::uint64_t window_cap{0};
@@ -58,16 +40,11 @@ struct ServeOptions {
 };
 
 int run_serve(const ServeOptions& o) {
-    runtime::RuntimeConfig rc;
-    rc.provider.kind = o.provider;
-    rc.provider.base_url = o.base_url;
-    rc.provider.model = o.model;
-    rc.provider.script_path = o.script;
-    rc.provider.script_pace = o.pace;
-    rc.tools = split_csv(o.tools);
-    rc.working_dir = o.workdir;
-    const std::string agent_cmd = o.agent_cmd;
-    const std::string workdir = o.workdir;
+    const runtime::RuntimeConfig rc = runtime_config(o.runtime);
+    const bool has_agent_cmd = !o.runtime.agent_cmd.empty();
+    const runtime::ProcessAgentConfig pc = has_agent_cmd ? process_agent_config(o.runtime)
+                                                         : runtime::ProcessAgentConfig{};
+    boost::asio::io_context io;
 
     hub::HubConfig hc;
     hc.data_dir = o.data;
@@ -76,16 +53,16 @@ int run_serve(const ServeOptions& o) {
             o.window_cap > 0 ? o.window_cap : CONVERSATION_CAP,
             o.window_cap_bytes > 0 ? o.window_cap_bytes : CONVERSATION_CAP_BYTES);
     }
-    hc.make_agent = [rc, agent_cmd, workdir](const hub::SeatSpec& spec, std::vector<boost::json::object> rows)
+    // Each agent gets a strand of its own: its turns and sink calls run there, one at a time.
+    // (The hub's factory type does not pass the seat's executor yet; see AgentOrReason.)
+    hc.make_agent = [rc, pc, has_agent_cmd, ex = io.get_executor()](
+                        const hub::SeatSpec& spec, std::vector<boost::json::object> rows)
         -> std::unique_ptr<runtime::Agent> {
         if (spec.agent == "process") {
-            if (agent_cmd.empty()) {
+            if (!has_agent_cmd) {
                 throw std::invalid_argument("this hub has no --agent-cmd; process seats are unavailable");
             }
-            runtime::ProcessAgentConfig pc;
-            pc.argv = runtime::ProcessAgentConfig::shell_argv(agent_cmd);
-            pc.working_dir = workdir;
-            return runtime::make_process_agent(std::move(pc));
+            return runtime::make_process_agent(boost::asio::make_strand(ex), pc);
         }
         auto cfg = rc;
         if (!spec.model.empty()) {
@@ -94,10 +71,9 @@ int run_serve(const ServeOptions& o) {
         if (!spec.system.empty()) {
             cfg.system_prompt = spec.system;
         }
-        return runtime::make_builtin_agent(std::move(cfg), std::move(rows));
+        return runtime::make_builtin_agent(boost::asio::make_strand(ex), std::move(cfg), std::move(rows));
     };
 
-    boost::asio::io_context io;
     hub::Hub hub(io, std::move(hc));
     const auto restored = hub.restore();
     server::ServerConfig sc;
@@ -116,7 +92,7 @@ int run_serve(const ServeOptions& o) {
     }
     const auto colon = o.listen.rfind(':');
     std::printf("listening on http://%s:%u\n", o.listen.substr(0, colon).c_str(), srv.port());
-    std::printf("seats restored: %zu, data in %s, provider %s\n", restored, o.data.c_str(), o.provider.c_str());
+    std::printf("seats restored: %zu, data in %s, provider %s\n", restored, o.data.c_str(), o.runtime.provider.c_str());
     std::fflush(stdout);
 
     // Two-phase shutdown: stop accepting and end every stream, then stop after a grace period.
@@ -170,15 +146,7 @@ void add_serve_command(CLI::App& app) {
     auto o = std::make_shared<ServeOptions>();
     sub->add_option("--listen", o->listen, "address:port to listen on (port 0: any free port)");
     sub->add_option("--data", o->data, "data directory (one folder per seat)");
-    sub->add_option("--provider", o->provider, "builtin agent's provider: anthropic|openai|scripted")
-        ->check(CLI::IsMember({"anthropic", "openai", "scripted"}));
-    sub->add_option("--base-url", o->base_url, "provider base URL");
-    sub->add_option("--model", o->model, "model id");
-    sub->add_option("--script", o->script, "scripted provider: a JSON script file");
-    sub->add_option("--pace", o->pace, "scripted provider: speed factor (0 = as fast as possible)");
-    sub->add_option("--agent-cmd", o->agent_cmd, "command of a stream-json agent for process seats (e.g. claude)");
-    sub->add_option("--tools", o->tools, "builtin tools to enable: bash,read_file");
-    sub->add_option("--workdir", o->workdir, "working directory for tools and agent processes");
+    add_runtime_flags(*sub, o->runtime);
     sub->add_option("--token", o->token, "bearer token (or SLUICE_TOKEN); required off loopback");
     sub->add_option("--threads", o->threads, "I/O threads")->check(CLI::Range(1, 64));
     sub->add_option("--window-cap", o->window_cap, "window cap in frames (slack = cap/4)");

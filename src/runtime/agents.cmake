@@ -1,9 +1,11 @@
 # sluice::runtime sources of the agent half: turn loop, tools, scripted provider, agents, frames.
 list(APPEND SLUICE_RUNTIME_SOURCES
-    agent.cpp
-    child_process.cpp
+    agents/builtin_agent.cpp
+    agents/process_agent.cpp
+    agents/stream_json.cpp
+    agents/turn_queue.cpp
+    process/child.cpp
     frame_builder.cpp
-    process_agent.cpp
     runtime.cpp
     text_util.cpp
-    tools.cpp)
+    tools/tools.cpp)

@@ -1,6 +1,7 @@
 // FrameBuilder: a turn's semantic events → Claude Code stream-json rows; rows → provider history.
 #include <sluice/runtime/frame_builder.hpp>
 #include <sluice/runtime/runtime.hpp>
+#include <sluice/runtime/stream_json.hpp>
 
 #include <boost/json.hpp>
 
@@ -16,11 +17,6 @@ namespace json = boost::json;
 namespace {
 
 enum PreviewKind : int { kind_text = 0, kind_thinking = 1, kind_tool = 2 };
-
-std::string_view str_field(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view{};
-}
 
 } // namespace
 

@@ -6,6 +6,7 @@ Reads stream-json user rows on stdin and answers each prompt by what it says:
   "tool"         -> a tool_use with input_json_delta partials, a tool_result user row, an answer
   "hang"         -> a text partial, then waits; a control_request interrupt ends it (result)
   "exit"         -> writes "fatal: boom" to stderr and exits with status 3
+  "crash"        -> writes "about to abort" to stderr and aborts (SIGABRT)
   "longline N"   -> writes one line of N bytes (no JSON), then a normal answer
   "noise"        -> a non-JSON line and an echo of the user row first, then a normal answer
   "permission"   -> a control_request (can_use_tool), waits for its control_response, answers
@@ -116,6 +117,10 @@ def main():
             sys.stderr.write("fatal: boom\n")
             sys.stderr.flush()
             sys.exit(3)
+        elif prompt == "crash":
+            sys.stderr.write("about to abort\n")
+            sys.stderr.flush()
+            os.abort()
         elif prompt.startswith("longline"):
             n = int(prompt.split()[1])
             sys.stdout.write("x" * n + "\n")

@@ -6,6 +6,7 @@
 #include <sluice/runtime/process_agent.hpp>
 #include <sluice/runtime/runtime.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/json/object.hpp>
 
 #include <memory>
@@ -25,10 +26,10 @@ struct TurnEnd {
 
 /// Receives one turn's output.
 ///
-/// Calls come from the agent's own thread, one at a time, in order: rows and previews as they
-/// come, then `on_end` exactly once, last. A sink may block (that is backpressure: a builtin
-/// agent's relay then bounds preview memory, a process agent stops reading the process's
-/// stdout); it must not call back into the agent's destructor.
+/// Every call runs on the agent's executor (`ex` of make_*_agent), one at a time, in order:
+/// rows and previews as they come, then `on_end` exactly once, last; never inline inside
+/// `start_turn`. A sink call must not block (it runs on an I/O thread); it may destroy the
+/// agent or start another turn.
 class TurnSink {
 public:
     virtual ~TurnSink() = default;
@@ -43,13 +44,16 @@ public:
 
 /// An agent: a conversation's worker. Turns run one at a time, in the order started.
 ///
+/// No thread per agent or per turn: a turn is a coroutine on the agent's executor.
+///
 /// @par Thread safety
-/// `start_turn` and `kind` are safe from any thread. The destructor cancels and joins any
-/// running turn, ends any queued turn with `cancelled`, and ends any process; it must not run
-/// on the agent's own thread (inside a sink call).
+/// `start_turn` and `kind` are safe from any thread (`start_turn` posts to the executor). The
+/// destructor may run on any thread, the executor's included (inside a sink call): it never
+/// blocks or joins; it cancels the running turn, ends queued turns with `cancelled` (posted to
+/// the executor) and terminates a process asynchronously (SIGTERM, SIGKILL after a grace).
 class Agent {
 public:
-    /// Cancels and joins any running turn, ends any process.
+    /// Cancels the running turn, ends queued ones, ends any process; never blocks.
     virtual ~Agent() = default;
 
     /// Starts a turn with `prompt` and returns at once. If a turn is running, this one waits
@@ -62,14 +66,23 @@ public:
 };
 
 /// An agent run by sluice's own Runtime (`config` as for `Runtime`); rows come from a
-/// FrameBuilder. @param history_rows earlier frames of the seat (stream-json shape), from
-/// which the provider history is rebuilt (`messages_from_rows`).
+/// FrameBuilder. Each turn is a coroutine on `ex` reading the runtime's relay with
+/// `async_next`.
+/// @param ex where turns run and every sink call is made; @pre a strand or a single-threaded
+///   io_context's executor (the agent's state is confined to it).
+/// @param history_rows earlier frames of the seat (stream-json shape), from which the provider
+///   history is rebuilt (`messages_from_rows`).
 /// @throws std::invalid_argument on a bad provider or tool setting.
 [[nodiscard]] std::unique_ptr<Agent> make_builtin_agent(
-    RuntimeConfig config, std::vector<boost::json::object> history_rows);
+    boost::asio::any_io_executor ex,
+    RuntimeConfig config,
+    std::vector<boost::json::object> history_rows);
 
 /// An agent CLI hosted as a child process speaking stream-json (see ProcessAgentConfig). The
-/// process starts with the first turn and ends with the agent.
-[[nodiscard]] std::unique_ptr<Agent> make_process_agent(ProcessAgentConfig config);
+/// process starts with the first turn and ends with the agent; its pipes are stream
+/// descriptors on `ex` and its exit is observed there (pidfd).
+/// @param ex as for make_builtin_agent.
+[[nodiscard]] std::unique_ptr<Agent> make_process_agent(
+    boost::asio::any_io_executor ex, ProcessAgentConfig config);
 
 } // namespace sluice::runtime

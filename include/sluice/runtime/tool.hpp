@@ -1,4 +1,4 @@
-// Tool: something the model may call during a turn (bash, read_file, …), a coroutine on the turn's executor.
+// Tool: something the model may call during a turn (bash, read_file, …), run as a coroutine.
 #pragma once
 
 #include <sluice/core/cancel.hpp>
@@ -20,7 +20,8 @@ struct ToolContext {
     CancellationToken cancel;                        ///< cancelled: stop at once (kill processes)
     std::chrono::milliseconds timeout{30'000};       ///< give up (and kill) after this long
     std::size_t max_output{64 * 1024};               ///< most output bytes kept and streamed
-    std::function<void(std::string_view)> on_output; ///< raw output as it arrives (may be empty)
+    /// Raw output as it arrives (may be empty); called on the running coroutine's executor.
+    std::function<void(std::string_view)> on_output;
 };
 
 /// What a tool run amounted to.
@@ -32,8 +33,8 @@ struct ToolOutcome {
 /// A tool the model may call.
 ///
 /// @par Thread safety
-/// `spec` from any thread; `run` is awaited by one turn at a time (the runtime runs tools one
-/// after another) and must complete promptly once `ctx.cancel` is cancelled.
+/// `spec` from any thread. `run` is a coroutine on the awaiting coroutine's executor; runs of
+/// one tool object may overlap (a tool keeps no per-run state in itself).
 class Tool {
 public:
     virtual ~Tool() = default;
@@ -41,10 +42,12 @@ public:
     /// The name, description and input schema offered to the model.
     [[nodiscard]] virtual ToolSpec spec() const = 0;
 
-    /// Runs on the awaiting coroutine's executor; never blocks an I/O thread; returns promptly
-    /// once ctx.cancel is cancelled; timeout via a steady_timer; never throws for a tool
-    /// failure (that is `is_error`). `ctx.on_output` is called on the coroutine's executor.
-    /// @return the output (capped at `ctx.max_output`) and whether it is an error.
+    /// Runs the tool on `input` (the model's input object) on the awaiting coroutine's
+    /// executor. Never blocks an I/O thread; returns promptly once `ctx.cancel` is cancelled
+    /// (from any thread: the cancellation is posted to the executor); `ctx.timeout` is a
+    /// steady_timer.
+    /// @return the output (capped at `ctx.max_output`) and whether it is an error; never throws
+    ///   for a failure of the tool itself (that is `is_error`).
     virtual boost::asio::awaitable<ToolOutcome> run(boost::json::value input, ToolContext ctx) = 0;
 };
 

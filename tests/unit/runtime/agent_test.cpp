@@ -1,4 +1,5 @@
 // Tests of the builtin agent (Runtime + FrameBuilder behind the Agent interface).
+#include "support/io_loop.hpp"
 #include "unit/runtime/turn_recorder.hpp"
 
 #include <sluice/runtime/agent.hpp>
@@ -37,11 +38,12 @@ RuntimeConfig scripted(const std::string& script_path = {}) {
 }
 
 TEST(BuiltinAgent, RunsTheDefaultScriptAsRowsAndPreviews) {
-    auto agent = make_builtin_agent(scripted(), {});
+    sluice::test::IoLoop loop;
+    auto agent = make_builtin_agent(loop.executor(), scripted(), {});
     EXPECT_EQ(agent->kind(), "builtin");
     auto rec = std::make_shared<TurnRecorder>();
     agent->start_turn("hello", {}, rec);
-    ASSERT_TRUE(rec->wait_end(20s));
+    ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
     EXPECT_EQ(rec->end().state, TurnEnd::State::ended) << rec->end().error;
     const auto types = rec->row_types();
     ASSERT_EQ(types, (std::vector<std::string>{"assistant", "user", "assistant", "result"}));
@@ -55,48 +57,51 @@ TEST(BuiltinAgent, RunsTheDefaultScriptAsRowsAndPreviews) {
 }
 
 TEST(BuiltinAgent, KeepsHistoryAcrossTurnsAndFromRows) {
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"rounds":[{"events":[{"text":"saw {{message_count}}"}]}]})");
     std::vector<json::object> earlier{
         json::parse(R"({"type":"user","message":{"role":"user","content":"old prompt"}})").as_object(),
         json::parse(R"({"type":"assistant","message":{"id":"m0","role":"assistant","content":[{"type":"text","text":"old answer"}]}})").as_object(),
         json::parse(R"({"type":"result","subtype":"success"})").as_object()};
-    auto agent = make_builtin_agent(scripted(script.path.string()), earlier);
+    auto agent = make_builtin_agent(loop.executor(), scripted(script.path.string()), earlier);
     auto first = std::make_shared<TurnRecorder>();
     agent->start_turn("one", {}, first);
-    ASSERT_TRUE(first->wait_end(20s));
+    ASSERT_TRUE(loop.until([&] { return first->end_count() > 0; }, 20s));
     EXPECT_EQ(first->rows().back().at("result"), "saw 3");
     auto second = std::make_shared<TurnRecorder>();
     agent->start_turn("two", {}, second);
-    ASSERT_TRUE(second->wait_end(20s));
+    ASSERT_TRUE(loop.until([&] { return second->end_count() > 0; }, 20s));
     EXPECT_EQ(second->rows().back().at("result"), "saw 5");
 }
 
 TEST(BuiltinAgent, TurnsQueueInOrder) {
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"delay_ms":2,"rounds":[{"events":[{"text":"n={{message_count}}"}]}]})");
     auto c = scripted(script.path.string());
     c.provider.script_pace = 1;
-    auto agent = make_builtin_agent(c, {});
+    auto agent = make_builtin_agent(loop.executor(), c, {});
     auto a = std::make_shared<TurnRecorder>();
     auto b = std::make_shared<TurnRecorder>();
     agent->start_turn("a", {}, a);
     agent->start_turn("b", {}, b);
-    ASSERT_TRUE(b->wait_end(20s));
-    ASSERT_TRUE(a->wait_end(20s));
+    ASSERT_TRUE(loop.until([&] { return b->end_count() > 0; }, 20s));
+    ASSERT_TRUE(loop.until([&] { return a->end_count() > 0; }, 20s));
     EXPECT_EQ(a->rows().back().at("result"), "n=1");
     EXPECT_EQ(b->rows().back().at("result"), "n=3");
 }
 
 TEST(BuiltinAgent, CancelEndsTheTurnCancelled) {
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto c = scripted(script.path.string());
     c.provider.script_pace = 1;
-    auto agent = make_builtin_agent(c, {});
+    auto agent = make_builtin_agent(loop.executor(), c, {});
     auto rec = std::make_shared<TurnRecorder>();
     CancellationToken cancel;
     agent->start_turn("go", cancel, rec);
-    ASSERT_TRUE(rec->wait_previews(1, 20s));
+    ASSERT_TRUE(loop.until([&] { return rec->previews().size() >= 1; }, 20s));
     cancel.cancel();
-    ASSERT_TRUE(rec->wait_end(20s));
+    ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
     EXPECT_EQ(rec->end().state, TurnEnd::State::cancelled);
     ASSERT_FALSE(rec->rows().empty());
     EXPECT_EQ(rec->rows().back().at("type"), "result");
@@ -104,33 +109,37 @@ TEST(BuiltinAgent, CancelEndsTheTurnCancelled) {
 }
 
 TEST(BuiltinAgent, ACancelledQueuedTurnEndsWhileAnotherRuns) {
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto c = scripted(script.path.string());
     c.provider.script_pace = 1;
-    auto agent = make_builtin_agent(c, {});
+    auto agent = make_builtin_agent(loop.executor(), c, {});
     auto running = std::make_shared<TurnRecorder>();
     auto queued = std::make_shared<TurnRecorder>();
     CancellationToken cancel_queued;
     agent->start_turn("long", {}, running);
     agent->start_turn("never", cancel_queued, queued);
-    ASSERT_TRUE(running->wait_previews(1, 20s));
+    ASSERT_TRUE(loop.until([&] { return running->previews().size() >= 1; }, 20s));
     cancel_queued.cancel();
-    ASSERT_TRUE(queued->wait_end(20s));
+    ASSERT_TRUE(loop.until([&] { return queued->end_count() > 0; }, 20s));
     EXPECT_EQ(queued->end().state, TurnEnd::State::cancelled);
     EXPECT_EQ(running->end_count(), 0); // the first turn still runs
 }
 
 TEST(BuiltinAgent, DestroyingTheAgentEndsARunningTurn) {
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto c = scripted(script.path.string());
     c.provider.script_pace = 1;
-    auto agent = make_builtin_agent(c, {});
+    auto agent = make_builtin_agent(loop.executor(), c, {});
     auto rec = std::make_shared<TurnRecorder>();
     auto queued = std::make_shared<TurnRecorder>();
     agent->start_turn("go", {}, rec);
     agent->start_turn("later", {}, queued);
-    ASSERT_TRUE(rec->wait_previews(1, 20s));
+    ASSERT_TRUE(loop.until([&] { return rec->previews().size() >= 1; }, 20s));
     agent.reset();
+    EXPECT_EQ(rec->end_count(), 0); // the destructor never calls a sink inline
+    ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0 && queued->end_count() > 0; }));
     EXPECT_EQ(rec->end_count(), 1);
     EXPECT_EQ(rec->end().state, TurnEnd::State::cancelled);
     EXPECT_EQ(queued->end_count(), 1);
@@ -138,20 +147,22 @@ TEST(BuiltinAgent, DestroyingTheAgentEndsARunningTurn) {
 }
 
 TEST(BuiltinAgent, ProviderFailureEndsTheTurnFailed) {
+    sluice::test::IoLoop loop;
     ScriptFile script(R"({"rounds":[{"events":[{"error":"model not found"}]}]})");
-    auto agent = make_builtin_agent(scripted(script.path.string()), {});
+    auto agent = make_builtin_agent(loop.executor(), scripted(script.path.string()), {});
     auto rec = std::make_shared<TurnRecorder>();
     agent->start_turn("go", {}, rec);
-    ASSERT_TRUE(rec->wait_end(20s));
+    ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
     EXPECT_EQ(rec->end().state, TurnEnd::State::failed);
     EXPECT_NE(rec->end().error.find("model not found"), std::string::npos);
     EXPECT_EQ(rec->row_types(), std::vector<std::string>{"result"});
 }
 
 TEST(BuiltinAgent, BadConfigurationThrows) {
+    sluice::test::IoLoop loop;
     auto c = scripted();
     c.tools = {"format_disk"};
-    EXPECT_THROW((void)make_builtin_agent(c, {}), std::invalid_argument);
+    EXPECT_THROW((void)make_builtin_agent(loop.executor(), c, {}), std::invalid_argument);
 }
 
 } // namespace
@@ -161,14 +172,15 @@ namespace sluice::runtime {
 namespace {
 
 TEST(BuiltinAgent, AnUnansweredEarlierPromptStillYieldsEveryRow) {
+    sluice::test::IoLoop loop;
     // The seat's last turn died before any answer: its prompt merges with the new one.
     ScriptFile script(R"({"rounds":[{"events":[{"text":"answer"}]}]})");
     std::vector<json::object> earlier{
         json::parse(R"({"type":"user","message":{"role":"user","content":"lost prompt"}})").as_object()};
-    auto agent = make_builtin_agent(scripted(script.path.string()), earlier);
+    auto agent = make_builtin_agent(loop.executor(), scripted(script.path.string()), earlier);
     auto rec = std::make_shared<TurnRecorder>();
     agent->start_turn("new prompt", {}, rec);
-    ASSERT_TRUE(rec->wait_end(20s));
+    ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
     EXPECT_EQ(rec->row_types(), (std::vector<std::string>{"assistant", "result"}));
 }
 

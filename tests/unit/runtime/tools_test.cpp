@@ -1,17 +1,19 @@
 // Tests of the built-in tools: bash (working dir, exit status, cancel), read_file, echo, lists.
-#include <sluice/runtime/tools.hpp>
+#include "support/io_loop.hpp"
 
-#include "support/run_async.hpp"
+#include <sluice/runtime/tools.hpp>
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <unistd.h>
 
 namespace sluice::runtime {
 namespace {
@@ -20,10 +22,22 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// TEMP(helper B replaces): runs the awaitable Tool::run to completion on its own io_context.
-ToolOutcome run_tool(Tool& tool, json::value input, ToolContext ctx) {
-    boost::asio::io_context io;
-    return sluice::test::run_async(io, [&] { return tool.run(std::move(input), std::move(ctx)); });
+// Runs one tool call on a single-threaded io_context driven by this thread.
+ToolOutcome run(Tool& tool, json::value input, ToolContext ctx = {}) {
+    test::IoLoop loop;
+    return loop.run(tool.run(std::move(input), std::move(ctx)));
+}
+
+// Whether `pid` is gone (not even a zombie), waiting up to 2 s for init to reap it.
+bool gone_soon(long pid) {
+    for (int i = 0; i < 200; ++i) {
+        // The grandchild was reparented (not our child): wait for init to reap it.
+        if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+            return true;
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    return false;
 }
 
 struct TempDir {
@@ -41,7 +55,7 @@ TEST(BashTool, RunsInTheWorkingDirectoryAndStreamsOutput) {
     std::string streamed;
     ToolContext ctx;
     ctx.on_output = [&](std::string_view s) { streamed.append(s); };
-    auto out = run_tool(*bash, json::object{{"command", "pwd; echo err >&2"}}, ctx);
+    auto out = run(*bash, json::object{{"command", "pwd; echo err >&2"}}, ctx);
     EXPECT_FALSE(out.is_error);
     EXPECT_EQ(out.output, fs::canonical(dir.path).string() + "\nerr\n");
     EXPECT_EQ(streamed, out.output);
@@ -49,14 +63,14 @@ TEST(BashTool, RunsInTheWorkingDirectoryAndStreamsOutput) {
 
 TEST(BashTool, NonZeroExitIsAnError) {
     auto bash = make_bash_tool({"."});
-    auto out = run_tool(*bash, json::object{{"command", "echo oops; exit 7"}}, ToolContext{});
+    auto out = run(*bash, json::object{{"command", "echo oops; exit 7"}}, ToolContext{});
     EXPECT_TRUE(out.is_error);
     EXPECT_NE(out.output.find("oops"), std::string::npos);
     EXPECT_NE(out.output.find("exit status 7"), std::string::npos);
 }
 
 TEST(BashTool, MissingCommandIsAnError) {
-    auto out = run_tool(*make_bash_tool({"."}), json::object{}, ToolContext{});
+    auto out = run(*make_bash_tool({"."}), json::object{});
     EXPECT_TRUE(out.is_error);
 }
 
@@ -69,19 +83,88 @@ TEST(BashTool, CancelKillsTheWholeProcessGroup) {
         ctx.cancel.cancel(); // cancel as soon as the background pid is known
     };
     // A background grandchild in the same group must die too.
-    auto out = run_tool(*bash, json::object{{"command", "sleep 60 & echo $!; wait"}}, ctx);
+    auto out = run(*bash, json::object{{"command", "sleep 60 & echo $!; wait"}}, ctx);
     EXPECT_TRUE(out.is_error);
     EXPECT_NE(out.output.find("cancelled"), std::string::npos);
     const long pid = std::stol(streamed);
-    bool gone = false;
-    for (int i = 0; i < 200 && !gone; ++i) {
-        // The grandchild was reparented (not our child): wait for init to reap it.
-        gone = ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-        if (!gone) {
-            std::this_thread::sleep_for(10ms);
+    EXPECT_TRUE(gone_soon(pid));
+}
+
+TEST(BashTool, ACancelFromAnotherThreadKillsTheProcessGroupPromptly) {
+    auto bash = make_bash_tool({"."});
+    ToolContext ctx;
+    ctx.timeout = 120s;
+    std::atomic<long> pid{0};
+    std::string streamed;
+    ctx.on_output = [&](std::string_view s) {
+        streamed.append(s);
+        if (streamed.find('\n') != std::string::npos) {
+            pid = std::stol(streamed);
         }
-    }
-    EXPECT_TRUE(gone);
+    };
+    std::thread canceller([&, token = ctx.cancel]() mutable {
+        while (pid == 0) {
+            std::this_thread::sleep_for(1ms);
+        }
+        token.cancel();
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    auto out = run(*bash, json::object{{"command", "sleep 60 & echo $!; wait"}}, ctx);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    canceller.join();
+    EXPECT_TRUE(out.is_error);
+    EXPECT_NE(out.output.find("cancelled; process group killed"), std::string::npos) << out.output;
+    // Not a speed assertion: far below the 60 s sleep and the 120 s timeout.
+    EXPECT_LT(took, 30s);
+    EXPECT_TRUE(gone_soon(pid));
+}
+
+TEST(BashTool, TimesOutAndKillsTheProcessGroup) {
+    auto bash = make_bash_tool({"."});
+    ToolContext ctx;
+    ctx.timeout = 200ms;
+    std::string streamed;
+    ctx.on_output = [&](std::string_view s) { streamed.append(s); };
+    auto out = run(*bash, json::object{{"command", "sleep 60 & echo $!; wait"}}, ctx);
+    EXPECT_TRUE(out.is_error);
+    EXPECT_NE(out.output.find("timed out after 200 ms"), std::string::npos) << out.output;
+    EXPECT_TRUE(gone_soon(std::stol(streamed)));
+}
+
+TEST(BashTool, OutputIsCappedAndTheCutReported) {
+    auto bash = make_bash_tool({"."});
+    ToolContext ctx;
+    ctx.max_output = 10;
+    std::string streamed;
+    ctx.on_output = [&](std::string_view s) { streamed.append(s); };
+    auto out = run(*bash, json::object{{"command", "printf 0123456789abcdef"}}, ctx);
+    EXPECT_FALSE(out.is_error);
+    EXPECT_EQ(streamed, "0123456789");
+    EXPECT_EQ(out.output.substr(0, 10), "0123456789");
+    EXPECT_NE(out.output.find("6 bytes omitted"), std::string::npos) << out.output;
+}
+
+TEST(BashTool, RunsConcurrentlyWithAnotherToolOnOneThread) {
+    // On one single-threaded io_context, `a` waits for a file that only `b` creates: a tool run
+    // that blocked the thread would leave `a` to time out.
+    TempDir dir;
+    auto bash = make_bash_tool({dir.path.string()});
+    test::IoLoop loop;
+    ToolContext slow;
+    slow.timeout = 10s;
+    auto a = boost::asio::co_spawn(
+        loop.context(),
+        bash->run(json::object{{"command", "while [ ! -e flag ]; do sleep 0.01; done; echo a"}}, slow),
+        boost::asio::use_future);
+    auto b = boost::asio::co_spawn(
+        loop.context(), bash->run(json::object{{"command", "touch flag; echo b"}}, {}), boost::asio::use_future);
+    ASSERT_TRUE(loop.until([&] {
+        return a.wait_for(0s) == std::future_status::ready && b.wait_for(0s) == std::future_status::ready;
+    }));
+    const auto ra = a.get();
+    EXPECT_FALSE(ra.is_error) << ra.output;
+    EXPECT_EQ(ra.output, "a\n");
+    EXPECT_EQ(b.get().output, "b\n");
 }
 
 TEST(BashTool, ReturnsWhenTheShellExitsEvenIfABackgroundJobHoldsThePipe) {
@@ -89,7 +172,7 @@ TEST(BashTool, ReturnsWhenTheShellExitsEvenIfABackgroundJobHoldsThePipe) {
     ToolContext ctx;
     ctx.timeout = 20s;
     const auto t0 = std::chrono::steady_clock::now();
-    auto out = run_tool(*bash, json::object{{"command", "sleep 3 & echo quick"}}, ctx);
+    auto out = run(*bash, json::object{{"command", "sleep 3 & echo quick"}}, ctx);
     EXPECT_FALSE(out.is_error);
     EXPECT_EQ(out.output.substr(0, 6), "quick\n");
     // Not a speed assertion: the tool must not wait out the 20 s timeout.
@@ -104,24 +187,24 @@ TEST(ReadFileTool, ReadsBoundedWithOffset) {
     auto rf = make_read_file_tool({dir.path.string()});
     ToolContext ctx;
     ctx.max_output = 4;
-    auto out = run_tool(*rf, json::object{{"path", "f.txt"}, {"offset", 2}}, ctx);
+    auto out = run(*rf, json::object{{"path", "f.txt"}, {"offset", 2}}, ctx);
     EXPECT_FALSE(out.is_error);
     EXPECT_EQ(out.output.substr(0, 4), "2345");
     EXPECT_NE(out.output.find("4 more bytes"), std::string::npos);
-    auto whole = run_tool(*rf, json::object{{"path", (dir.path / "f.txt").string()}}, ToolContext{});
+    auto whole = run(*rf, json::object{{"path", (dir.path / "f.txt").string()}}, ToolContext{});
     EXPECT_EQ(whole.output, "0123456789");
 }
 
 TEST(ReadFileTool, MissingFileAndDirectoriesAreErrors) {
     TempDir dir;
     auto rf = make_read_file_tool({dir.path.string()});
-    EXPECT_TRUE(run_tool(*rf, json::object{{"path", "nope"}}, ToolContext{}).is_error);
-    EXPECT_TRUE(run_tool(*rf, json::object{{"path", "."}}, ToolContext{}).is_error);
-    EXPECT_TRUE(run_tool(*rf, json::object{}, ToolContext{}).is_error);
+    EXPECT_TRUE(run(*rf, json::object{{"path", "nope"}}, ToolContext{}).is_error);
+    EXPECT_TRUE(run(*rf, json::object{{"path", "."}}, ToolContext{}).is_error);
+    EXPECT_TRUE(run(*rf, json::object{}, ToolContext{}).is_error);
 }
 
 TEST(EchoTool, ReturnsItsText) {
-    auto out = run_tool(*make_echo_tool(), json::object{{"text", "hi"}}, ToolContext{});
+    auto out = run(*make_echo_tool(), json::object{{"text", "hi"}});
     EXPECT_FALSE(out.is_error);
     EXPECT_EQ(out.output, "hi");
 }

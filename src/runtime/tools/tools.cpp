@@ -1,28 +1,42 @@
-// The built-in tools: bash (process group, streamed, killed on cancel/timeout), read_file, echo.
-#include "child_process.hpp"
+// The built-in tools as coroutines: bash (process group, streamed, killed on cancel/timeout),
+// read_file (bounded reads), echo.
+#include "process/child.hpp"
 
+#include <sluice/runtime/stream_json.hpp>
 #include <sluice/runtime/tools.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <poll.h>
+#include <optional>
 #include <stdexcept>
 #include <sys/stat.h>
-#include <thread>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace sluice::runtime {
 
 namespace json = boost::json;
+namespace net = boost::asio;
 
 namespace {
 
-using clock = std::chrono::steady_clock;
+constexpr auto TUPLE = net::as_tuple(net::use_awaitable);
+
+// Basis: one pipe's default capacity on Linux (64 KiB) in four reads; also read_file's chunk,
+// so one synchronous pread of a local file never holds the I/O thread for more than this.
+constexpr std::size_t READ_CHUNK_BYTES = 16 * 1024;
 
 // Output kept for the model and streamed to the caller, capped at max_output bytes.
 class CappedOutput {
@@ -65,11 +79,7 @@ private:
 
 const json::string* string_field(const json::value& input, std::string_view key) {
     const auto* obj = input.if_object();
-    if (obj == nullptr) {
-        return nullptr;
-    }
-    const auto* v = obj->if_contains(key);
-    return v == nullptr ? nullptr : v->if_string();
+    return obj == nullptr ? nullptr : find_str(*obj, key);
 }
 
 std::optional<std::uint64_t> uint_field(const json::value& input, std::string_view key) {
@@ -103,6 +113,53 @@ json::value schema(std::initializer_list<std::pair<std::string_view, std::string
     return json::object{{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(req)}};
 }
 
+// A cancellation flag the coroutine can await: a timer at time_point::max() that the token's
+// callback (any thread) cancels through a post to the executor.
+class CancelSignal {
+public:
+    CancelSignal(net::any_io_executor ex, const CancellationToken& token)
+        : timer_(std::make_shared<net::steady_timer>(ex, net::steady_timer::time_point::max())) {
+        reg_ = token.on_cancel([t = timer_] { net::post(t->get_executor(), [t] { t->cancel(); }); });
+    }
+
+    /// Completes when the token is cancelled.
+    net::awaitable<void> wait() { (void)co_await timer_->async_wait(TUPLE); }
+
+private:
+    std::shared_ptr<net::steady_timer> timer_;
+    CancelRegistration reg_;
+};
+
+// Reads the child's output into `out` until EOF or an error.
+net::awaitable<void> read_output(net::posix::stream_descriptor& pipe, CappedOutput& out) {
+    std::array<char, READ_CHUNK_BYTES> buf{};
+    while (true) {
+        auto [ec, n] = co_await pipe.async_read_some(net::buffer(buf), TUPLE);
+        if (n > 0) {
+            out.append(std::string_view(buf.data(), n));
+        }
+        if (ec) {
+            co_return;
+        }
+    }
+}
+
+// What is already in the pipe, without waiting (the shell exited; a background job may keep
+// the pipe open indefinitely).
+void drain_output(net::posix::stream_descriptor& pipe, CappedOutput& out) {
+    std::array<char, READ_CHUNK_BYTES> buf{};
+    while (true) {
+        const auto n = ::read(pipe.native_handle(), buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return;
+        }
+        out.append(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+    }
+}
+
 class BashTool final : public Tool {
 public:
     explicit BashTool(ToolOptions options) : options_(std::move(options)) {}
@@ -115,95 +172,64 @@ public:
             schema({{"command", "the shell command to run"}}, {"command"})};
     }
 
-    // TEMP(helper B replaces): the old blocking body, run inside the coroutine.
-    boost::asio::awaitable<ToolOutcome> run(json::value input, ToolContext ctx) override {
-        co_return run_blocking(input, ctx);
-    }
-
-    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) { // TEMP(helper B replaces)
+    net::awaitable<ToolOutcome> run(json::value input, ToolContext ctx) override {
+        using namespace net::experimental::awaitable_operators;
         const auto* command = string_field(input, "command");
         if (command == nullptr) {
-            return {"bash: the input needs a \"command\" string", true};
+            co_return ToolOutcome{"bash: the input needs a \"command\" string", true};
         }
+        auto ex = co_await net::this_coro::executor;
         std::string error;
-        auto child = detail::ChildProcess::spawn(
-            {.argv = {"/bin/sh", "-c", std::string(*command)}, .cwd = options_.working_dir}, error);
+        auto child = detail::Child::spawn(
+            ex, {.argv = {"/bin/sh", "-c", std::string(*command)}, .cwd = options_.working_dir}, error);
         if (!child) {
-            return {"bash: " + error, true};
+            co_return ToolOutcome{"bash: " + error, true};
         }
-        detail::WakeFd wake;
-        auto reg = ctx.cancel.on_cancel([&wake] { wake.notify(); });
         CappedOutput out(ctx);
-        const auto deadline = clock::now() + ctx.timeout;
+        CancelSignal cancelled(ex, ctx.cancel);
+        net::steady_timer timeout(ex, ctx.timeout);
         std::string note;
-        bool failed = false;
-        bool pipe_open = true;
         std::optional<int> status;
-        char buf[16384];
-        while (true) {
+        bool output_open = true;
+        while (!status && note.empty()) {
             if (ctx.cancel.is_cancelled()) {
                 note = "cancelled; process group killed";
-                failed = true;
                 break;
             }
-            const auto now = clock::now();
-            if (now >= deadline) {
-                note = "timed out after " + std::to_string(ctx.timeout.count())
-                       + " ms; process group killed";
-                failed = true;
-                break;
-            }
-            if (!pipe_open || status) {
-                // The shell exited (or closed its output): take what is buffered, then stop —
-                // a background job may hold the pipe open indefinitely.
-                if (!status) {
-                    status = child->try_wait();
-                    if (!status) {
-                        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                        continue;
-                    }
+            // The shell's exit, its output's end, the timeout or a cancel: whichever comes first.
+            if (output_open) {
+                auto r = co_await (
+                    child->wait_exit() || read_output(child->out(), out)
+                    || timeout.async_wait(TUPLE) || cancelled.wait());
+                switch (r.index()) {
+                case 0: status = std::get<0>(r); break;
+                case 1: output_open = false; break;
+                case 2: note = "timed out after " + std::to_string(ctx.timeout.count()) + " ms"; break;
+                default: note = "cancelled"; break;
                 }
-                while (pipe_open) {
-                    const auto n = ::read(child->stdout_fd(), buf, sizeof buf);
-                    if (n > 0) {
-                        out.append(std::string_view(buf, static_cast<std::size_t>(n)));
-                    } else {
-                        pipe_open = false;
-                    }
-                }
-                break;
-            }
-            // Tick at most every 50 ms to notice the shell exiting while a straggler keeps
-            // the pipe open.
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-            const int wait_ms = static_cast<int>(std::min<std::int64_t>(left.count() + 1, 50));
-            pollfd fds[2] = {{child->stdout_fd(), POLLIN, 0}, {wake.fd(), POLLIN, 0}};
-            const int r = ::poll(fds, 2, wait_ms);
-            if (r < 0 && errno != EINTR) {
-                note = std::string("poll failed: ") + std::strerror(errno);
-                failed = true;
-                break;
-            }
-            if (r > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-                const auto n = ::read(child->stdout_fd(), buf, sizeof buf);
-                if (n > 0) {
-                    out.append(std::string_view(buf, static_cast<std::size_t>(n)));
-                } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-                    pipe_open = false;
+            } else {
+                auto r = co_await (child->wait_exit() || timeout.async_wait(TUPLE) || cancelled.wait());
+                switch (r.index()) {
+                case 0: status = std::get<0>(r); break;
+                case 1: note = "timed out after " + std::to_string(ctx.timeout.count()) + " ms"; break;
+                default: note = "cancelled"; break;
                 }
             }
-            if (!status) {
-                status = child->try_wait();
+            if (!note.empty() && note.find("killed") == std::string::npos) {
+                note += "; process group killed";
             }
         }
-        if (failed) {
-            child->kill_group(SIGKILL);
-            child->wait();
-            return {out.finish(note), true};
+        if (!note.empty()) {
+            child->signal_group(SIGKILL);
+            (void)co_await child->wait_exit(); // SIGKILL cannot be ignored: this is prompt
+            co_return ToolOutcome{out.finish(note), true};
         }
-        const int st = status.value_or(child->wait());
+        if (output_open) {
+            drain_output(child->out(), out);
+        }
+        const int st = *status;
         const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-        return {out.finish(ok ? "" : detail::ChildProcess::describe_status(st)), !ok};
+        co_return ToolOutcome{out.finish(ok ? "" : detail::Child::describe_status(st)), !ok};
     }
 
 private:
@@ -227,15 +253,13 @@ public:
                 {"offset", "limit"})};
     }
 
-    // TEMP(helper B replaces): the old blocking body, run inside the coroutine.
-    boost::asio::awaitable<ToolOutcome> run(json::value input, ToolContext ctx) override {
-        co_return run_blocking(input, ctx);
-    }
-
-    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) { // TEMP(helper B replaces)
+    // A regular local file is read with pread in chunks of READ_CHUNK_BYTES, yielding to the
+    // executor between chunks, at most `max_output` bytes in all: a bounded read, never a wait
+    // on a pipe or device (those are refused before any read).
+    net::awaitable<ToolOutcome> run(json::value input, ToolContext ctx) override {
         const auto* path_in = string_field(input, "path");
         if (path_in == nullptr || path_in->empty()) {
-            return {"read_file: the input needs a \"path\" string", true};
+            co_return ToolOutcome{"read_file: the input needs a \"path\" string", true};
         }
         std::string path(*path_in);
         if (path.front() != '/') {
@@ -247,12 +271,13 @@ public:
         // O_NONBLOCK: opening a FIFO must not hang the turn.
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) {
-            return {"read_file: cannot open " + std::string(*path_in) + ": " + std::strerror(errno), true};
+            co_return ToolOutcome{
+                "read_file: cannot open " + std::string(*path_in) + ": " + std::strerror(errno), true};
         }
         struct stat st {};
         if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
             ::close(fd);
-            return {"read_file: " + std::string(*path_in) + " is not a regular file", true};
+            co_return ToolOutcome{"read_file: " + std::string(*path_in) + " is not a regular file", true};
         }
         const auto size = static_cast<std::uint64_t>(st.st_size);
         std::string data;
@@ -260,8 +285,8 @@ public:
         data.resize(static_cast<std::size_t>(want));
         std::size_t got = 0;
         while (got < data.size() && !ctx.cancel.is_cancelled()) {
-            const auto n = ::pread(fd, data.data() + got, data.size() - got,
-                                   static_cast<off_t>(offset + got));
+            const auto chunk = std::min(data.size() - got, READ_CHUNK_BYTES);
+            const auto n = ::pread(fd, data.data() + got, chunk, static_cast<off_t>(offset + got));
             if (n < 0 && errno == EINTR) {
                 continue;
             }
@@ -269,6 +294,9 @@ public:
                 break;
             }
             got += static_cast<std::size_t>(n);
+            if (got < data.size()) {
+                co_await net::post(co_await net::this_coro::executor, net::use_awaitable);
+            }
         }
         ::close(fd);
         data.resize(got);
@@ -280,7 +308,7 @@ public:
             data += "\n[" + std::to_string(size - end) + " more bytes; read on with offset "
                     + std::to_string(end) + "]";
         }
-        return {std::move(data), false};
+        co_return ToolOutcome{std::move(data), false};
     }
 
 private:
@@ -293,19 +321,14 @@ public:
         return ToolSpec{"echo", "Returns the given text unchanged.", schema({{"text", "the text to return"}}, {"text"})};
     }
 
-    // TEMP(helper B replaces): the old blocking body, run inside the coroutine.
-    boost::asio::awaitable<ToolOutcome> run(json::value input, ToolContext ctx) override {
-        co_return run_blocking(input, ctx);
-    }
-
-    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) { // TEMP(helper B replaces)
+    net::awaitable<ToolOutcome> run(json::value input, ToolContext ctx) override {
         const auto* text = string_field(input, "text");
         if (text == nullptr) {
-            return {"echo: the input needs a \"text\" string", true};
+            co_return ToolOutcome{"echo: the input needs a \"text\" string", true};
         }
         CappedOutput out(ctx);
         out.append(*text);
-        return {out.finish(""), false};
+        co_return ToolOutcome{out.finish(""), false};
     }
 };
 

@@ -1,0 +1,59 @@
+// The runtime flags declared once for `run` and `serve`, and the runtime configs built from them.
+#include "runtime_flags.hpp"
+
+#include <sluice/runtime/tools.hpp>
+
+namespace sluice::app {
+
+void add_runtime_flags(CLI::App& app, RuntimeFlags& f) {
+    app.add_option("--provider", f.provider, "builtin agent's provider: anthropic | openai | scripted")
+        ->check(CLI::IsMember({"anthropic", "openai", "scripted"}))
+        ->capture_default_str();
+    app.add_option("--base-url", f.base_url, "provider base URL (default: the provider's)");
+    app.add_option("--model", f.model, "model id (default: the provider's)");
+    app.add_option("--tools", f.tools, "enabled tools, comma-separated: bash,read_file,echo");
+    app.add_option(
+        "--agent-cmd", f.agent_cmd, "command of a stream-json agent (e.g. claude) on stdio");
+    app.add_option("--script", f.script, "scripted provider: a JSON script (default: built-in)");
+    app.add_option("--pace", f.pace, "scripted provider: delay factor, 0 = no delay")
+        ->capture_default_str();
+    app.add_option("--system", f.system, "system prompt");
+    app.add_option("--workdir,--cwd", f.workdir, "working directory of tools and agent processes")
+        ->capture_default_str();
+    app.add_option("--max-rounds", f.max_rounds, "model responses per turn at most")
+        ->capture_default_str();
+    app.add_option("--max-tool-output", f.max_tool_output, "bytes of tool output kept")
+        ->capture_default_str();
+    app.add_option("--tool-timeout-ms", f.tool_timeout_ms, "one tool run at most")
+        ->capture_default_str();
+    app.add_option("--thinking-budget", f.thinking_budget, "extended thinking budget (0 = off)");
+}
+
+runtime::RuntimeConfig runtime_config(const RuntimeFlags& f) {
+    runtime::RuntimeConfig c;
+    c.provider.kind = f.provider;
+    c.provider.base_url = f.base_url;
+    c.provider.model = f.model;
+    c.provider.script_path = f.script;
+    c.provider.script_pace = f.pace;
+    c.model = f.model;
+    c.system_prompt = f.system;
+    c.tools = runtime::split_tool_list(f.tools);
+    c.working_dir = f.workdir;
+    c.max_rounds = f.max_rounds;
+    c.max_tool_output = f.max_tool_output;
+    c.tool_timeout = std::chrono::milliseconds(f.tool_timeout_ms);
+    if (f.thinking_budget > 0) {
+        c.thinking_budget = f.thinking_budget;
+    }
+    return c;
+}
+
+runtime::ProcessAgentConfig process_agent_config(const RuntimeFlags& f) {
+    runtime::ProcessAgentConfig pc;
+    pc.argv = runtime::ProcessAgentConfig::shell_argv(f.agent_cmd);
+    pc.working_dir = f.workdir;
+    return pc;
+}
+
+} // namespace sluice::app

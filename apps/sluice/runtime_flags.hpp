@@ -1,0 +1,45 @@
+// The runtime flags of `sluice run` and `sluice serve`, declared once, and the configs built from them.
+#pragma once
+
+#include <sluice/runtime/process_agent.hpp>
+#include <sluice/runtime/runtime.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace sluice::app {
+
+/// The values of the runtime flags (defaults as documented by `--help`).
+struct RuntimeFlags {
+    std::string provider{"scripted"};
+    std::string base_url;
+    std::string model;
+    std::string tools;
+    std::string agent_cmd;
+    std::string script;
+    double pace{1.0};
+    std::string system;
+    std::string workdir{"."};
+    std::uint32_t max_rounds{16};
+    std::size_t max_tool_output{64 * 1024};
+    std::int64_t tool_timeout_ms{120'000};
+    std::uint32_t thinking_budget{0};
+};
+
+/// Declares the runtime flags on `app` (--provider, --base-url, --model, --tools, --agent-cmd,
+/// --script, --pace, --system, --workdir/--cwd, --max-rounds, --max-tool-output,
+/// --tool-timeout-ms, --thinking-budget), writing into `flags`.
+/// @param flags must outlive the parse.
+void add_runtime_flags(CLI::App& app, RuntimeFlags& flags);
+
+/// The builtin runtime's configuration from the flags.
+[[nodiscard]] runtime::RuntimeConfig runtime_config(const RuntimeFlags& flags);
+
+/// The hosted agent's configuration from the flags (`--agent-cmd` run through /bin/sh).
+/// @pre `!flags.agent_cmd.empty()`
+[[nodiscard]] runtime::ProcessAgentConfig process_agent_config(const RuntimeFlags& flags);
+
+} // namespace sluice::app

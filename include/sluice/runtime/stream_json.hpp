@@ -1,0 +1,91 @@
+// stream-json (Claude Code's NDJSON on stdio) as pure functions: decode a stdout line, encode input.
+#pragma once
+
+#include <sluice/core/event.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/string.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace sluice::runtime {
+
+/// The string at `key` of `o`, or nullptr when absent or not a string. The one JSON field
+/// reader of the runtime (frames, agents, tools).
+[[nodiscard]] const boost::json::string* find_str(
+    const boost::json::object& o, std::string_view key) noexcept;
+
+/// The string at `key` of `o`, or "" when absent or not a string.
+[[nodiscard]] std::string_view str_field(const boost::json::object& o, std::string_view key) noexcept;
+
+namespace stream_json {
+
+/// A line that is no row of the turn: blank, not JSON, not an object, a `control_response`,
+/// `control_cancel_request` or `keep_alive`, a sub-agent's partial, an unused partial, or the
+/// echo of a prompt (a `user` row without tool results: the caller records prompts itself).
+struct Ignored {};
+
+/// A frame of the turn (assistant, user tool_result, system, …).
+struct Frame {
+    boost::json::object row;
+};
+
+/// A preview: `stream_event` content_block_delta text_delta → Text, thinking_delta → Thinking,
+/// input_json_delta → ToolUseDelta (carrying the tool id of its content_block_start).
+struct Preview {
+    StreamEvent event;
+};
+
+/// The agent asks the host something (`control_request`: permission prompt, hook, …).
+struct ControlRequest {
+    std::string request_id;
+    boost::json::object row;
+};
+
+/// The `result` row: a frame, and the end of the turn.
+struct TurnResult {
+    boost::json::object row;
+};
+
+/// What one stdout line is.
+using Decoded = std::variant<Ignored, Frame, Preview, ControlRequest, TurnResult>;
+
+/// Decodes an agent's stdout lines, one at a time. Sans-I/O: no Asio, no process.
+///
+/// State kept between lines: the tool ids of the current message's tool_use blocks (by content
+/// block index), so input_json_delta previews name their tool; reset by `message_start`.
+///
+/// @par Thread safety
+/// None: one decoder per agent process, fed in line order.
+class Decoder {
+public:
+    /// Decodes one line (without its '\n'; a trailing '\r' or spaces are ignored).
+    [[nodiscard]] Decoded decode(std::string_view line);
+
+    /// Forgets per-message state (a new process).
+    void reset() { tool_ids_.clear(); }
+
+private:
+    Decoded preview(const boost::json::object& row);
+    std::map<std::int64_t, std::string> tool_ids_;
+};
+
+/// The stdin row carrying a prompt:
+/// `{"type":"user","message":{"role":"user","content":prompt},"parent_tool_use_id":null}`.
+[[nodiscard]] std::string encode_prompt(std::string_view prompt);
+
+/// The stdin row asking the agent to stop its turn: a `control_request` with subtype
+/// `interrupt` and `request_id`.
+[[nodiscard]] std::string encode_interrupt(std::string_view request_id);
+
+/// The stdin row refusing a control request (sluice answers no permission prompt or hook), so
+/// the agent goes on: a `control_response` with subtype `error`.
+[[nodiscard]] std::string encode_refusal(std::string_view request_id);
+
+} // namespace stream_json
+
+} // namespace sluice::runtime

@@ -1,0 +1,453 @@
+// ProcessAgent: hosts an agent CLI speaking stream-json on stdio; pipes and exit on the executor.
+#include "agents/turn_queue.hpp"
+#include "process/child.hpp"
+
+#include <sluice/runtime/agent.hpp>
+#include <sluice/runtime/stream_json.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <deque>
+#include <exception>
+#include <unistd.h>
+
+namespace sluice::runtime {
+
+namespace json = boost::json;
+namespace net = boost::asio;
+using detail::Child;
+using detail::PendingTurn;
+
+std::vector<std::string> ProcessAgentConfig::shell_argv(const std::string& command) {
+    return {"/bin/sh", "-c", "exec " + command};
+}
+
+std::vector<std::string> ProcessAgentConfig::claude_argv() {
+    return {"claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+            "--verbose", "--include-partial-messages"};
+}
+
+namespace {
+
+constexpr auto TUPLE = net::as_tuple(net::use_awaitable);
+
+// Basis: enough of the agent's stderr to explain why it died, in one error line.
+constexpr std::size_t STDERR_TAIL_BYTES = 2048;
+
+// Basis: one pipe's default capacity on Linux; a read never holds more than this at once.
+constexpr std::size_t READ_CHUNK_BYTES = 64 * 1024;
+
+// Logs an exception that escaped a task (a bug: the tasks catch what they expect).
+void log_escaped(std::exception_ptr e, const char* task) {
+    if (!e) {
+        return;
+    }
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+        spdlog::error("process agent: the {} task died: {}", task, ex.what());
+    }
+}
+
+// One agent process and what belongs to it. Shared by its reader, stderr reader, exit watcher
+// and writer coroutines; it ends when they all did (the process exited and was reaped).
+struct Proc {
+    explicit Proc(std::unique_ptr<Child> c, const net::any_io_executor& ex)
+        : child(std::move(c)), kill_timer(ex) {}
+
+    std::unique_ptr<Child> child;
+    stream_json::Decoder decoder;
+    std::string line;     // the stdout line being assembled (at most max_line_bytes)
+    std::string err_tail; // the last STDERR_TAIL_BYTES of its stderr
+    std::deque<std::string> outbox; // rows for its stdin, written in order by one writer
+    bool writing{false};
+    bool out_done{false};         // its stdout reached EOF (or we stopped reading)
+    std::optional<int> status;    // its wait status once reaped
+    net::steady_timer kill_timer; // SIGKILL after a grace (terminate, or lingering after EOF)
+    bool gone{false};             // process_gone ran
+};
+
+// Everything a process agent owns, confined to its executor; shared so its coroutines may
+// finish after the Agent object is gone.
+class ProcessState : public std::enable_shared_from_this<ProcessState> {
+public:
+    ProcessState(net::any_io_executor ex, ProcessAgentConfig config)
+        : ex_(ex), config_(std::move(config)), queue_(ex), interrupt_timer_(ex) {}
+
+    [[nodiscard]] const net::any_io_executor& executor() const noexcept { return ex_; }
+
+    void submit(PendingTurn turn) {
+        if (closed_) {
+            turn.sink->on_end({TurnEnd::State::cancelled, "the agent was closed"});
+            return;
+        }
+        queue_.push(std::move(turn));
+        pump();
+    }
+
+    // The Agent is gone: end every turn, terminate the process (asynchronously).
+    void close() {
+        closed_ = true;
+        end_turn({TurnEnd::State::cancelled, "the agent was closed"});
+        queue_.end_all({TurnEnd::State::cancelled, "the agent was closed"});
+        if (child_) {
+            terminate(child_);
+        }
+    }
+
+private:
+    // ---- turns ----
+
+    void pump() {
+        while (!active_ && !closed_) {
+            auto turn = queue_.pop();
+            if (!turn) {
+                return;
+            }
+            start(std::move(*turn));
+        }
+    }
+
+    void start(PendingTurn turn) {
+        active_ = std::move(turn);
+        ++turn_seq_;
+        cancelling_ = false;
+        if (active_->cancel.is_cancelled()) {
+            end_turn({TurnEnd::State::cancelled, "cancelled"});
+            return;
+        }
+        if (!child_ && !spawn()) {
+            return;
+        }
+        turn_proc_ = child_;
+        child_->decoder.reset();
+        send(child_, stream_json::encode_prompt(active_->prompt));
+        // From any thread: the cancel is handled on the executor.
+        active_cancel_ = active_->cancel.on_cancel(
+            [weak = weak_from_this(), ex = ex_, seq = turn_seq_] {
+                net::post(ex, [weak, seq] {
+                    if (auto self = weak.lock()) {
+                        self->on_cancelled(seq);
+                    }
+                });
+            });
+    }
+
+    void end_turn(TurnEnd end) {
+        if (!active_) {
+            return;
+        }
+        auto turn = std::move(*active_);
+        active_.reset();
+        turn_proc_.reset();
+        interrupt_timer_.cancel();
+        // Destroyed on the executor: the callback only posts, so this never waits long.
+        active_cancel_ = CancelRegistration{};
+        turn.sink->on_end(std::move(end));
+        pump();
+    }
+
+    void on_cancelled(std::uint64_t seq) {
+        if (!active_ || seq != turn_seq_ || cancelling_) {
+            return;
+        }
+        cancelling_ = true;
+        auto proc = turn_proc_;
+        if (!proc || proc->gone) {
+            end_turn({TurnEnd::State::cancelled, "cancelled"});
+            return;
+        }
+        if (config_.control_interrupt && proc->child->in().is_open()) {
+            send(proc, stream_json::encode_interrupt(
+                           "sluice-interrupt-" + std::to_string(++request_seq_)));
+            interrupt_timer_.expires_after(config_.interrupt_grace);
+            interrupt_timer_.async_wait([weak = weak_from_this(), seq](boost::system::error_code ec) {
+                auto self = weak.lock();
+                if (ec || !self || !self->active_ || self->turn_seq_ != seq || !self->turn_proc_) {
+                    return;
+                }
+                self->terminate(self->turn_proc_); // no result within the grace
+            });
+            return;
+        }
+        terminate(proc);
+    }
+
+    // ---- the process ----
+
+    bool spawn() {
+        std::string error;
+        auto child = Child::spawn(
+            ex_,
+            {.argv = config_.argv,
+             .cwd = config_.working_dir,
+             .stdin_pipe = true,
+             .separate_stderr = true},
+            error);
+        if (!child) {
+            end_turn({TurnEnd::State::failed, "cannot start the agent: " + error});
+            return false;
+        }
+        auto proc = std::make_shared<Proc>(std::move(child), ex_);
+        child_ = proc;
+        auto self = shared_from_this();
+        net::co_spawn(ex_, read_stdout(self, proc), [](std::exception_ptr e) { log_escaped(e, "stdout"); });
+        net::co_spawn(ex_, read_stderr(proc), [](std::exception_ptr e) { log_escaped(e, "stderr"); });
+        net::co_spawn(ex_, watch_exit(self, proc), [](std::exception_ptr e) { log_escaped(e, "exit"); });
+        return true;
+    }
+
+    // Ends the process: stdin closed, SIGTERM to its group, SIGKILL after terminate_grace. The
+    // next turn starts a new process.
+    void terminate(std::shared_ptr<Proc> proc) { // by value: it may reset child_
+        if (child_ == proc) {
+            child_.reset();
+        }
+        if (proc->gone) {
+            return;
+        }
+        boost::system::error_code ignored;
+        proc->child->in().close(ignored);
+        proc->outbox.clear();
+        proc->child->signal_group(SIGTERM);
+        arm_kill(proc, config_.terminate_grace);
+    }
+
+    static void arm_kill(const std::shared_ptr<Proc>& proc, std::chrono::milliseconds grace) {
+        proc->kill_timer.expires_after(grace);
+        proc->kill_timer.async_wait([proc](boost::system::error_code ec) {
+            if (!ec && !proc->status) {
+                proc->child->signal_group(SIGKILL);
+            }
+        });
+    }
+
+    void send(const std::shared_ptr<Proc>& proc, std::string line) {
+        if (!proc->child->in().is_open()) {
+            return;
+        }
+        proc->outbox.push_back(std::move(line));
+        if (proc->writing) {
+            return;
+        }
+        proc->writing = true;
+        net::co_spawn(ex_, write_stdin(proc), [](std::exception_ptr e) { log_escaped(e, "stdin"); });
+    }
+
+    static net::awaitable<void> write_stdin(std::shared_ptr<Proc> proc) {
+        while (!proc->outbox.empty()) {
+            const auto ec = co_await proc->child->write_stdin(proc->outbox.front());
+            if (ec) {
+                // The agent closed stdin or died: stop writing; its exit ends the turn.
+                boost::system::error_code ignored;
+                proc->child->in().close(ignored);
+                proc->outbox.clear();
+                break;
+            }
+            proc->outbox.pop_front();
+        }
+        proc->writing = false;
+    }
+
+    static net::awaitable<void> read_stderr(std::shared_ptr<Proc> proc) {
+        std::array<char, 4096> buf{};
+        while (true) {
+            auto [ec, n] = co_await proc->child->err().async_read_some(net::buffer(buf), TUPLE);
+            if (n > 0) {
+                keep_tail(*proc, std::string_view(buf.data(), n));
+            }
+            if (ec) {
+                co_return;
+            }
+        }
+    }
+
+    static void keep_tail(Proc& proc, std::string_view data) {
+        proc.err_tail.append(data);
+        if (proc.err_tail.size() > STDERR_TAIL_BYTES) {
+            proc.err_tail.erase(0, proc.err_tail.size() - STDERR_TAIL_BYTES);
+        }
+    }
+
+    static net::awaitable<void> read_stdout(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
+        std::vector<char> buf(READ_CHUNK_BYTES);
+        while (!proc->out_done) {
+            auto [ec, n] = co_await proc->child->out().async_read_some(net::buffer(buf), TUPLE);
+            std::string_view data(buf.data(), n);
+            while (!data.empty() && !proc->out_done) {
+                const auto nl = data.find('\n');
+                const auto piece = data.substr(0, nl);
+                if (proc->line.size() + piece.size() > self->config_.max_line_bytes) {
+                    self->line_too_long(proc);
+                    break;
+                }
+                proc->line.append(piece);
+                if (nl == std::string_view::npos) {
+                    break;
+                }
+                data.remove_prefix(nl + 1);
+                std::string line = std::move(proc->line);
+                proc->line.clear();
+                self->handle_line(proc, line);
+            }
+            if (ec && !proc->out_done) {
+                // Its output ended: it should be exiting. Give it the terminate grace, then kill.
+                proc->out_done = true;
+                boost::system::error_code ignored;
+                proc->child->in().close(ignored);
+                if (!proc->status) {
+                    arm_kill(proc, self->config_.terminate_grace);
+                }
+            }
+        }
+        self->maybe_gone(proc);
+    }
+
+    static net::awaitable<void> watch_exit(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
+        // Stragglers of its group are killed so its stdout reaches EOF.
+        proc->status = co_await proc->child->wait_exit(/*kill_stragglers=*/true);
+        proc->kill_timer.cancel();
+        self->maybe_gone(proc);
+    }
+
+    void line_too_long(std::shared_ptr<Proc> proc) {
+        proc->out_done = true;
+        proc->line.clear();
+        proc->line.shrink_to_fit();
+        proc->child->signal_group(SIGKILL);
+        if (child_ == proc) {
+            child_.reset();
+        }
+        if (turn_proc_ == proc) {
+            end_turn({TurnEnd::State::failed,
+                      "the agent wrote a line longer than " + std::to_string(config_.max_line_bytes)
+                          + " bytes"});
+        }
+    }
+
+    void handle_line(const std::shared_ptr<Proc>& proc, std::string_view line) {
+        auto decoded = proc->decoder.decode(line);
+        if (auto* req = std::get_if<stream_json::ControlRequest>(&decoded)) {
+            // sluice does not answer permission prompts or hooks: refuse so the agent goes on.
+            send(proc, stream_json::encode_refusal(req->request_id));
+            return;
+        }
+        if (!active_ || turn_proc_ != proc) {
+            return; // output between turns (or of a process being replaced) belongs to no turn
+        }
+        if (auto* p = std::get_if<stream_json::Preview>(&decoded)) {
+            active_->sink->on_preview(std::move(p->event));
+        } else if (auto* f = std::get_if<stream_json::Frame>(&decoded)) {
+            active_->sink->on_row(std::move(f->row));
+        } else if (auto* r = std::get_if<stream_json::TurnResult>(&decoded)) {
+            active_->sink->on_row(std::move(r->row));
+            end_turn(cancelling_ ? TurnEnd{TurnEnd::State::cancelled, "cancelled"} : TurnEnd{});
+        }
+    }
+
+    void maybe_gone(std::shared_ptr<Proc> proc) {
+        if (!proc->out_done || !proc->status || proc->gone) {
+            return;
+        }
+        proc->gone = true;
+        proc->kill_timer.cancel();
+        // What is left of its stderr (the reader may not have had its turn yet): non-blocking.
+        if (proc->child->err().is_open()) {
+            std::array<char, 4096> buf{};
+            while (true) {
+                const auto n = ::read(proc->child->err().native_handle(), buf.data(), buf.size());
+                if (n < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (n <= 0) {
+                    break;
+                }
+                keep_tail(*proc, std::string_view(buf.data(), static_cast<std::size_t>(n)));
+            }
+        }
+        boost::system::error_code ignored;
+        proc->child->in().close(ignored);
+        proc->child->err().close(ignored);
+        proc->outbox.clear();
+        if (child_ == proc) {
+            child_.reset();
+        }
+        if (!active_ || turn_proc_ != proc) {
+            return;
+        }
+        if (cancelling_) {
+            end_turn({TurnEnd::State::cancelled, "cancelled"});
+            return;
+        }
+        std::string msg = "the agent exited (" + Child::describe_status(*proc->status) + ")";
+        auto tail = proc->err_tail;
+        while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) {
+            tail.pop_back();
+        }
+        if (const auto nl = tail.rfind('\n'); nl != std::string::npos) {
+            tail.erase(0, nl + 1);
+        }
+        if (!tail.empty()) {
+            msg += ": " + tail;
+        }
+        end_turn({TurnEnd::State::failed, std::move(msg)});
+    }
+
+    net::any_io_executor ex_;
+    ProcessAgentConfig config_;
+    detail::TurnQueue queue_;
+    bool closed_{false};
+    std::shared_ptr<Proc> child_;     // the process the next turn uses (null: start one)
+    std::optional<PendingTurn> active_;
+    std::shared_ptr<Proc> turn_proc_; // the process the active turn runs on
+    CancelRegistration active_cancel_;
+    std::uint64_t turn_seq_{};
+    bool cancelling_{false};
+    net::steady_timer interrupt_timer_;
+    std::uint64_t request_seq_{};
+};
+
+class ProcessAgent final : public Agent {
+public:
+    explicit ProcessAgent(std::shared_ptr<ProcessState> state) : state_(std::move(state)) {}
+
+    ~ProcessAgent() override {
+        net::post(state_->executor(), [s = state_] { s->close(); });
+    }
+
+    ProcessAgent(const ProcessAgent&) = delete;
+    ProcessAgent& operator=(const ProcessAgent&) = delete;
+    ProcessAgent(ProcessAgent&&) = delete;
+    ProcessAgent& operator=(ProcessAgent&&) = delete;
+
+    void start_turn(std::string prompt, CancellationToken cancel, std::shared_ptr<TurnSink> sink) override {
+        net::post(
+            state_->executor(),
+            [s = state_, t = PendingTurn{std::move(prompt), std::move(cancel), std::move(sink)}]() mutable {
+                s->submit(std::move(t));
+            });
+    }
+
+    std::string kind() const override { return "process"; }
+
+private:
+    std::shared_ptr<ProcessState> state_;
+};
+
+} // namespace
+
+std::unique_ptr<Agent> make_process_agent(net::any_io_executor ex, ProcessAgentConfig config) {
+    return std::make_unique<ProcessAgent>(std::make_shared<ProcessState>(std::move(ex), std::move(config)));
+}
+
+} // namespace sluice::runtime

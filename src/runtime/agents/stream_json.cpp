@@ -1,0 +1,158 @@
+// stream-json decoding and encoding: pure functions over one line (no I/O).
+#include <sluice/runtime/stream_json.hpp>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+
+namespace sluice::runtime {
+
+namespace json = boost::json;
+
+const json::string* find_str(const json::object& o, std::string_view key) noexcept {
+    const auto* v = o.if_contains(key);
+    return v == nullptr ? nullptr : v->if_string();
+}
+
+std::string_view str_field(const json::object& o, std::string_view key) noexcept {
+    const auto* s = find_str(o, key);
+    return s == nullptr ? std::string_view{} : std::string_view(*s);
+}
+
+namespace stream_json {
+
+namespace {
+
+const json::object* object_at(const json::object& o, std::string_view key) noexcept {
+    const auto* v = o.if_contains(key);
+    return v == nullptr ? nullptr : v->if_object();
+}
+
+// A user row that carries a prompt (an echo of ours), not tool results.
+bool is_prompt_row(const json::object& row) {
+    const auto* m = object_at(row, "message");
+    const auto* c = m == nullptr ? nullptr : m->if_contains("content");
+    if (c == nullptr || !c->is_array()) {
+        return true;
+    }
+    return std::none_of(c->get_array().begin(), c->get_array().end(), [](const json::value& b) {
+        const auto* bo = b.if_object();
+        return bo != nullptr && str_field(*bo, "type") == "tool_result";
+    });
+}
+
+std::string line_of(const json::object& row) {
+    std::string s = json::serialize(row);
+    s += '\n';
+    return s;
+}
+
+} // namespace
+
+Decoded Decoder::decode(std::string_view line) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) {
+        line.remove_suffix(1);
+    }
+    if (line.empty()) {
+        return Ignored{};
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(line, ec);
+    if (ec || !v.is_object()) {
+        return Ignored{}; // not a row (a stray log line): not a frame
+    }
+    auto& row = v.as_object();
+    const auto type = str_field(row, "type");
+    if (type == "control_request") {
+        std::string id(str_field(row, "request_id"));
+        return ControlRequest{std::move(id), std::move(row)};
+    }
+    if (type == "control_response" || type == "control_cancel_request" || type == "keep_alive") {
+        return Ignored{};
+    }
+    if (type == "stream_event") {
+        return preview(row);
+    }
+    if (type == "user" && is_prompt_row(row)) {
+        return Ignored{};
+    }
+    if (type == "result") {
+        return TurnResult{std::move(row)};
+    }
+    return Frame{std::move(row)};
+}
+
+Decoded Decoder::preview(const json::object& row) {
+    if (const auto* p = row.if_contains("parent_tool_use_id"); p != nullptr && !p->is_null()) {
+        return Ignored{}; // a sub-agent's partials: not this turn's preview
+    }
+    const auto* e = object_at(row, "event");
+    if (e == nullptr) {
+        return Ignored{};
+    }
+    const auto etype = str_field(*e, "type");
+    std::int64_t index = -1;
+    if (const auto* i = e->if_contains("index"); i != nullptr && i->is_int64()) {
+        index = i->get_int64();
+    }
+    if (etype == "message_start") {
+        tool_ids_.clear();
+        return Ignored{};
+    }
+    if (etype == "content_block_start") {
+        const auto* c = object_at(*e, "content_block");
+        if (c != nullptr && str_field(*c, "type") == "tool_use") {
+            tool_ids_[index] = std::string(str_field(*c, "id"));
+        }
+        return Ignored{};
+    }
+    if (etype != "content_block_delta") {
+        return Ignored{};
+    }
+    const auto* d = object_at(*e, "delta");
+    if (d == nullptr) {
+        return Ignored{};
+    }
+    const auto dtype = str_field(*d, "type");
+    if (dtype == "text_delta") {
+        return Preview{llm::Text{std::string(str_field(*d, "text"))}};
+    }
+    if (dtype == "thinking_delta") {
+        return Preview{llm::Thinking{std::string(str_field(*d, "thinking"))}};
+    }
+    if (dtype == "input_json_delta") {
+        auto it = tool_ids_.find(index);
+        return Preview{llm::ToolUseDelta{
+            it == tool_ids_.end() ? std::string{} : it->second,
+            std::string(str_field(*d, "partial_json"))}};
+    }
+    return Ignored{};
+}
+
+std::string encode_prompt(std::string_view prompt) {
+    return line_of(json::object{
+        {"type", "user"},
+        {"message", json::object{{"role", "user"}, {"content", prompt}}},
+        {"parent_tool_use_id", nullptr}});
+}
+
+std::string encode_interrupt(std::string_view request_id) {
+    return line_of(json::object{
+        {"type", "control_request"},
+        {"request_id", request_id},
+        {"request", json::object{{"subtype", "interrupt"}}}});
+}
+
+std::string encode_refusal(std::string_view request_id) {
+    return line_of(json::object{
+        {"type", "control_response"},
+        {"response",
+         json::object{
+             {"subtype", "error"},
+             {"request_id", request_id},
+             {"error", "sluice does not handle control requests"}}}});
+}
+
+} // namespace stream_json
+
+} // namespace sluice::runtime

@@ -1,0 +1,63 @@
+// TurnQueue: the FIFO of turns waiting for an agent, shared by the builtin and process agents.
+#pragma once
+
+#include <sluice/core/cancel.hpp>
+#include <sluice/runtime/agent.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace sluice::runtime::detail {
+
+/// One turn as started.
+struct PendingTurn {
+    std::string prompt;
+    CancellationToken cancel;
+    std::shared_ptr<TurnSink> sink;
+};
+
+/// Turns waiting to run, oldest first. Unbounded by count: a seat bounds what it queues (it
+/// refuses prompts beyond its own limit); each entry is a prompt and two shared pointers.
+///
+/// A queued turn whose token is cancelled (from any thread) ends `cancelled` at once: the
+/// cancel callback posts to the executor, which removes the turn and calls its sink's `on_end`.
+///
+/// @par Thread safety
+/// Confined to its executor (every member function runs there).
+class TurnQueue {
+public:
+    explicit TurnQueue(boost::asio::any_io_executor ex);
+
+    /// Queues `turn` (its sink is not called here).
+    void push(PendingTurn turn);
+
+    /// Takes the oldest turn, if any.
+    std::optional<PendingTurn> pop();
+
+    /// Ends every queued turn with `end` (in order) and empties the queue.
+    void end_all(const TurnEnd& end);
+
+    /// Whether no turn waits.
+    [[nodiscard]] bool empty() const noexcept { return core_->entries.empty(); }
+
+private:
+    struct Entry {
+        std::uint64_t id{};
+        PendingTurn turn;
+        CancelRegistration on_cancel;
+    };
+    struct Core {
+        std::deque<Entry> entries;
+    };
+
+    boost::asio::any_io_executor ex_;
+    std::shared_ptr<Core> core_;
+    std::uint64_t next_id_{};
+};
+
+} // namespace sluice::runtime::detail

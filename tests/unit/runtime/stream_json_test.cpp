@@ -1,0 +1,185 @@
+// Tests of the stream-json decoder and encoders: tables, then real Claude Code captures.
+#include <sluice/runtime/stream_json.hpp>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sluice::runtime {
+namespace {
+
+namespace json = boost::json;
+using namespace stream_json;
+
+// The decoded kind as a word, for tables.
+std::string kind(const Decoded& d) {
+    switch (d.index()) {
+    case 0: return "ignored";
+    case 1: return "frame";
+    case 2: return "preview";
+    case 3: return "control";
+    default: return "result";
+    }
+}
+
+struct Case {
+    const char* name;
+    std::string line;
+    std::string want;
+};
+
+TEST(StreamJsonDecoder, ClassifiesEachKindOfLine) {
+    const std::vector<Case> cases = {
+        {"blank", "", "ignored"},
+        {"spaces and CR", "  \r", "ignored"},
+        {"not JSON", "this is not json", "ignored"},
+        {"a JSON array", "[1,2]", "ignored"},
+        {"a JSON string", "\"row\"", "ignored"},
+        {"cut JSON", R"({"type":"assistant","message":{)", "ignored"},
+        {"control request", R"({"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool"}})", "control"},
+        {"control response", R"({"type":"control_response","response":{"subtype":"success"}})", "ignored"},
+        {"control cancel", R"({"type":"control_cancel_request","request_id":"r1"})", "ignored"},
+        {"keep alive", R"({"type":"keep_alive"})", "ignored"},
+        {"system init", R"({"type":"system","subtype":"init","session_id":"s"})", "frame"},
+        {"assistant", R"({"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}})", "frame"},
+        {"prompt echo (string)", R"({"type":"user","message":{"role":"user","content":"hi"}})", "ignored"},
+        {"prompt echo (text blocks)", R"({"type":"user","message":{"role":"user","content":[{"type":"text","text":"hi"}]}})", "ignored"},
+        {"user without message", R"({"type":"user"})", "ignored"},
+        {"tool result", R"({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}})", "frame"},
+        {"result", R"({"type":"result","subtype":"success","is_error":false,"result":"4"})", "result"},
+        {"result with trailing CR", "{\"type\":\"result\",\"subtype\":\"success\"}\r", "result"},
+        {"rate limit event", R"({"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}})", "frame"},
+        {"no type", R"({"foo":1})", "frame"},
+        {"text delta", R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}},"parent_tool_use_id":null})", "preview"},
+        {"sub-agent delta", R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}},"parent_tool_use_id":"toolu_1"})", "ignored"},
+        {"message stop", R"({"type":"stream_event","event":{"type":"message_stop"}})", "ignored"},
+        {"signature delta", R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"x"}}})", "ignored"},
+        {"event not an object", R"({"type":"stream_event","event":3})", "ignored"},
+    };
+    for (const auto& c : cases) {
+        Decoder d;
+        EXPECT_EQ(kind(d.decode(c.line)), c.want) << c.name;
+    }
+}
+
+TEST(StreamJsonDecoder, PreviewsCarryTextThinkingAndTheirToolId) {
+    Decoder d;
+    EXPECT_EQ(kind(d.decode(R"({"type":"stream_event","event":{"type":"message_start","message":{"id":"m"}}})")), "ignored");
+    EXPECT_EQ(kind(d.decode(R"({"type":"stream_event","event":{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_7","name":"Bash","input":{}}}})")), "ignored");
+    auto text = d.decode(R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hel"}}})");
+    ASSERT_TRUE(std::holds_alternative<Preview>(text));
+    EXPECT_EQ(std::get<llm::Text>(std::get<Preview>(text).event).text, "hel");
+    auto thinking = d.decode(R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}})");
+    EXPECT_EQ(std::get<llm::Thinking>(std::get<Preview>(thinking).event).text, "hmm");
+    auto input = d.decode(R"({"type":"stream_event","event":{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a"}}})");
+    const auto& delta = std::get<llm::ToolUseDelta>(std::get<Preview>(input).event);
+    EXPECT_EQ(delta.tool_id, "toolu_7");
+    EXPECT_EQ(delta.delta, "{\"a");
+    // A new message forgets the old message's tool ids.
+    (void)d.decode(R"({"type":"stream_event","event":{"type":"message_start","message":{"id":"m2"}}})");
+    auto orphan = d.decode(R"({"type":"stream_event","event":{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"x"}}})");
+    EXPECT_EQ(std::get<llm::ToolUseDelta>(std::get<Preview>(orphan).event).tool_id, "");
+}
+
+TEST(StreamJsonDecoder, ControlRequestsNameTheirRequest) {
+    Decoder d;
+    auto r = d.decode(R"({"type":"control_request","request_id":"perm-1","request":{"subtype":"can_use_tool"}})");
+    ASSERT_TRUE(std::holds_alternative<ControlRequest>(r));
+    EXPECT_EQ(std::get<ControlRequest>(r).request_id, "perm-1");
+    EXPECT_EQ(std::get<ControlRequest>(r).row.at("request").at("subtype"), "can_use_tool");
+}
+
+TEST(StreamJsonEncoders, WriteOneRowPerLine) {
+    const auto prompt = encode_prompt("say \"hi\"\n");
+    ASSERT_EQ(prompt.back(), '\n');
+    EXPECT_EQ(prompt.find('\n'), prompt.size() - 1);
+    const auto p = json::parse(prompt);
+    EXPECT_EQ(p.at("type"), "user");
+    EXPECT_EQ(p.at("message").at("content"), "say \"hi\"\n");
+    EXPECT_TRUE(p.at("parent_tool_use_id").is_null());
+    // Our own prompt, echoed back, is not a frame.
+    Decoder d;
+    EXPECT_EQ(kind(d.decode(std::string_view(prompt).substr(0, prompt.size() - 1))), "ignored");
+
+    const auto interrupt = json::parse(encode_interrupt("sluice-interrupt-1"));
+    EXPECT_EQ(interrupt.at("type"), "control_request");
+    EXPECT_EQ(interrupt.at("request_id"), "sluice-interrupt-1");
+    EXPECT_EQ(interrupt.at("request").at("subtype"), "interrupt");
+
+    const auto refusal = json::parse(encode_refusal("perm-1"));
+    EXPECT_EQ(refusal.at("type"), "control_response");
+    EXPECT_EQ(refusal.at("response").at("subtype"), "error");
+    EXPECT_EQ(refusal.at("response").at("request_id"), "perm-1");
+}
+
+TEST(StrField, ReadsStringsOnly) {
+    const auto o = json::parse(R"({"s":"x","n":1,"e":""})").as_object();
+    EXPECT_EQ(str_field(o, "s"), "x");
+    EXPECT_EQ(str_field(o, "n"), "");
+    EXPECT_EQ(str_field(o, "missing"), "");
+    EXPECT_NE(find_str(o, "e"), nullptr);
+    EXPECT_EQ(find_str(o, "n"), nullptr);
+    EXPECT_EQ(find_str(o, "missing"), nullptr);
+}
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(SLUICE_FIXTURES_DIR) + "/" + name, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<std::string> kinds_of_lines(const std::vector<std::string>& lines) {
+    Decoder d;
+    std::vector<std::string> out;
+    for (const auto& l : lines) {
+        out.push_back(kind(d.decode(l)));
+    }
+    return out;
+}
+
+TEST(StreamJsonDecoder, DecodesARealClaudeCodeCapture) {
+    // charlieyou/claude-agent-sdk-gleam: real `claude -p --output-format stream-json` (2.1.7).
+    const auto text = fixture("charlieyou_claude-agent-sdk-gleam/test_fixtures_golden_basic_query.ndjson");
+    ASSERT_FALSE(text.empty());
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) {
+        if (!l.empty()) {
+            lines.push_back(l);
+        }
+    }
+    EXPECT_EQ(kinds_of_lines(lines), (std::vector<std::string>{"frame", "frame", "result"}));
+    Decoder d;
+    auto result = d.decode(lines.back());
+    EXPECT_EQ(std::get<TurnResult>(result).row.at("result"), "4");
+}
+
+TEST(StreamJsonDecoder, DecodesRealCapturesWithToolUse) {
+    // slopus/happy-cli: real stream-json (v1.0.x), saved as a JSON array of the rows.
+    struct File {
+        const char* path;
+        std::vector<std::string> want;
+    };
+    const std::vector<File> files = {
+        {"slopus_happy-cli/explore-claude-cli_v3-claude-self-exploration_toy-project-3-tool-approve_sample-error.json",
+         {"frame", "frame", "frame", "frame", "frame", "result"}},
+        {"slopus_happy-cli/explore-claude-cli_v3-claude-self-exploration_toy-project-3-tool-approve_sample-error-edit-and-multi-edit.json",
+         {"frame", "frame", "frame", "frame", "frame", "frame", "frame", "frame", "frame", "frame", "frame", "result"}},
+    };
+    for (const auto& f : files) {
+        const auto rows = json::parse(fixture(f.path));
+        std::vector<std::string> lines;
+        for (const auto& r : rows.as_array()) {
+            lines.push_back(json::serialize(r)); // one row per line, as the CLI writes them
+        }
+        EXPECT_EQ(kinds_of_lines(lines), f.want) << f.path;
+    }
+}
+
+} // namespace
+} // namespace sluice::runtime
