@@ -58,7 +58,9 @@ window.sluiceMarkdown = (() => {
     if (!lang || !hljs.getLanguage(lang) || text.length > HIGHLIGHT_MAX_CHARS) return;
     try {
       // highlight.js escapes the text; its output is spans with hljs-* classes only.
-      const r = /^9\./.test(hljs.versionString || '') ? hljs.highlight(lang, text, true) : hljs.highlight(text, { language: lang, ignoreIllegals: true });
+      // 11.x takes (text, {language}); Debian's 9.x (no highlightElement) takes (language, text, ignoreIllegals).
+      const r = typeof hljs.highlightElement === 'function'
+        ? hljs.highlight(text, { language: lang, ignoreIllegals: true }) : hljs.highlight(lang, text, true);
       code.innerHTML = r.value;
       code.classList.add('hljs');
     } catch { /* leave it plain */ }

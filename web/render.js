@@ -181,7 +181,7 @@ window.sluiceRender = (() => {
       for (const b of blocks) {
         const e = renderBlock(v, b, type === 'assistant', lazy);
         const call = b && b.type === 'tool_result' && v.toolBoxes && v.toolBoxes.get(b.tool_use_id);
-        if (call && call.isConnected !== false && section && section.contains(call)) call.append(e); // the result joins its call
+        if (call && section && section.contains(call)) call.append(e); // the result joins its call
         else f.append(e);
       }
       if (!f.firstChild) f.classList.add('folded', 'joined');
