@@ -404,6 +404,7 @@
   };
   $('drawer-toggle').addEventListener('click', () => setDrawer(!document.body.classList.contains('drawer-open')));
   $('drawer-backdrop').addEventListener('click', () => setDrawer(false));
+  $('seat-list').addEventListener('click', (e) => { if (e.target.closest('a')) setDrawer(false); });
   document.addEventListener('keydown', (e) => { if (e.key === 'Escape') setDrawer(false); });
 
   // ---------------------------------------------------------------- routing and polling
