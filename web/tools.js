@@ -45,8 +45,8 @@ window.sluiceTools = (() => {
       let i = 0, j = 0;
       while (i < n || j < m) {
         if (i < n && j < m && xs[i] === ys[j]) { out.push({ op: ' ', line: xs[i] }); i++; j++; }
-        else if (j < m && (i === n || t[i][j + 1] >= t[i + 1][j])) { out.push({ op: '+', line: ys[j] }); j++; }
-        else { out.push({ op: '-', line: xs[i] }); i++; }
+        else if (i < n && (j === m || t[i + 1][j] >= t[i][j + 1])) { out.push({ op: '-', line: xs[i] }); i++; } // removals first
+        else { out.push({ op: '+', line: ys[j] }); j++; }
       }
     }
     x.slice(hx).forEach((line) => out.push({ op: ' ', line }));
