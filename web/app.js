@@ -136,7 +136,7 @@
     closeSeat();
     currentId = id;
     view = { id, es: null, epoch: null, firstSeq: null, nextSeq: null, cursor: null, gen: 0,
-      toolNames: new Map(), toolBoxes: new Map(), resumeFrom: null, retry: null, loading: false, queuedTurn: null };
+      toolNames: new Map(), toolBoxes: new Map(), resumeFrom: null, retry: null, loading: false, queuedTurn: null, turnEnds: 0 };
     document.body.classList.add('seat-open');
     $('seat-view').hidden = false;
     $('welcome').hidden = true;
@@ -264,6 +264,7 @@
       showState(v.id, 'running');
       if (v.queuedTurn != null && Number(d.turn) >= v.queuedTurn) { v.queuedTurn = null; if ($('prompt-note').dataset.kind === 'queued') setNote(''); }
     } else {
+      v.turnEnds++;
       live.clearLive();
       showState(v.id, 'idle');
       if ($('prompt-note').dataset.kind === 'stop') setNote('');
@@ -363,9 +364,11 @@
   $('stop').addEventListener('click', async () => {
     const v = view;
     if (!v) return;
+    const ends = v.turnEnds;
     try {
       const r = await api('POST', `/v1/seats/${enc(v.id)}/cancel`);
-      if (view === v) setNote(r && r.cancelled === false ? 'Nothing to stop.' : 'Stop requested.', 'stop');
+      // The turn may have ended before the answer came back: then there is nothing to wait for.
+      if (view === v && v.turnEnds === ends) setNote(r && r.cancelled === false ? 'Nothing to stop.' : 'Stop requested.', 'stop');
       refreshStats();
     } catch (e) {
       setNote(`could not stop: ${e.message}`);

@@ -141,7 +141,7 @@ window.sluiceRender = (() => {
       } else {
         st.status = row.status == null ? '' : String(row.status);
       }
-      line.textContent = [st.tokens ? `thinking · ~${st.tokens.toLocaleString('en')} tokens` : 'thinking', st.status].filter(Boolean).join(' · ');
+      line.textContent = [st.tokens ? `thinking · ~${st.tokens.toLocaleString('en')} tokens` : 'thinking', st.status !== 'thinking' && st.status].filter(Boolean).join(' · ');
       return;
     }
     if (sub === 'api_retry') {

@@ -57,7 +57,7 @@ window.sluiceTools = (() => {
     const pre = el('pre', 'diff');
     const cls = { ' ': 'ctx', '-': 'del', '+': 'add' };
     for (const { op, line } of lineDiff(str(oldText), str(newText))) {
-      pre.append(el('span', `diff-line ${cls[op]}`, `${op} ${line}\n`));
+      pre.append(el('span', `diff-line ${cls[op]}`, `${op} ${line}`));
     }
     return pre;
   }

@@ -353,8 +353,8 @@ test('an answer renders as sanitised Markdown; an Edit is a diff; Bash output ke
     const edit = page.locator('.tool-call.tool-edit').first();
     await edit.waitFor();
     assert.match(await edit.locator('.tool-detail').textContent(), /notes\.txt/, 'the Edit names its file');
-    assert.equal((await edit.locator('.diff-line.del').allTextContents()).join(''), '- beta\n', 'the removed line');
-    assert.equal((await edit.locator('.diff-line.add').allTextContents()).join(''), '+ BETA\n', 'the added line');
+    assert.equal((await edit.locator('.diff-line.del').allTextContents()).join(''), '- beta', 'the removed line');
+    assert.equal((await edit.locator('.diff-line.add').allTextContents()).join(''), '+ BETA', 'the added line');
     assert.equal(await edit.locator('.diff-line.ctx').count(), 2, 'unchanged lines are context');
 
     const bash = page.locator('.tool-call.tool-bash').first();
@@ -382,9 +382,19 @@ test('Stop: "Turn cancelled" once, the note goes when the turn ends, header and 
     const id = await openSeatAndSend(slow, 'stop me', 'Talk for a long time');
     await page.locator('#live .preview-text').waitFor();
     await until('the header to say running', async () => (await page.locator('#seat-state').textContent()) === 'running');
+    // Opted in to notifications, the tab hidden: the turn's end is notified (Notification stubbed).
+    await page.evaluate(() => {
+      window.__notes = [];
+      window.Notification = class { static permission = 'granted'; constructor(title, o) { window.__notes.push(`${title}: ${o.body}`); } };
+      localStorage.setItem('sluice.notify', '1');
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    });
     await page.getByRole('button', { name: 'Stop' }).click();
     await until('the turn to end', async () => (await slow.api('GET', `/v1/seats/${id}`)).body.state === 'idle');
     await page.locator('#turns .turn-end.cancelled, #turns .turn-note.cancelled').first().waitFor();
+    await until('a notification', async () => (await page.evaluate(() => window.__notes.length)) > 0);
+    assert.deepEqual(await page.evaluate(() => window.__notes), ['sluice · stop me: turn cancelled'], 'one notification, naming the seat');
+    await page.evaluate(() => { delete document.visibilityState; localStorage.removeItem('sluice.notify'); });
     await sleep(800); // a second marker (from the turn event and the result row) would be here by now
     assert.equal(await page.locator('#turns').getByText(/^Turn cancelled/).count(), 1, '"Turn cancelled" shows once');
     await until('"Stop requested." to go', async () => !/Stop requested/.test(await page.locator('#prompt-note').textContent()));
@@ -419,6 +429,71 @@ test('Stop: "Turn cancelled" once, the note goes when the turn ends, header and 
     await page.setViewportSize({ width: 1100, height: 800 });
     await slow.stop();
   }
+});
+
+// Claude Code rows as its stream-json writes them, rendered by the page as served by the hub.
+const CLAUDE_ROWS = [
+  { type: 'system', subtype: 'init', model: 'claude-opus-4', cwd: '/home/me/project', tools: ['Bash', 'Edit', 'Read'], session_id: 's1' },
+  { type: 'user', message: { role: 'user', content: '<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>src/app.js</command-args>' } },
+  { type: 'system', subtype: 'status', status: 'thinking' },
+  { type: 'system', subtype: 'thinking_tokens', estimated_tokens: 40, estimated_tokens_delta: 40 },
+  { type: 'system', subtype: 'thinking_tokens', estimated_tokens: 90, estimated_tokens_delta: 50 },
+  { type: 'system', subtype: 'thinking_tokens', estimated_tokens: 120, estimated_tokens_delta: 30 },
+  { type: 'system', subtype: 'api_retry', attempt: 7, max_retries: 10, retry_delay_ms: 60000, error_status: 401, error: 'authentication_failed' },
+  { type: 'system', subtype: 'api_retry', attempt: 8, max_retries: 10, retry_delay_ms: 90000, error_status: 401, error: 'authentication_failed' },
+  { type: 'assistant', message: { role: 'assistant', content: [
+    { type: 'tool_use', id: 'tu1', name: 'TodoWrite', input: { todos: [
+      { content: 'Read the file', status: 'completed', activeForm: 'Reading the file' },
+      { content: 'Fix the bug', status: 'in_progress', activeForm: 'Fixing the bug' },
+      { content: 'Run the tests', status: 'pending', activeForm: 'Running the tests' }] } },
+    { type: 'tool_use', id: 'tu2', name: 'MultiEdit', input: { file_path: 'src/app.js', edits: [
+      { old_string: 'let a = 1;', new_string: 'const a = 1;' }, { old_string: 'x\ny', new_string: 'x\nz\ny' }] } },
+    { type: 'tool_use', id: 'tu3', name: 'Read', input: { file_path: 'README.md', offset: 10, limit: 5 } },
+    { type: 'tool_use', id: 'tu4', name: 'Task', input: { description: 'Find callers', subagent_type: 'general-purpose', prompt: 'Find every caller of **run**.' } },
+    { type: 'tool_use', id: 'tu5', name: 'WebFetch', input: { url: 'https://example.invalid' } }] } },
+  { type: 'user', message: { role: 'user', content: [
+    { type: 'tool_result', tool_use_id: 'tu1', content: 'Todos have been modified successfully' },
+    { type: 'tool_result', tool_use_id: 'tu3', content: '    10\tline ten\n    11\tline eleven' },
+    { type: 'tool_result', tool_use_id: 'tu4', content: [{ type: 'text', text: 'Two callers: `main` and `serve`.' }] }] } },
+];
+
+test('Claude Code rows: init one line, counters and retries folded, a command chip, tools drawn as tools', async () => {
+  await page.goto(hub.base + '/');
+  const seen = await page.evaluate((rows) => {
+    const v = { toolNames: new Map(), toolBoxes: new Map() };
+    const host = document.createElement('div');
+    host.id = 'fixture';
+    host.className = 'fixture';
+    document.getElementById('welcome').replaceChildren(host);
+    host.append(...window.sluiceRender.buildTurns(v, rows.map((row, seq) => ({ seq, row })), null));
+    const text = (sel) => [...host.querySelectorAll(sel)].filter((e) => !e.closest('.folded')).map((e) => e.textContent.trim());
+    return {
+      init: text('.system.init'), lines: text('.turn-line'), chip: text('.command-chip'), raw: host.textContent.includes('<command-'),
+      todos: text('.todo'), todoDone: host.querySelectorAll('.todo-completed').length,
+      diffs: host.querySelectorAll('.tool-edit pre.diff').length, adds: text('.tool-edit .diff-line.add'),
+      read: text('.tool-read .tool-detail'), readOut: text('.tool-read .tool-result pre'),
+      task: text('.tool-task .tool-head'), taskAnswer: host.querySelector('.tool-task .tool-result .md code')?.textContent,
+      json: text('.tool-json pre'), bare: text('.frame:not(.folded) > .system').filter((t) => /^system · /.test(t)),
+    };
+  }, CLAUDE_ROWS);
+  assert.deepEqual(seen.init, ['Session · claude-opus-4 · /home/me/project · 3 tools']);
+  assert.deepEqual(seen.lines, ['thinking · ~120 tokens', 'retrying: 401 authentication_failed · attempt 8/10 · next in 90 s'],
+    'status and thinking_tokens fold into one line, api_retry into one live line');
+  assert.deepEqual(seen.bare, [], 'no bare "system · …" lines');
+  assert.equal(seen.chip.length, 1);
+  assert.match(seen.chip[0], /^\/review\s*src\/app\.js$/, 'the slash command is a chip');
+  assert.equal(seen.raw, false, 'no literal command tags');
+  assert.equal(seen.todos.length, 3);
+  assert.equal(seen.todoDone, 1);
+  assert.match(seen.todos[1], /Fixing the bug/, 'the task in progress shows its active form');
+  assert.equal(seen.diffs, 2, 'a MultiEdit is one diff per edit');
+  assert.deepEqual(seen.adds, ['+ const a = 1;', '+ z']);
+  assert.deepEqual(seen.read, ['README.md (from line 10, 5 lines)']);
+  assert.match(seen.readOut[0], /line eleven/, 'the Read result joins its call');
+  assert.match(seen.task[0], /Task · general-purpose\s*Find callers/);
+  assert.equal(seen.taskAnswer, 'main', "the sub-agent's answer renders as Markdown");
+  assert.match(seen.json[0], /"url": "https:\/\/example\.invalid"/, 'an unknown tool stays JSON');
+  await page.locator('#fixture').screenshot({ path: path.join(ARTIFACTS, 'web-claude-rows.png') });
 });
 
 /** The first SSE event of a fresh subscription to `seat` on `h`, parsed: {event, data}. */
