@@ -224,12 +224,17 @@
     v.firstSeq = first;
     v.nextSeq = first + frames.length;
     v.cursor = d.cursor ?? null;
+    const t0 = performance.now();
     $('turns').append(...buildTurns(v, frames, null));
     live.showPartial(v, d.partial);
     updatePaging(v);
     if (d.state) showState(v.id, d.state);
     setConn('live');
     keepBottom(stick);
+    // How long this window took: DOM built, then laid out (scrollHeight forces it). bench-window.mjs reads it.
+    const t1 = performance.now();
+    void $('conversation').scrollHeight;
+    window.sluiceTimings = { frames: frames.length, build_ms: Math.round(t1 - t0), layout_ms: Math.round(performance.now() - t1) };
   }
 
   function onResumed(v, d) {
