@@ -407,8 +407,11 @@
   // ---------------------------------------------------------------- the phone drawer
 
   const setDrawer = (open) => {
+    const was = document.body.classList.contains('drawer-open');
     document.body.classList.toggle('drawer-open', open);
     $('drawer-toggle').setAttribute('aria-expanded', String(open));
+    if (open && !was) ($('seat-list').querySelector('a[aria-current]') || $('new-seat')).focus({ preventScroll: true });
+    else if (!open && was && $('seats').contains(document.activeElement)) $('drawer-toggle').focus({ preventScroll: true });
   };
   $('drawer-toggle').addEventListener('click', () => setDrawer(!document.body.classList.contains('drawer-open')));
   $('drawer-backdrop').addEventListener('click', () => setDrawer(false));

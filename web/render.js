@@ -219,6 +219,10 @@ window.sluiceRender = (() => {
     for (const { seq, row } of frames) {
       if (!cur || isPrompt(row)) { cur = newTurnSection(seq); out.push(cur); }
       cur.append(renderFrame(v, seq, row, cur, lazy));
+      if (row && (row.type === 'assistant' || row.type === 'result')) {
+        const retry = cur.querySelector('.turn-line.retry'); // the retries are over: the line goes quiet
+        if (retry) retry.classList.replace('retry', 'retried');
+      }
     }
     return out;
   }
