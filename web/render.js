@@ -202,7 +202,29 @@ window.sluiceRender = (() => {
       f.classList.add('quiet');
       f.append(el('div', 'system', `${type || 'row'}`));
     }
+    if (row && row.parent_tool_use_id && f.firstChild) nestInTask(v, f, row.parent_tool_use_id, section);
     return f;
+  }
+
+  /** A sub-agent's row goes inside its Task call, under "Sub-agent steps" (the frame stays, folded). */
+  function nestInTask(v, f, parentId, section) {
+    const box = v.toolBoxes && v.toolBoxes.get(parentId);
+    if (!box || !section || !section.contains(box)) return;
+    let d = box.querySelector(':scope > details.subagent');
+    if (!d) {
+      d = el('details', 'subagent');
+      d.append(el('summary'));
+      d.sluiceSteps = 0;
+      const answer = box.querySelector(':scope > .tool-result');
+      box.insertBefore(d, answer); // before the answer, if it is already there
+    }
+    const step = el('div', 'subagent-step');
+    step.dataset.seq = f.dataset.seq;
+    step.append(...f.childNodes);
+    d.append(step);
+    d.sluiceSteps++;
+    d.firstChild.textContent = `Sub-agent steps · ${d.sluiceSteps}`;
+    f.classList.add('folded', 'joined');
   }
 
   function newTurnSection(firstSeq) {

@@ -451,6 +451,9 @@ const CLAUDE_ROWS = [
     { type: 'tool_use', id: 'tu3', name: 'Read', input: { file_path: 'README.md', offset: 10, limit: 5 } },
     { type: 'tool_use', id: 'tu4', name: 'Task', input: { description: 'Find callers', subagent_type: 'general-purpose', prompt: 'Find every caller of **run**.' } },
     { type: 'tool_use', id: 'tu5', name: 'WebFetch', input: { url: 'https://example.invalid' } }] } },
+  { type: 'assistant', parent_tool_use_id: 'tu4', message: { role: 'assistant', content: [
+    { type: 'text', text: 'Searching for **run**.' }, { type: 'tool_use', id: 'sub1', name: 'Bash', input: { command: 'grep -rn run src' } }] } },
+  { type: 'user', parent_tool_use_id: 'tu4', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'sub1', content: 'src/main.c:3: run();' }] } },
   { type: 'user', message: { role: 'user', content: [
     { type: 'tool_result', tool_use_id: 'tu1', content: 'Todos have been modified successfully' },
     { type: 'tool_result', tool_use_id: 'tu3', content: '    10\tline ten\n    11\tline eleven' },
@@ -473,7 +476,9 @@ test('Claude Code rows: init one line, counters and retries folded, a command ch
       diffs: host.querySelectorAll('.tool-edit pre.diff').length, adds: text('.tool-edit .diff-line.add'),
       read: text('.tool-read .tool-detail'), readOut: text('.tool-read .tool-result pre'),
       task: text('.tool-task .tool-head'), taskAnswer: host.querySelector('.tool-task .tool-result .md code')?.textContent,
-      json: text('.tool-json pre'), bare: text('.frame:not(.folded) > .system').filter((t) => /^system · /.test(t)),
+      json: text('.tool-json pre'), subSummary: text('.tool-task details.subagent > summary'),
+      subBash: text('.tool-task .subagent-step .tool-bash .tool-result pre'),
+      subTop: [...host.querySelectorAll('.frame:not(.folded) > .md')].filter((e) => /Searching/.test(e.textContent)).length, bare: text('.frame:not(.folded) > .system').filter((t) => /^system · /.test(t)),
     };
   }, CLAUDE_ROWS);
   assert.deepEqual(seen.init, ['Session · claude-opus-4 · /home/me/project · 3 tools']);
@@ -492,7 +497,11 @@ test('Claude Code rows: init one line, counters and retries folded, a command ch
   assert.match(seen.readOut[0], /line eleven/, 'the Read result joins its call');
   assert.match(seen.task[0], /Task · general-purpose\s*Find callers/);
   assert.equal(seen.taskAnswer, 'main', "the sub-agent's answer renders as Markdown");
+  assert.deepEqual(seen.subSummary, ['Sub-agent steps · 1'], "the sub-agent's rows sit inside its Task, expandable");
+  assert.deepEqual(seen.subBash, ['src/main.c:3: run();'], "the sub-agent's tool result joins its call");
+  assert.equal(seen.subTop, 0, "the sub-agent's text is not shown as the main agent's");
   assert.match(seen.json[0], /"url": "https:\/\/example\.invalid"/, 'an unknown tool stays JSON');
+  await page.evaluate(() => document.querySelectorAll('#fixture details').forEach((d) => { d.open = true; }));
   await page.locator('#fixture').screenshot({ path: path.join(ARTIFACTS, 'web-claude-rows.png') });
 });
 
