@@ -1,73 +1,43 @@
-// sluice's page logic: the seat list, one seat's live conversation over EventSource, paging, prompt, token.
+// sluice's page logic: the seat list, one seat's live conversation over EventSource, paging, prompt,
+// Stop, notifications and the phone drawer. Rendering is in render.js/tools.js, the live edge in live.js.
 'use strict';
 (() => {
   const POLL_MS = 2000;             // seat list and stats refresh while the tab is visible
   const PAGE_TURNS = 20;            // turns per "Load earlier turns" page (the window is 20 too)
-  const PREVIEW_KEEP_CHARS = 65536; // a live preview keeps its tail only; the frame replaces it
   const RECONNECT_MS = 2000;        // our own retry when the browser gives an EventSource up
-  const TOKEN_KEY = 'sluice.token';
+  const NOTIFY_KEY = 'sluice.notify';
 
   const $ = (id) => document.getElementById(id);
   const { el, fmtBytes, fmtAgo, isPrompt, buildTurns } = window.sluiceRender;
+  const { api, ApiError, token } = window.sluiceApi;
+  const live = window.sluiceLive;
+  const { atBottom, keepBottom } = live;
   const enc = encodeURIComponent;
 
-  // ---------------------------------------------------------------- token and API
-
-  let token = sessionStorage.getItem(TOKEN_KEY) || '';
-  let tokenAsk = null;
-
-  /** Asks for the bearer token once; concurrent callers share the one form. */
-  function askToken() {
-    if (tokenAsk) return tokenAsk;
-    tokenAsk = new Promise((resolve) => {
-      const dlg = $('token-dialog'), input = $('token-input');
-      input.value = '';
-      dlg.addEventListener('close', () => {
-        const t = input.value.trim();
-        if (t) { token = t; sessionStorage.setItem(TOKEN_KEY, t); }
-        tokenAsk = null;
-        resolve(t);
-      }, { once: true });
-      dlg.showModal();
-      input.focus();
-    });
-    return tokenAsk;
-  }
-
-  class ApiError extends Error {
-    constructor(status, code, message) { super(message); this.status = status; this.code = code; }
-  }
-
-  async function api(method, path, body) {
-    for (;;) {
-      const headers = {};
-      if (token) headers.Authorization = `Bearer ${token}`;
-      if (body !== undefined) headers['Content-Type'] = 'application/json';
-      const res = await fetch(path, {
-        method, headers, cache: 'no-store',
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      if (res.status === 401) {
-        if (!(await askToken())) throw new ApiError(401, 'unauthorized', 'a token is required');
-        continue;
-      }
-      const text = await res.text();
-      let data = null;
-      try { data = text ? JSON.parse(text) : null; } catch { data = null; }
-      if (!res.ok) {
-        const e = (data && data.error) || {};
-        throw new ApiError(res.status, e.code || String(res.status), e.message || res.statusText);
-      }
-      return data;
-    }
-  }
-
-  // ---------------------------------------------------------------- seat list
+  // ---------------------------------------------------------------- seat state, one source for list and header
 
   const seatItems = new Map(); // id -> <li>
+  const seatNames = new Map(); // id -> name
   let currentId = null;
 
   function setHubStatus(text) { $('hub-status').textContent = text; }
+
+  /** Shows `state` for seat `id` everywhere it appears (the list and, if open, the header). */
+  function showState(id, state) {
+    if (!state) return;
+    const li = seatItems.get(id);
+    if (li) {
+      const s = li.querySelector('.state');
+      s.textContent = state;
+      s.dataset.state = state;
+    }
+    if (id === currentId) {
+      const s = $('seat-state');
+      s.textContent = state;
+      s.dataset.state = state;
+      $('stop').disabled = state === 'idle';
+    }
+  }
 
   function renderSeats(seats) {
     const list = $('seat-list');
@@ -86,12 +56,13 @@
       if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
       const a = li.firstChild;
       a.children[0].textContent = s.name || s.id;
-      a.children[1].textContent = s.state;
-      a.children[1].dataset.state = s.state;
       a.children[2].textContent = fmtAgo(s.last_activity);
       a.children[2].title = s.last_activity || '';
       if (s.id === currentId) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
       li.dataset.id = s.id;
+      seatNames.set(s.id, s.name || s.id);
+      showState(s.id, s.state);
+      if (s.id === currentId) $('seat-title').textContent = s.name || s.id;
     });
     for (const [id, li] of seatItems) if (!seen.has(id)) { li.remove(); seatItems.delete(id); }
     $('seat-list-empty').hidden = seats.length > 0;
@@ -107,15 +78,27 @@
     }
   }
 
-  $('new-seat').addEventListener('click', async () => {
-    const b = $('new-seat');
+  // ---------------------------------------------------------------- a new seat, named
+
+  $('new-seat').addEventListener('click', () => {
+    $('new-seat-name').value = '';
+    $('new-seat-note').textContent = '';
+    $('new-seat-dialog').showModal();
+    $('new-seat-name').focus();
+  });
+  $('new-seat-cancel').addEventListener('click', () => $('new-seat-dialog').close());
+  $('new-seat-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const b = $('new-seat-create');
+    const name = $('new-seat-name').value.trim();
     b.disabled = true;
     try {
-      const d = await api('POST', '/v1/seats', {});
+      const d = await api('POST', '/v1/seats', name ? { name } : {});
+      $('new-seat-dialog').close();
       await refreshSeats();
       location.hash = `#/seat/${enc(d.seat)}`;
-    } catch (e) {
-      setHubStatus(`could not create a seat: ${e.message}`);
+    } catch (err) {
+      $('new-seat-note').textContent = `could not create a seat: ${err.message}`;
     } finally {
       b.disabled = false;
     }
@@ -125,21 +108,12 @@
 
   let view = null; // the open seat: {id, es, epoch, firstSeq, nextSeq, cursor, gen, toolNames, ...}
 
-  function atBottom() {
-    const c = $('conversation');
-    return c.scrollHeight - c.scrollTop - c.clientHeight < 48;
-  }
-  function keepBottom(wasAtBottom) {
-    if (wasAtBottom) { const c = $('conversation'); c.scrollTop = c.scrollHeight; }
-  }
-
   function setConn(text) { $('conn-state').textContent = text; }
 
-  function setSeatState(state) {
-    const s = $('seat-state');
-    s.textContent = state || '';
-    s.dataset.state = state || '';
-    $('stop').disabled = state === 'idle';
+  function setNote(text, kind = '') {
+    const n = $('prompt-note');
+    n.textContent = text;
+    n.dataset.kind = kind;
   }
 
   function updatePaging(v) {
@@ -149,8 +123,9 @@
 
   function clearConversation(v) {
     $('turns').replaceChildren();
-    $('live').replaceChildren();
+    live.clearLive();
     v.toolNames.clear();
+    v.toolBoxes.clear();
     v.firstSeq = null; // the oldest seq shown
     v.nextSeq = null;  // the seq the next live frame must have; null until `connected`
     v.cursor = null;
@@ -161,15 +136,17 @@
     closeSeat();
     currentId = id;
     view = { id, es: null, epoch: null, firstSeq: null, nextSeq: null, cursor: null, gen: 0,
-      toolNames: new Map(), resumeFrom: null, retry: null, loading: false };
+      toolNames: new Map(), toolBoxes: new Map(), resumeFrom: null, retry: null, loading: false, queuedTurn: null, turnEnds: 0 };
     document.body.classList.add('seat-open');
     $('seat-view').hidden = false;
     $('welcome').hidden = true;
-    $('seat-title').textContent = id;
-    setSeatState('');
+    $('seat-title').textContent = seatNames.get(id) || id;
+    const s = $('seat-state');
+    s.textContent = '';
+    s.dataset.state = '';
     setConn('connecting…');
     for (const k of ['stat-frames', 'stat-window', 'stat-dropped']) $(k).textContent = '–';
-    $('prompt-note').textContent = '';
+    setNote('');
     clearConversation(view);
     updatePaging(view);
     connect(view);
@@ -190,7 +167,7 @@
 
   function connect(v) {
     const q = new URLSearchParams();
-    if (token) q.set('access_token', token);
+    if (token()) q.set('access_token', token());
     if (v.resumeFrom) q.set('last_event_id', v.resumeFrom);
     const qs = q.toString();
     const es = new EventSource(`/v1/seats/${enc(v.id)}/events${qs ? `?${qs}` : ''}`);
@@ -204,8 +181,8 @@
     on('connected', onConnected);
     on('resumed', onResumed);
     on('frame', onFrame);
-    on('preview', onPreview);
-    on('gap', onGap);
+    on('preview', live.onPreview);
+    on('gap', live.onGap);
     on('turn', onTurn);
     es.onopen = () => { if (view === v && v.es === es) setConn('live'); };
     es.onerror = () => {
@@ -247,17 +224,23 @@
     v.firstSeq = first;
     v.nextSeq = first + frames.length;
     v.cursor = d.cursor ?? null;
+    const t0 = performance.now();
     $('turns').append(...buildTurns(v, frames, null));
+    live.showPartial(v, d.partial);
     updatePaging(v);
-    if (d.state) setSeatState(d.state);
+    if (d.state) showState(v.id, d.state);
     setConn('live');
     keepBottom(stick);
+    // How long this window took: DOM built, then laid out (scrollHeight forces it). bench-window.mjs reads it.
+    const t1 = performance.now();
+    void $('conversation').scrollHeight;
+    window.sluiceTimings = { frames: frames.length, build_ms: Math.round(t1 - t0), layout_ms: Math.round(performance.now() - t1) };
   }
 
   function onResumed(v, d) {
     if (String(d.epoch) !== v.epoch) { restartFresh(v, 'conversation replaced — reloading'); return; }
-    $('live').replaceChildren(); // previews from before the drop are stale; the frames follow
-    if (d.state) setSeatState(d.state);
+    live.showPartial(v, d.partial); // previews from before the drop are stale; the frames follow
+    if (d.state) showState(v.id, d.state);
     setConn('live');
   }
 
@@ -272,79 +255,39 @@
     const sections = buildTurns(v, [{ seq, row: d.row }], isPrompt(d.row) ? null : turns.lastElementChild);
     turns.append(...sections);
     v.nextSeq = seq + 1;
-    clearPreviewsFor(d.row);
-    keepBottom(stick);
-  }
-
-  // ---------------------------------------------------------------- previews and gaps
-
-  function clearPreviewsFor(row) {
-    const live = $('live');
-    if (!live.firstChild) return;
-    const drop = (kind, id) => live.querySelectorAll(`.preview[data-kind="${kind}"]`).forEach((p) => {
-      if (!id || !p.dataset.tool || p.dataset.tool === id) p.remove();
-    });
-    const content = row && row.message && row.message.content;
-    if (row && row.type === 'assistant' && Array.isArray(content)) {
-      for (const b of content) {
-        if (b.type === 'text') drop('text');
-        else if (b.type === 'thinking' || b.type === 'redacted_thinking') drop('thinking');
-        else if (b.type === 'tool_use') drop('tool_use_delta', b.id);
-      }
-    } else if (row && row.type === 'user' && Array.isArray(content)) {
-      for (const b of content) if (b.type === 'tool_result') drop('tool_result_delta', b.tool_use_id);
-    } else if (row && row.type === 'result') {
-      live.replaceChildren();
+    if (d.row && d.row.type === 'result') {
+      // The result row says how the turn ended: a note from the `turn` event is not needed beside it.
+      const last = turns.lastElementChild;
+      if (last) last.querySelectorAll('.turn-note').forEach((n) => n.remove());
     }
-    if (!live.querySelector('.preview')) live.replaceChildren(); // gap markers go with their previews
-  }
-
-  function onPreview(v, d) {
-    const stick = atBottom();
-    const live = $('live');
-    const kind = String(d.kind || 'text');
-    const tool = d.tool_id ? String(d.tool_id) : '';
-    let p = live.lastElementChild;
-    if (!p || !p.classList.contains('preview') || p.dataset.kind !== kind || (p.dataset.tool || '') !== tool) {
-      p = el('div', `preview preview-${kind}`);
-      p.dataset.kind = kind;
-      if (tool) p.dataset.tool = tool;
-      const label = { thinking: 'Thinking…', tool_use_delta: 'Tool call…', tool_result_delta: 'Tool output…' }[kind];
-      if (label) p.append(el('div', 'label', label));
-      p.append(el(kind === 'text' || kind === 'thinking' ? 'div' : 'pre', 'body'));
-      live.append(p);
-    }
-    const body = p.lastElementChild;
-    const t = body.textContent + (d.delta || '');
-    body.textContent = t.length > PREVIEW_KEEP_CHARS ? `…${t.slice(-PREVIEW_KEEP_CHARS)}` : t;
-    keepBottom(stick);
-  }
-
-  function onGap(v, d) {
-    const stick = atBottom();
-    const g = el('div', 'gap', `preview skipped ${fmtBytes(d.dropped_bytes)} — the final message follows`);
-    g.setAttribute('role', 'note');
-    $('live').append(g);
+    live.clearPreviewsFor(d.row);
     keepBottom(stick);
   }
 
   function onTurn(v, d) {
-    if (d.state === 'started') setSeatState('running');
-    else {
-      $('live').replaceChildren();
+    if (d.state === 'started') {
+      showState(v.id, 'running');
+      if (v.queuedTurn != null && Number(d.turn) >= v.queuedTurn) { v.queuedTurn = null; if ($('prompt-note').dataset.kind === 'queued') setNote(''); }
+    } else {
+      v.turnEnds++;
+      live.clearLive();
+      showState(v.id, 'idle');
+      if ($('prompt-note').dataset.kind === 'stop') setNote('');
       if (d.state === 'cancelled' || d.state === 'failed') {
         const last = $('turns').lastElementChild;
-        if (last && !last.querySelector(`.turn-note[data-turn="${d.turn}"]`)) {
+        // Once per turn, and only where no result row already says it.
+        if (last && !last.querySelector('.turn-end') && !last.querySelector(`.turn-note[data-turn="${d.turn}"]`)) {
           const n = el('div', `turn-note ${d.state}`, d.state === 'cancelled' ? 'Turn cancelled' : 'Turn failed');
           n.dataset.turn = String(d.turn);
           last.append(n);
         }
       }
+      notifyTurnEnd(v, d);
     }
     refreshStats();
   }
 
-  // ---------------------------------------------------------------- paging back
+  // ---------------------------------------------------------------- paging back, keeping the reader's place
 
   $('load-earlier').addEventListener('click', async () => {
     const v = view;
@@ -365,20 +308,22 @@
         });
       }
       const c = $('conversation');
-      const before = c.scrollHeight;
-      const turns = $('turns');
-      turns.prepend(...buildTurns(v, frames, null));
+      const top = () => c.getBoundingClientRect().top;
+      // The reader's anchor: the first frame still visible; it stays where it is on screen.
+      const anchor = [...$('turns').querySelectorAll('.frame:not(.folded)')].find((f) => f.getBoundingClientRect().bottom > top());
+      const offset = anchor ? anchor.getBoundingClientRect().top - top() : 0;
+      $('turns').prepend(...buildTurns(v, frames, null));
       if (frames.length) v.firstSeq = frames[0].seq;
       v.cursor = d.cursor ?? null;
-      c.scrollTop += c.scrollHeight - before;
       updatePaging(v);
+      if (anchor) c.scrollTop += anchor.getBoundingClientRect().top - top() - offset;
     } catch (e) {
-      $('prompt-note').textContent = `could not load earlier turns: ${e.message}`;
+      setNote(`could not load earlier turns: ${e.message}`);
     } finally {
       v.loading = false;
       b.disabled = false;
       b.textContent = 'Load earlier turns';
-      if (!b.hidden) b.focus();
+      if (!b.hidden && document.activeElement === document.body) b.focus({ preventScroll: true });
     }
   });
 
@@ -391,7 +336,8 @@
       const s = await api('GET', `/v1/seats/${enc(v.id)}`);
       if (view !== v) return;
       $('seat-title').textContent = s.name || s.id;
-      setSeatState(s.state);
+      seatNames.set(s.id, s.name || s.id);
+      showState(v.id, s.state);
       $('stat-frames').textContent = String(s.frames ?? '–');
       $('stat-window').textContent = s.window ? `${fmtBytes(s.window.bytes)} · ${s.window.frames} frames` : '–';
       $('stat-dropped').textContent = fmtBytes(s.preview_dropped_bytes);
@@ -405,14 +351,14 @@
     const box = $('prompt');
     const text = box.value;
     if (!v || !text.trim()) return;
-    const note = $('prompt-note');
     try {
       const r = await api('POST', `/v1/seats/${enc(v.id)}/messages`, { text });
       box.value = '';
-      note.textContent = r && r.queued ? `Queued as turn ${r.turn}; it starts when this one ends.` : '';
+      if (r && r.queued) { v.queuedTurn = Number(r.turn); setNote(`Queued as turn ${r.turn}; it starts when this one ends.`, 'queued'); }
+      else setNote('');
       refreshStats();
     } catch (e) {
-      note.textContent = `not sent: ${e.message}`;
+      setNote(`not sent: ${e.message}`);
     }
   }
 
@@ -421,19 +367,61 @@
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
   });
   $('stop').addEventListener('click', async () => {
-    if (!view) return;
+    const v = view;
+    if (!v) return;
+    const ends = v.turnEnds;
     try {
-      await api('POST', `/v1/seats/${enc(view.id)}/cancel`);
-      $('prompt-note').textContent = 'Stop requested.';
+      const r = await api('POST', `/v1/seats/${enc(v.id)}/cancel`);
+      // The turn may have ended before the answer came back: then there is nothing to wait for.
+      if (view === v && v.turnEnds === ends) setNote(r && r.cancelled === false ? 'Nothing to stop.' : 'Stop requested.', 'stop');
       refreshStats();
     } catch (e) {
-      $('prompt-note').textContent = `could not stop: ${e.message}`;
+      setNote(`could not stop: ${e.message}`);
     }
   });
+
+  // ---------------------------------------------------------------- notifications (opt-in)
+
+  const canNotify = 'Notification' in window;
+  const notifyOn = () => canNotify && localStorage.getItem(NOTIFY_KEY) === '1' && Notification.permission === 'granted';
+  function showNotifyButton() {
+    const b = $('notify');
+    b.hidden = !canNotify;
+    b.setAttribute('aria-pressed', String(notifyOn()));
+    b.textContent = notifyOn() ? 'Notifications on' : 'Notify me';
+  }
+  $('notify').addEventListener('click', async () => {
+    if (notifyOn()) localStorage.removeItem(NOTIFY_KEY);
+    else if ((await Notification.requestPermission()) === 'granted') localStorage.setItem(NOTIFY_KEY, '1');
+    else setHubStatus('notifications are blocked for this page in the browser');
+    showNotifyButton();
+  });
+  function notifyTurnEnd(v, d) {
+    if (!notifyOn() || document.visibilityState === 'visible') return;
+    const what = { ended: 'turn ended', cancelled: 'turn cancelled', failed: 'turn failed' }[d.state] || `turn ${d.state}`;
+    const n = new Notification(`sluice · ${seatNames.get(v.id) || v.id}`, { body: what, tag: `sluice-${v.id}` });
+    n.onclick = () => { window.focus(); n.close(); };
+  }
+  showNotifyButton();
+
+  // ---------------------------------------------------------------- the phone drawer
+
+  const setDrawer = (open) => {
+    const was = document.body.classList.contains('drawer-open');
+    document.body.classList.toggle('drawer-open', open);
+    $('drawer-toggle').setAttribute('aria-expanded', String(open));
+    if (open && !was) ($('seat-list').querySelector('a[aria-current]') || $('new-seat')).focus({ preventScroll: true });
+    else if (!open && was && $('seats').contains(document.activeElement)) $('drawer-toggle').focus({ preventScroll: true });
+  };
+  $('drawer-toggle').addEventListener('click', () => setDrawer(!document.body.classList.contains('drawer-open')));
+  $('drawer-backdrop').addEventListener('click', () => setDrawer(false));
+  $('seat-list').addEventListener('click', (e) => { if (e.target.closest('a')) setDrawer(false); });
+  document.addEventListener('keydown', (e) => { if (e.key === 'Escape') setDrawer(false); });
 
   // ---------------------------------------------------------------- routing and polling
 
   function route() {
+    setDrawer(false);
     const m = /^#\/seat\/(.+)$/.exec(location.hash);
     const id = m ? decodeURIComponent(m[1]) : null;
     if (id && id === currentId) return;

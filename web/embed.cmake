@@ -1,12 +1,25 @@
 # Script mode (cmake -P): writes a C++ source defining sluice::web::assets() from the page's files.
-# In: SRC_DIR (folder of the files), FILES (comma-separated names relative to SRC_DIR), OUT (the .cpp).
+# In: SRC_DIR (folder of the files), FILES (comma-separated names relative to SRC_DIR), OUT (the .cpp),
+# VENDOR (optional, comma-separated NAME=/absolute/file entries: served at /vendor/NAME).
 string(REPLACE "," ";" _files "${FILES}")
 list(SORT _files)
+set(_entries "")
+foreach(_name IN LISTS _files)
+    list(APPEND _entries "${_name}=${SRC_DIR}/${_name}")
+endforeach()
+if(VENDOR)
+    string(REPLACE "," ";" _vendor "${VENDOR}")
+    foreach(_v IN LISTS _vendor)
+        list(APPEND _entries "vendor/${_v}")
+    endforeach()
+endif()
 
 set(_data "")
 set(_table "")
 set(_i 0)
-foreach(_name IN LISTS _files)
+foreach(_entry IN LISTS _entries)
+    string(REGEX REPLACE "=.*$" "" _name "${_entry}")
+    string(REGEX REPLACE "^[^=]*=" "" _path "${_entry}")
     get_filename_component(_ext "${_name}" LAST_EXT)
     string(TOLOWER "${_ext}" _ext)
     if(_ext STREQUAL ".html")
@@ -27,7 +40,7 @@ foreach(_name IN LISTS _files)
         set(_type "application/octet-stream")
     endif()
 
-    file(READ "${SRC_DIR}/${_name}" _hex HEX)
+    file(READ "${_path}" _hex HEX)
     string(LENGTH "${_hex}" _hex_len)
     math(EXPR _size "${_hex_len} / 2")
     # Two hex digits per byte -> "0xNN," with a line break every 16 bytes (keeps lines short).

@@ -1,44 +1,16 @@
-// sluice's page rendering: formatting helpers and one conversation row (stream-json) as DOM, no state.
+// sluice's page rendering: one conversation row (stream-json) as DOM, and rows grouped into turns.
+// Claude Code's bookkeeping rows are folded: init is one quiet line, status/thinking_tokens update one
+// activity line per turn, api_retry one live retry line; slash-command envelopes become chips.
 'use strict';
-// `v` below is the open seat's state: only its `toolNames` (tool id -> name) is read and written here.
+// `v` below is the open seat's state: `toolNames` and `toolBoxes` are read and written (tools.js).
 window.sluiceRender = (() => {
-  const LONG_CHARS = 800;           // a tool result longer than this (or LONG_LINES) is collapsed
-  const LONG_LINES = 12;
+  const { el, fmtBytes, fmtAgo, utf8Len, collapsible } = window.sluiceUtil;
+  const { markdownBlock } = window.sluiceMarkdown;
+  const { renderToolUse, renderToolResult } = window.sluiceTools;
+  const { ansiPre } = window.sluiceAnsi;
+  const LAZY_BATCH = 40; // a batch of more frames than this renders its Markdown near the viewport only
 
-  // ---------------------------------------------------------------- formatting
-
-  function fmtBytes(n) {
-    if (n == null || isNaN(n)) return '–';
-    if (n < 1024) return `${n} B`;
-    const units = ['KiB', 'MiB', 'GiB'];
-    let v = n / 1024, u = 0;
-    while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
-    return `${v >= 10 || Number.isInteger(v) ? Math.round(v) : v.toFixed(1)} ${units[u]}`;
-  }
-
-  function fmtAgo(iso) {
-    if (!iso) return 'no activity';
-    const t = Date.parse(iso);
-    if (isNaN(t)) return iso;
-    const s = Math.max(0, Math.round((Date.now() - t) / 1000));
-    if (s < 5) return 'just now';
-    if (s < 60) return `${s} s ago`;
-    if (s < 3600) return `${Math.floor(s / 60)} min ago`;
-    if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
-    return new Date(t).toLocaleString();
-  }
-
-  function utf8Len(s) { return new TextEncoder().encode(s).length; }
-
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text != null) e.textContent = text;
-    return e;
-  }
-
-
-  // ---------------------------------------------------------------- rendering rows
+  // ---------------------------------------------------------------- what opens a turn
 
   /** What a person typed, if `row` is a typed prompt (it opens a turn); null for tool results,
    *  meta rows, envelopes (`<…>`), interrupt markers and subagent rows. */
@@ -56,45 +28,63 @@ window.sluiceRender = (() => {
   }
   const isPrompt = (row) => promptText(row) != null;
 
-  function resultText(content) {
-    if (typeof content === 'string') return content;
-    if (Array.isArray(content)) {
-      return content.map((b) => (b && b.type === 'text' ? b.text : `[${(b && b.type) || 'block'}]`)).join('\n');
-    }
-    return content == null ? '' : JSON.stringify(content, null, 2);
-  }
+  // ---------------------------------------------------------------- envelopes and notes
 
-  function renderToolResult(v, b) {
-    const text = resultText(b.content);
-    const name = v.toolNames.get(b.tool_use_id);
-    const box = el('div', b.is_error ? 'tool-result error' : 'tool-result');
-    const label = `${b.is_error ? 'Tool error' : 'Result'}${name ? ` of ${name}` : ''}`;
-    const lines = text.split('\n').length;
-    if (text.length > LONG_CHARS || lines > LONG_LINES) {
+  const tag = (s, name) => {
+    const m = new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(s);
+    return m ? m[1].trim() : null;
+  };
+
+  /** A user row's non-prompt text: a slash command as a chip, command output, or a quiet note. */
+  function renderNote(text) {
+    const s = String(text ?? '');
+    const name = tag(s, 'command-name');
+    if (name != null) {
+      const chip = el('div', 'command-chip');
+      chip.append(el('span', 'command-name', name.startsWith('/') ? name : `/${name}`));
+      const args = tag(s, 'command-args');
+      if (args) chip.append(el('span', 'command-args', args));
+      const msg = tag(s, 'command-message');
+      if (msg && msg !== name.replace(/^\//, '')) chip.title = msg;
+      return chip;
+    }
+    const bash = tag(s, 'bash-input');
+    if (bash != null) {
+      const chip = el('div', 'command-chip');
+      chip.append(el('span', 'command-name', '!'), el('span', 'command-args', bash));
+      return chip;
+    }
+    for (const t of ['local-command-stdout', 'local-command-stderr', 'bash-stdout', 'bash-stderr']) {
+      const out = tag(s, t);
+      if (out != null) {
+        const box = el('div', `command-output${t.endsWith('stderr') ? ' stderr' : ''}`);
+        if (out) box.append(collapsible('', ansiPre(out), out)); else box.classList.add('empty');
+        return box;
+      }
+    }
+    const note = el('div', 'system note');
+    if (s.length > 400 || s.split('\n').length > 6) {
       const d = el('details');
-      d.append(el('summary', null, `${label} · ${fmtBytes(utf8Len(text))}, ${lines} lines`), el('pre', null, text));
-      box.append(d);
+      d.append(el('summary', null, `${s.trim().split('\n')[0].slice(0, 80)}… · ${fmtBytes(utf8Len(s))}`), el('pre', null, s));
+      note.append(d);
     } else {
-      box.append(el('div', 'label', label), el('pre', null, text || '(empty)'));
+      note.textContent = s;
     }
-    return box;
+    return note;
   }
 
-  function renderBlock(v, b) {
+  // ---------------------------------------------------------------- blocks
+
+  function renderBlock(v, b, assistant, lazy) {
     switch (b && b.type) {
-      case 'text': return el('div', 'text', b.text);
+      case 'text': return assistant ? markdownBlock(b.text, lazy) : renderNote(b.text);
       case 'thinking': {
         const d = el('details', 'thinking');
         d.append(el('summary', null, `Thinking · ${fmtBytes(utf8Len(b.thinking || ''))}`), el('div', 'thinking-body', b.thinking));
         return d;
       }
       case 'redacted_thinking': return el('div', 'quiet', 'Thinking (redacted)');
-      case 'tool_use': {
-        v.toolNames.set(b.id, b.name);
-        const box = el('div', 'tool-call');
-        box.append(el('div', 'label', `Tool call: ${b.name}`), el('pre', null, JSON.stringify(b.input, null, 2)));
-        return box;
-      }
+      case 'tool_use': return renderToolUse(v, b);
       case 'tool_result': return renderToolResult(v, b);
       case 'image': return el('div', 'quiet', '[image]');
       default: return el('div', 'quiet', `[${(b && b.type) || 'unknown block'}]`);
@@ -107,15 +97,73 @@ window.sluiceRender = (() => {
     if (row.duration_ms != null) parts.push(`${(row.duration_ms / 1000).toFixed(1)} s`);
     if (row.num_turns != null) parts.push(`${row.num_turns} step${row.num_turns === 1 ? '' : 's'}`);
     if (row.total_cost_usd != null) parts.push(`$${Number(row.total_cost_usd).toFixed(4)}`);
-    if (!bad) return el('div', 'turn-end', `Turn ended${parts.length ? ` · ${parts.join(' · ')}` : ''}`);
+    const tail = parts.length ? ` · ${parts.join(' · ')}` : '';
+    if (!bad) return el('div', 'turn-end', `Turn ended${tail}`);
     const msg = (Array.isArray(row.errors) && row.errors.join('; ')) ||
       (typeof row.result === 'string' && row.result) || row.subtype || 'error';
-    if (/^cancel/i.test(msg)) return el('div', 'turn-end cancelled', `Turn cancelled${parts.length ? ` · ${parts.join(' · ')}` : ''}`);
+    if (row.outcome === 'cancelled' || /^cancel/i.test(msg)) {
+      const by = row.stopped_by || row.cancelled_by;
+      return el('div', 'turn-end cancelled', `Turn cancelled${by ? ` by ${by}` : ''}${tail}`);
+    }
+    if (row.outcome === 'interrupted' || /^interrupted/i.test(msg)) return el('div', 'turn-end cancelled', `Turn interrupted${tail}`);
     return el('div', 'turn-end error', `Turn failed (${row.subtype || 'error'}): ${msg}`);
   }
 
-  /** One frame as one element carrying its seq. */
-  function renderFrame(v, seq, row) {
+  // ---------------------------------------------------------------- folded system rows
+
+  /** The turn's one line for `kind` ('activity' | 'retry'), made where its first row is. */
+  function turnLine(section, kind, f) {
+    let line = section && section.querySelector(`:scope .turn-line-${kind}`);
+    if (line) { f.classList.add('folded'); return line; }
+    line = el('div', `system turn-line turn-line-${kind}`);
+    f.append(line);
+    return line;
+  }
+
+  function renderSystem(f, row, section) {
+    const sub = row.subtype || '';
+    if (sub === 'init') {
+      const parts = ['Session'];
+      if (row.model) parts.push(row.model);
+      if (row.cwd) parts.push(row.cwd);
+      if (Array.isArray(row.tools)) parts.push(`${row.tools.length} tools`);
+      f.append(el('div', 'system init', parts.join(' · ')));
+      if (row.session_id) f.title = `session ${row.session_id}`;
+      return;
+    }
+    if (sub === 'thinking_tokens' || sub === 'status') {
+      const line = turnLine(section, 'activity', f);
+      const st = line.sluice || (line.sluice = { tokens: 0, status: '' });
+      if (sub === 'thinking_tokens') {
+        if (row.parent_tool_use_id) { f.classList.add('folded'); return; } // a sub-agent's: not this turn's
+        if (Number.isFinite(row.estimated_tokens_delta)) st.tokens += row.estimated_tokens_delta;
+        else if (Number.isFinite(row.estimated_tokens)) st.tokens = row.estimated_tokens;
+      } else {
+        st.status = row.status == null ? '' : String(row.status);
+      }
+      line.textContent = [st.tokens ? `thinking · ~${st.tokens.toLocaleString('en')} tokens` : 'thinking', st.status !== 'thinking' && st.status].filter(Boolean).join(' · ');
+      return;
+    }
+    if (sub === 'api_retry') {
+      const line = turnLine(section, 'retry', f);
+      const err = typeof row.error === 'string' ? row.error : row.error && (row.error.type || row.error.message);
+      const what = [row.error_status ?? row.status, err].filter((x) => x != null && x !== '').join(' ');
+      const max = row.max_retries ?? row.max_attempts;
+      const delay = row.retry_delay_ms ?? row.retry_in_ms ?? row.delay_ms;
+      const parts = [`retrying${what ? `: ${what}` : ''}`];
+      if (row.attempt != null) parts.push(`attempt ${row.attempt}${max != null ? `/${max}` : ''}`);
+      if (delay != null) parts.push(`next in ${Math.round(delay / 1000)} s`);
+      line.textContent = parts.join(' · ');
+      line.classList.add('retry');
+      return;
+    }
+    f.append(el('div', 'system', `system · ${sub}${row.model ? ` · ${row.model}` : ''}`));
+  }
+
+  // ---------------------------------------------------------------- frames and turns
+
+  /** One frame as one element carrying its seq; `section` is the turn it joins (for folding). */
+  function renderFrame(v, seq, row, section, lazy = false) {
     const f = el('div', 'frame');
     f.dataset.seq = String(seq);
     const type = row && row.type;
@@ -126,25 +174,57 @@ window.sluiceRender = (() => {
       f.append(el('div', 'who', 'You'), el('div', 'text', typed));
     } else if (type === 'user' && typeof row.message?.content === 'string') {
       f.classList.add('quiet');
-      f.append(el('div', 'system', row.message.content)); // a note: interrupt marker, envelope, meta
+      f.append(renderNote(row.message.content)); // interrupt marker, envelope, meta
     } else if (type === 'user' || type === 'assistant') {
       const content = row.message && row.message.content;
-      (Array.isArray(content) ? content : [{ type: 'text', text: String(content ?? '') }])
-        .forEach((b) => f.append(renderBlock(v, b)));
+      const blocks = Array.isArray(content) ? content : [{ type: 'text', text: String(content ?? '') }];
+      for (const b of blocks) {
+        const e = renderBlock(v, b, type === 'assistant', lazy);
+        const call = b && b.type === 'tool_result' && v.toolBoxes && v.toolBoxes.get(b.tool_use_id);
+        if (call && section && section.contains(call)) call.append(e); // the result joins its call
+        else f.append(e);
+      }
+      if (!f.firstChild) f.classList.add('folded', 'joined');
       if (type === 'user' && f.querySelector(':scope > .text')) f.classList.add('user-text');
-      if (row.error) f.append(el('div', 'error', `Error: ${row.error}`));
+      if (row.interrupted === true) {
+        f.classList.add('interrupted');
+        f.append(el('div', 'interrupted-note', 'Stopped — the answer as far as it streamed'));
+      }
+      if (row.error) f.append(el('div', 'error', `Error: ${typeof row.error === 'string' ? row.error : JSON.stringify(row.error)}`));
     } else if (type === 'result') {
       f.append(renderResult(row));
     } else if (type === 'system') {
       f.classList.add('quiet');
-      f.append(el('div', 'system', `system · ${row.subtype || ''}${row.model ? ` · ${row.model}` : ''}`));
+      renderSystem(f, row, section);
     } else if (type === 'error' || (row && row.error)) {
       f.append(el('div', 'error', `Error: ${typeof row.error === 'string' ? row.error : JSON.stringify(row.error ?? row)}`));
     } else {
       f.classList.add('quiet');
       f.append(el('div', 'system', `${type || 'row'}`));
     }
+    if (row && row.parent_tool_use_id && f.firstChild) nestInTask(v, f, row.parent_tool_use_id, section);
     return f;
+  }
+
+  /** A sub-agent's row goes inside its Task call, under "Sub-agent steps" (the frame stays, folded). */
+  function nestInTask(v, f, parentId, section) {
+    const box = v.toolBoxes && v.toolBoxes.get(parentId);
+    if (!box || !section || !section.contains(box)) return;
+    let d = box.querySelector(':scope > details.subagent');
+    if (!d) {
+      d = el('details', 'subagent');
+      d.append(el('summary'));
+      d.sluiceSteps = 0;
+      const answer = box.querySelector(':scope > .tool-result');
+      box.insertBefore(d, answer); // before the answer, if it is already there
+    }
+    const step = el('div', 'subagent-step');
+    step.dataset.seq = f.dataset.seq;
+    step.append(...f.childNodes);
+    d.append(step);
+    d.sluiceSteps++;
+    d.firstChild.textContent = `Sub-agent steps · ${d.sluiceSteps}`;
+    f.classList.add('folded', 'joined');
   }
 
   function newTurnSection(firstSeq) {
@@ -156,10 +236,15 @@ window.sluiceRender = (() => {
   /** Builds turn sections for consecutive frames [{seq,row}], continuing `last` if given. */
   function buildTurns(v, frames, last) {
     const out = [];
+    const lazy = frames.length > LAZY_BATCH;
     let cur = last || null;
     for (const { seq, row } of frames) {
       if (!cur || isPrompt(row)) { cur = newTurnSection(seq); out.push(cur); }
-      cur.append(renderFrame(v, seq, row));
+      cur.append(renderFrame(v, seq, row, cur, lazy));
+      if (row && (row.type === 'assistant' || row.type === 'result')) {
+        const retry = cur.querySelector('.turn-line.retry'); // the retries are over: the line goes quiet
+        if (retry) retry.classList.replace('retry', 'retried');
+      }
     }
     return out;
   }

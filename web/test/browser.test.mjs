@@ -18,7 +18,7 @@ const tempDirs = [];
 const hubs = []; // every hub started, for their logs
 process.on('exit', () => { for (const c of children) { try { c.kill('SIGKILL'); } catch { /* gone */ } } });
 // The whole file is bounded: past this, every process is killed and the run fails.
-const WATCHDOG_MS = 170_000;
+const WATCHDOG_MS = 280_000;
 setTimeout(() => {
   console.error(`browser.test: still running after ${WATCHDOG_MS / 1000} s: giving up`);
   process.exit(1); // the 'exit' handler kills the hubs; playwright kills its browser on exit
@@ -163,10 +163,14 @@ let seat;
 test('a prompt renders thinking, a tool call and the answer', { timeout: 45_000 }, async () => {
   await page.goto(hub.base + '/');
   await page.getByRole('button', { name: 'New seat' }).click();
+  await page.getByLabel('Name (optional)').fill('readme questions');
+  await page.getByRole('button', { name: 'Create' }).click();
   await page.waitForFunction(() => location.hash.startsWith('#/seat/'));
   seat = await seatFromHash();
   assert.ok(seat);
   await page.locator('#seat-list a[aria-current]').waitFor();
+  assert.equal((await hub.api('GET', `/v1/seats/${seat}`)).body.name, 'readme questions', 'the seat is created with its name');
+  await until('the header to show the name', async () => (await page.locator('#seat-title').textContent()) === 'readme questions');
 
   const box = page.getByLabel('Message');
   await box.fill('first line');
@@ -185,12 +189,14 @@ test('a prompt renders thinking, a tool call and the answer', { timeout: 45_000 
   const answer = await page.locator('.frame[data-type="assistant"] > .text').last().textContent();
   assert.ok(answer && answer.trim().length > 0, 'the answer text renders');
   assert.equal(await page.locator('details.thinking').first().getAttribute('open'), null, 'thinking is collapsed');
-  assert.match(await page.locator('.tool-call .label').first().textContent(), /Tool call: \S+/);
+  assert.match(await page.locator('.tool-call .tool-name').first().textContent(), /\S+/, 'the tool call is labelled with its tool');
   await until('the live previews to give way to frames', async () => (await page.locator('#live .preview').count()) === 0);
   await assertWhole(hub, seat);
   await until('the stats strip to count frames', async () => /^\d+$/.test(await page.locator('#stat-frames').textContent()));
   await until('the seat list to show the seat as idle', async () =>
     (await page.locator(`#seat-list li[data-id="${seat}"] .state`).textContent()) === 'idle');
+  assert.equal(await page.locator('#seat-state').textContent(), 'idle', 'the header agrees with the list');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'web-first-turn.png') });
 });
 
 test('the page reconnects across a hub restart mid-turn and the conversation is whole', { timeout: 60_000 }, async () => {
@@ -252,14 +258,29 @@ test('a seat with 100 turns pages back to turn 1', { timeout: 100_000 }, async (
     await earlier.waitFor();
     const windowPrompts = await page.locator('.frame.prompt').count();
     assert.ok(windowPrompts >= 1 && windowPrompts <= 20, `the window shows at most 20 turns (shows ${windowPrompts})`);
+    /** The first frame visible in the conversation: its seq and its top relative to the scroller. */
+    const firstVisible = () => page.evaluate(() => {
+      const c = document.getElementById('conversation');
+      const top = c.getBoundingClientRect().top;
+      const f = [...document.querySelectorAll('#turns .frame:not(.folded)')].find((x) => x.getBoundingClientRect().bottom > top);
+      return { seq: f.dataset.seq, top: f.getBoundingClientRect().top - top };
+    });
+    const topOf = (seq) => page.evaluate((q) => document.querySelector(`#turns .frame[data-seq="${q}"]`).getBoundingClientRect().top -
+      document.getElementById('conversation').getBoundingClientRect().top, seq);
     for (let clicks = 0; await earlier.isVisible(); clicks++) {
       assert.ok(clicks < 10, 'paging ends within 10 pages of 20');
       const before = await page.locator('.frame.prompt').count();
+      await earlier.scrollIntoViewIfNeeded();
+      const anchor = await firstVisible();
       await earlier.click();
       await until('a page of earlier turns', async () => (await page.locator('.frame.prompt').count()) > before ||
         !(await earlier.isVisible()));
       const now = await page.locator('.frame.prompt').count();
       assert.ok(now - before <= 20, `one page adds at most 20 turns (added ${now - before})`);
+      await sleep(150); // a late scroll (focus, anchoring) would show by now
+      const moved = Math.abs((await topOf(anchor.seq)) - anchor.top);
+      assert.ok(moved < 3, `"Load earlier turns" keeps the reader's place (frame ${anchor.seq} moved ${moved.toFixed(1)} px)`);
+      if (clicks === 0) await page.screenshot({ path: path.join(ARTIFACTS, 'web-load-earlier.png') });
     }
     await page.locator('#history-start').waitFor();
     assert.equal(await page.locator('.frame.prompt .text').first().textContent(), label(1), 'turn 1 is at the top');
@@ -268,6 +289,284 @@ test('a seat with 100 turns pages back to turn 1', { timeout: 100_000 }, async (
   } finally {
     await bulk.stop();
   }
+});
+
+/** A `sluice serve --script FILE` hub; the script is written to a temp file. */
+async function scriptedHub(tag, script, extra = []) {
+  const dir = tempDir(tag);
+  const file = path.join(dir, 'script.json');
+  fs.writeFileSync(file, JSON.stringify(script));
+  const h = new Hub(path.join(dir, 'data'), ['--script', file, ...extra]);
+  await h.start();
+  return h;
+}
+
+/** Creates a named seat on `h`, opens it in the page and sends `text`. */
+async function openSeatAndSend(h, name, text) {
+  const created = await h.api('POST', '/v1/seats', { name });
+  assert.equal(created.status, 201);
+  const id = created.body.seat;
+  await page.goto(`${h.base}/#/seat/${encodeURIComponent(id)}`);
+  await until('the seat stream to be live', async () => (await page.locator('#conn-state').textContent()) === 'live');
+  const box = page.getByLabel('Message');
+  await box.fill(text);
+  await box.press('Enter');
+  return id;
+}
+
+const ANSWER_MD = [
+  '## Plan', '', 'Here is **what** I will do:', '', '1. read the file', '2. edit *one* line', '',
+  '| step | tool |', '|---|---|', '| 1 | Read |', '| 2 | Edit |', '',
+  'See [the docs](https://example.invalid/docs).', '',
+  '```js', 'const answer = 42; // highlighted', '```', '',
+  '<script>window.__xss = "script";</script>',
+  '<img src="nope.png" onerror="window.__xss = \'img\'">',
+  '[bad link](javascript:window.__xss=\'link\')',
+].join('\n');
+
+test('an answer renders as sanitised Markdown; an Edit is a diff; Bash output keeps its colours', { timeout: 60_000 }, async () => {
+  const work = tempDir('work');
+  const md = await scriptedHub('markdown', {
+    model: 'scripted-markdown', delay_ms: 5, chunk_bytes: 64,
+    rounds: [
+      { events: [{ text: ANSWER_MD },
+        { tool_use: { name: 'Edit', input: { file_path: 'notes.txt', old_string: 'alpha\nbeta\ngamma', new_string: 'alpha\nBETA\ngamma' } } }] },
+      { events: [{ tool_use: { name: 'bash', input: { command: "printf '\\033[31mred\\033[0m and plain\\n'" } } }] },
+      { events: [{ text: 'Done: **edited** and ran.' }] },
+    ],
+  }, ['--tools', 'bash', '--workdir', work]);
+  try {
+    await openSeatAndSend(md, 'markdown', 'Render me something');
+    const answer = page.locator('.frame[data-type="assistant"] .md').first();
+    await page.locator('.frame .turn-end').first().waitFor();
+    await answer.locator('h2', { hasText: 'Plan' }).waitFor();
+    assert.equal(await answer.locator('strong', { hasText: 'what' }).count(), 1, 'bold renders');
+    assert.equal(await answer.locator('ol > li').count(), 2, 'a numbered list renders');
+    assert.equal(await answer.locator('table th').count(), 2, 'a table renders');
+    assert.equal(await answer.locator('a[href="https://example.invalid/docs"][target="_blank"][rel~="noopener"]').count(), 1, 'a link renders, opening elsewhere');
+    await until('the code block to be highlighted', async () => (await answer.locator('pre code.hljs .hljs-keyword').count()) > 0);
+    assert.equal(await page.evaluate(() => window.__xss), undefined, 'no script in the answer ran');
+    assert.equal(await answer.locator('script, img, [onerror]').count(), 0, 'script, img and handlers are gone');
+    assert.equal(await answer.locator('a[href^="javascript:"]').count(), 0, 'a javascript: link is not kept');
+    assert.equal(await page.locator('.md', { hasText: '**' }).count(), 0, 'no raw Markdown shows');
+
+    const edit = page.locator('.tool-call.tool-edit').first();
+    await edit.waitFor();
+    assert.match(await edit.locator('.tool-detail').textContent(), /notes\.txt/, 'the Edit names its file');
+    assert.equal((await edit.locator('.diff-line.del').allTextContents()).join(''), '- beta', 'the removed line');
+    assert.equal((await edit.locator('.diff-line.add').allTextContents()).join(''), '+ BETA', 'the added line');
+    assert.equal(await edit.locator('.diff-line.ctx').count(), 2, 'unchanged lines are context');
+
+    const bash = page.locator('.tool-call.tool-bash').first();
+    await bash.locator('.tool-result').waitFor();
+    assert.match(await bash.locator('pre.cmd').textContent(), /printf/, 'the Bash call shows its command');
+    assert.equal(await bash.locator('.tool-result .ansi-fg-1').textContent(), 'red', 'an ANSI colour renders as a class, not escapes');
+    assert.ok(!(await bash.locator('.tool-result').textContent()).includes('\x1b'), 'no escape bytes show');
+    await page.locator('.frame[data-type="assistant"] .md strong', { hasText: 'edited' }).waitFor();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'web-markdown-tools.png'), fullPage: true });
+
+    await page.reload(); // the window renders the same way (lazily near the viewport)
+    await page.locator('.frame[data-type="assistant"] .md h2', { hasText: 'Plan' }).waitFor();
+    assert.equal(await page.evaluate(() => window.__xss), undefined, 'no script ran after a reload either');
+  } finally {
+    await md.stop();
+  }
+});
+
+test('Stop: "Turn cancelled" once, the note goes when the turn ends, header and list agree', { timeout: 60_000 }, async () => {
+  const slow = await scriptedHub('stop', {
+    model: 'scripted-slow', delay_ms: 40, chunk_bytes: 24,
+    rounds: [{ events: [{ text: 'Sentence after sentence, so a person can watch it stream. ', repeat: -1 }] }],
+  });
+  try {
+    const id = await openSeatAndSend(slow, 'stop me', 'Talk for a long time');
+    await page.locator('#live .preview-text').waitFor();
+    await until('the header to say running', async () => (await page.locator('#seat-state').textContent()) === 'running');
+    // Opted in to notifications, the tab hidden: the turn's end is notified (Notification stubbed).
+    await page.evaluate(() => {
+      window.__notes = [];
+      window.Notification = class { static permission = 'granted'; constructor(title, o) { window.__notes.push(`${title}: ${o.body}`); } };
+      localStorage.setItem('sluice.notify', '1');
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    });
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await until('the turn to end', async () => (await slow.api('GET', `/v1/seats/${id}`)).body.state === 'idle');
+    await page.locator('#turns .turn-end.cancelled, #turns .turn-note.cancelled').first().waitFor();
+    await until('a notification', async () => (await page.evaluate(() => window.__notes.length)) > 0);
+    assert.deepEqual(await page.evaluate(() => window.__notes), ['sluice · stop me: turn cancelled'], 'one notification, naming the seat');
+    await page.evaluate(() => { delete document.visibilityState; localStorage.removeItem('sluice.notify'); });
+    await sleep(800); // a second marker (from the turn event and the result row) would be here by now
+    assert.equal(await page.locator('#turns').getByText(/^Turn cancelled/).count(), 1, '"Turn cancelled" shows once');
+    await until('"Stop requested." to go', async () => !/Stop requested/.test(await page.locator('#prompt-note').textContent()));
+    await until('the list to say idle', async () =>
+      (await page.locator(`#seat-list li[data-id="${id}"] .state`).textContent()) === 'idle');
+    assert.equal(await page.locator('#seat-state').textContent(), 'idle', 'the header agrees with the list');
+    const interrupted = page.locator('.frame.interrupted');
+    if (await interrupted.count()) { // a hub that keeps the streamed text (issue 16) marks it
+      assert.match(await interrupted.first().textContent(), /Sentence after sentence/);
+    }
+    await page.screenshot({ path: path.join(ARTIFACTS, 'web-stopped.png') });
+
+    // The phone layout: the seat list is a drawer; the box and Stop are within reach.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('button', { name: 'Seats' }).waitFor();
+    assert.equal(await page.locator('#seat-list').isVisible(), false, 'the list is tucked away in its drawer');
+    for (const sel of ['#prompt', '#send', '#stop']) {
+      const b = await page.locator(sel).boundingBox();
+      assert.ok(b && b.y >= 0 && b.y + b.height <= 844 && b.x >= 0 && b.x + b.width <= 390, `${sel} is on screen (${JSON.stringify(b)})`);
+    }
+    const stop = await page.locator('#stop').boundingBox();
+    assert.ok(stop.height >= 40, `Stop is big enough for a thumb (${stop.height} px)`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'nothing is wider than the phone');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'web-phone.png') });
+    await page.getByRole('button', { name: 'Seats' }).click();
+    await page.locator(`#seat-list li[data-id="${id}"]`).waitFor({ state: 'visible' });
+    await sleep(400); // the drawer slides in
+    await page.screenshot({ path: path.join(ARTIFACTS, 'web-phone-drawer.png') });
+    await page.locator(`#seat-list li[data-id="${id}"] a`).click();
+    await until('the drawer to close', async () => !(await page.locator('#seat-list').isVisible()));
+  } finally {
+    await page.setViewportSize({ width: 1100, height: 800 });
+    await slow.stop();
+  }
+});
+
+// Claude Code rows as its stream-json writes them, rendered by the page as served by the hub.
+const CLAUDE_ROWS = [
+  { type: 'system', subtype: 'init', model: 'claude-opus-4', cwd: '/home/me/project', tools: ['Bash', 'Edit', 'Read'], session_id: 's1' },
+  { type: 'user', message: { role: 'user', content: '<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>src/app.js</command-args>' } },
+  { type: 'system', subtype: 'status', status: 'thinking' },
+  { type: 'system', subtype: 'thinking_tokens', estimated_tokens: 40, estimated_tokens_delta: 40 },
+  { type: 'system', subtype: 'thinking_tokens', estimated_tokens: 90, estimated_tokens_delta: 50 },
+  { type: 'system', subtype: 'thinking_tokens', estimated_tokens: 120, estimated_tokens_delta: 30 },
+  { type: 'system', subtype: 'api_retry', attempt: 7, max_retries: 10, retry_delay_ms: 60000, error_status: 401, error: 'authentication_failed' },
+  { type: 'system', subtype: 'api_retry', attempt: 8, max_retries: 10, retry_delay_ms: 90000, error_status: 401, error: 'authentication_failed' },
+  { type: 'assistant', message: { role: 'assistant', content: [
+    { type: 'tool_use', id: 'tu1', name: 'TodoWrite', input: { todos: [
+      { content: 'Read the file', status: 'completed', activeForm: 'Reading the file' },
+      { content: 'Fix the bug', status: 'in_progress', activeForm: 'Fixing the bug' },
+      { content: 'Run the tests', status: 'pending', activeForm: 'Running the tests' }] } },
+    { type: 'tool_use', id: 'tu2', name: 'MultiEdit', input: { file_path: 'src/app.js', edits: [
+      { old_string: 'let a = 1;', new_string: 'const a = 1;' }, { old_string: 'x\ny', new_string: 'x\nz\ny' }] } },
+    { type: 'tool_use', id: 'tu3', name: 'Read', input: { file_path: 'README.md', offset: 10, limit: 5 } },
+    { type: 'tool_use', id: 'tu4', name: 'Task', input: { description: 'Find callers', subagent_type: 'general-purpose', prompt: 'Find every caller of **run**.' } },
+    { type: 'tool_use', id: 'tu5', name: 'WebFetch', input: { url: 'https://example.invalid' } }] } },
+  { type: 'assistant', parent_tool_use_id: 'tu4', message: { role: 'assistant', content: [
+    { type: 'text', text: 'Searching for **run**.' }, { type: 'tool_use', id: 'sub1', name: 'Bash', input: { command: 'grep -rn run src' } }] } },
+  { type: 'user', parent_tool_use_id: 'tu4', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'sub1', content: 'src/main.c:3: run();' }] } },
+  { type: 'user', message: { role: 'user', content: [
+    { type: 'tool_result', tool_use_id: 'tu1', content: 'Todos have been modified successfully' },
+    { type: 'tool_result', tool_use_id: 'tu3', content: '    10\tline ten\n    11\tline eleven' },
+    { type: 'tool_result', tool_use_id: 'tu4', content: [{ type: 'text', text: 'Two callers: `main` and `serve`.' }] }] } },
+];
+
+test('Claude Code rows: init one line, counters and retries folded, a command chip, tools drawn as tools', async () => {
+  await page.goto(hub.base + '/');
+  const seen = await page.evaluate((rows) => {
+    const v = { toolNames: new Map(), toolBoxes: new Map() };
+    const host = document.createElement('div');
+    host.id = 'fixture';
+    host.className = 'fixture';
+    document.getElementById('welcome').replaceChildren(host);
+    host.append(...window.sluiceRender.buildTurns(v, rows.map((row, seq) => ({ seq, row })), null));
+    const text = (sel) => [...host.querySelectorAll(sel)].filter((e) => !e.closest('.folded')).map((e) => e.textContent.trim());
+    return {
+      init: text('.system.init'), lines: text('.turn-line'), chip: text('.command-chip'), raw: host.textContent.includes('<command-'),
+      todos: text('.todo'), todoDone: host.querySelectorAll('.todo-completed').length,
+      diffs: host.querySelectorAll('.tool-edit pre.diff').length, adds: text('.tool-edit .diff-line.add'),
+      read: text('.tool-read .tool-detail'), readOut: text('.tool-read .tool-result pre'),
+      task: text('.tool-task .tool-head'), taskAnswer: host.querySelector('.tool-task .tool-result .md code')?.textContent,
+      json: text('.tool-json pre'), subSummary: text('.tool-task details.subagent > summary'),
+      subBash: text('.tool-task .subagent-step .tool-bash .tool-result pre'),
+      subTop: [...host.querySelectorAll('.frame:not(.folded) > .md')].filter((e) => /Searching/.test(e.textContent)).length, bare: text('.frame:not(.folded) > .system').filter((t) => /^system · /.test(t)),
+    };
+  }, CLAUDE_ROWS);
+  assert.deepEqual(seen.init, ['Session · claude-opus-4 · /home/me/project · 3 tools']);
+  assert.deepEqual(seen.lines, ['thinking · ~120 tokens', 'retrying: 401 authentication_failed · attempt 8/10 · next in 90 s'],
+    'status and thinking_tokens fold into one line, api_retry into one live line');
+  assert.deepEqual(seen.bare, [], 'no bare "system · …" lines');
+  assert.equal(seen.chip.length, 1);
+  assert.match(seen.chip[0], /^\/review\s*src\/app\.js$/, 'the slash command is a chip');
+  assert.equal(seen.raw, false, 'no literal command tags');
+  assert.equal(seen.todos.length, 3);
+  assert.equal(seen.todoDone, 1);
+  assert.match(seen.todos[1], /Fixing the bug/, 'the task in progress shows its active form');
+  assert.equal(seen.diffs, 2, 'a MultiEdit is one diff per edit');
+  assert.deepEqual(seen.adds, ['+ const a = 1;', '+ z']);
+  assert.deepEqual(seen.read, ['README.md (from line 10, 5 lines)']);
+  assert.match(seen.readOut[0], /line eleven/, 'the Read result joins its call');
+  assert.match(seen.task[0], /Task · general-purpose\s*Find callers/);
+  assert.equal(seen.taskAnswer, 'main', "the sub-agent's answer renders as Markdown");
+  assert.deepEqual(seen.subSummary, ['Sub-agent steps · 1'], "the sub-agent's rows sit inside its Task, expandable");
+  assert.deepEqual(seen.subBash, ['src/main.c:3: run();'], "the sub-agent's tool result joins its call");
+  assert.equal(seen.subTop, 0, "the sub-agent's text is not shown as the main agent's");
+  assert.match(seen.json[0], /"url": "https:\/\/example\.invalid"/, 'an unknown tool stays JSON');
+  await page.evaluate(() => document.querySelectorAll('#fixture details').forEach((d) => { d.open = true; }));
+  await page.locator('#fixture').screenshot({ path: path.join(ARTIFACTS, 'web-claude-rows.png') });
+});
+
+/** The first SSE event of a fresh subscription to `seat` on `h`, parsed: {event, data}. */
+async function firstEvent(h, seat) {
+  const ac = new AbortController();
+  const res = await fetch(`${h.base}/v1/seats/${seat}/events`, { signal: ac.signal });
+  const reader = res.body.getReader();
+  let buf = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return null;
+      buf += Buffer.from(value).toString('utf8');
+      for (let end; (end = buf.indexOf('\n\n')) >= 0;) {
+        const block = buf.slice(0, end).split('\n');
+        buf = buf.slice(end + 2);
+        const data = block.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+        if (!data) continue; // a comment or a retry: line
+        const ev = (block.find((l) => l.startsWith('event:')) || 'event: message').slice(6).trim();
+        return { event: ev, data: JSON.parse(data) };
+      }
+    }
+  } finally {
+    ac.abort();
+  }
+}
+
+test('a reload mid-turn shows the answer from its first sentence; Stop keeps the text', { timeout: 60_000 }, async (t) => {
+  const slow = await scriptedHub('partial', {
+    model: 'scripted-slow', delay_ms: 40, chunk_bytes: 24,
+    rounds: [{ events: [{ text: 'First sentence of the answer. ' }, { text: 'Then more, and more again. ', repeat: -1 }] }],
+  });
+  const missing = [];
+  try {
+    const id = await openSeatAndSend(slow, 'reload me', 'Stream for a while');
+    await until('the answer to stream past its first sentence', async () =>
+      /Then more/.test(await page.locator('#live .preview-text').textContent()));
+    const hello = await firstEvent(slow, id);
+    assert.equal(hello && hello.event, 'connected');
+    if (hello.data.partial) {
+      await page.reload();
+      const start = page.locator('#live .preview-text');
+      await until('the reloaded page to show the answer from its start', async () =>
+        /^First sentence of the answer\./.test((await start.first().textContent()).trim()));
+      await page.screenshot({ path: path.join(ARTIFACTS, 'web-reload-mid-turn.png') });
+    } else {
+      missing.push('`connected` carries no `partial` (the open turn) yet');
+    }
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await until('the turn to end', async () => (await slow.api('GET', `/v1/seats/${id}`)).body.state === 'idle');
+    await page.reload();
+    await page.locator('#turns .turn-end').first().waitFor();
+    const kept = page.locator('.frame.interrupted');
+    if (await kept.count()) {
+      assert.match(await kept.first().textContent(), /First sentence of the answer/, 'Stop keeps what streamed');
+      assert.equal(await kept.locator('.interrupted-note').count(), 1, 'the kept text is marked as stopped');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'web-stop-kept.png') });
+    } else {
+      missing.push('a cancelled turn writes no interrupted assistant frame yet');
+    }
+  } finally {
+    await slow.stop();
+  }
+  if (missing.length) t.skip(`hub side of issue 16 missing: ${missing.join('; ')}`);
 });
 
 test('a hub started with a token asks for it once and keeps it for the tab', { timeout: 45_000 }, async (t) => {
@@ -286,6 +585,7 @@ test('a hub started with a token asks for it once and keeps it for the tab', { t
       await input.fill('web-test-token');
       await input.press('Enter');
       await tab.getByRole('button', { name: 'New seat' }).click();
+      await tab.getByRole('button', { name: 'Create' }).click();
       await tab.waitForFunction(() => location.hash.startsWith('#/seat/'));
       await until('the seat stream to be live with the token', async () =>
         (await tab.locator('#conn-state').textContent()) === 'live');

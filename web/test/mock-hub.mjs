@@ -36,7 +36,7 @@ function saveIndex() {
   fs.writeFileSync(indexFile, JSON.stringify([...seats.values()].map((s) => ({ id: s.id, name: s.name, epoch: s.epoch }))));
 }
 function newSeat(id, name, epoch, rows) {
-  const s = { id, name, epoch, rows: [], turnStarts: [], state: 'idle', queue: [], subs: new Set(),
+  const s = { id, name, epoch, rows: [], turnStarts: [], state: 'idle', queue: [], subs: new Set(), partial: null,
     dropped: 0, lastActivity: null, cancel: false, turns: 0 };
   for (const r of rows) addRow(s, r, false);
   return s;
@@ -58,6 +58,7 @@ const frameId = (s, seq) => `${s.epoch}:${seq}`;
 
 function publishFrame(s, row) {
   addRow(s, row);
+  s.partial = { text: '', thinking: '', tools: [], missing_bytes: 0 }; // what the open turn streamed since its last frame
   const seq = s.rows.length - 1;
   for (const res of s.subs) sse(res, 'frame', { seq, row }, frameId(s, seq));
 }
@@ -74,7 +75,10 @@ async function runTurn(s, text, turn) {
     for (let i = 0; i < whole.length; i += 12) {
       if (s.cancel) return false;
       if (gapBytes && kind === 'text' && i === 24) { broadcast(s, 'gap', { dropped_bytes: gapBytes }); s.dropped += gapBytes; }
-      broadcast(s, 'preview', { kind, delta: whole.slice(i, i + 12), ...extra });
+      const delta = whole.slice(i, i + 12);
+      broadcast(s, 'preview', { kind, delta, ...extra });
+      if (kind === 'text') s.partial.text += delta;
+      else if (kind === 'thinking') s.partial.thinking += delta;
       await sleep(paceMs / 4);
     }
     return !s.cancel;
@@ -96,6 +100,9 @@ async function runTurn(s, text, turn) {
   ];
   let ok = true;
   for (const step of steps) { if ((await step()) === false || s.cancel) { ok = false; break; } await sleep(paceMs); }
+  if (!ok && s.partial.text) {
+    publishFrame(s, { type: 'assistant', interrupted: true, message: { role: 'assistant', content: [{ type: 'text', text: s.partial.text }] } });
+  }
   publishFrame(s, ok
     ? { type: 'result', subtype: 'success', is_error: false, duration_ms: Date.now() - t0, num_turns: 2, result: answer }
     : { type: 'result', subtype: 'error_during_execution', is_error: true, duration_ms: Date.now() - t0, result: 'cancelled' });
@@ -118,18 +125,24 @@ async function readJson(req) {
 const seatJson = (s) => ({ id: s.id, name: s.name, agent: 'builtin', state: s.state, turns: s.turns,
   frames: s.rows.length, last_activity: s.lastActivity });
 
+/** `{partial}` while a turn is open and has streamed something since its last frame. */
+function openPartial(s) {
+  const p = s.partial;
+  return s.state === 'running' && p && (p.text || p.thinking) ? { partial: p } : {};
+}
+
 function serveEvents(req, res, s, url) {
   res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
   const last = req.headers['last-event-id'] || url.searchParams.get('last_event_id');
   const first = windowFirst(s);
   const m = /^(\d+):(-?\d+)$/.exec(last || '');
   if (m && m[1] === String(s.epoch) && Number(m[2]) >= first - 1 && Number(m[2]) < s.rows.length) {
-    sse(res, 'resumed', { seat: s.id, epoch: s.epoch, seq: s.rows.length - 1, recovered: true });
+    sse(res, 'resumed', { seat: s.id, epoch: s.epoch, seq: s.rows.length - 1, recovered: true, ...openPartial(s) });
     for (let q = Number(m[2]) + 1; q < s.rows.length; q++) sse(res, 'frame', { seq: q, row: s.rows[q] }, frameId(s, q));
   } else {
     const cursor = first > 0 ? first : null;
     sse(res, 'connected', { seat: s.id, epoch: s.epoch, seq: s.rows.length - 1, recovered: false,
-      window: { first, frames: s.rows.slice(first) }, cursor }, frameId(s, s.rows.length - 1));
+      window: { first, frames: s.rows.slice(first) }, cursor, ...openPartial(s) }, frameId(s, s.rows.length - 1));
   }
   s.subs.add(res);
   const hb = setInterval(() => res.write(': heartbeat\n\n'), 15000);
@@ -149,12 +162,22 @@ function history(res, s, url) {
   send(res, 200, { turns, cursor: starts.length > take.length ? take[0] : null });
 }
 
+// The page's vendored libraries, from their Debian paths (as web/CMakeLists.txt embeds them).
+const VENDOR = {
+  'marked.min.js': '/usr/share/javascript/marked/marked.min.js',
+  'purify.min.js': '/usr/share/nodejs/dompurify/dist/purify.min.js',
+  'highlight.min.js': '/usr/share/javascript/highlight.js/highlight.min.js',
+};
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   const p = url.pathname;
   try {
+    if (p.startsWith('/vendor/') && VENDOR[p.slice(8)]) {
+      res.writeHead(200, { 'Content-Type': TYPES['.js'] });
+      return res.end(fs.readFileSync(VENDOR[p.slice(8)]));
+    }
     if (!p.startsWith('/v1/')) {
       const f = p === '/' ? 'index.html' : p.slice(1);
       if (!TYPES[path.extname(f)] || f.includes('..') || !fs.existsSync(path.join(webDir, f))) return err(res, 404, 'not_found', 'no such page');
@@ -199,7 +222,30 @@ const server = http.createServer(async (req, res) => {
   }
 });
 
+/** Dev aid (MOCK_BIG_FRAMES=N): a seat "big" whose window holds N frames in 20 turns of mixed rows. */
+function makeBigSeat(n) {
+  const s = newSeat('big', `big (${n} frames)`, 1, []);
+  const perTurn = Math.max(4, Math.floor(n / WINDOW_TURNS));
+  for (let i = 0; s.rows.length < n; i++) {
+    const k = s.rows.length % perTurn;
+    const t = Math.floor(s.rows.length / perTurn);
+    if (k === 0) addRow(s, { type: 'user', message: { role: 'user', content: `turn ${t}: go on` } }, false);
+    else if (k % 3 === 1) {
+      addRow(s, { type: 'assistant', message: { role: 'assistant', content: [
+        { type: 'text', text: `Step ${i}: **checking** the \`build\` again.\n\n- one\n- two\n\n\`\`\`sh\nmake -j2 test\n\`\`\`` },
+        { type: 'tool_use', id: `t${i}`, name: 'Bash', input: { command: `ls -la src/${i}`, description: 'List files' } }] } }, false);
+    } else if (k % 3 === 2) {
+      addRow(s, { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i - 1}`,
+        content: `total ${i}\n\x1b[34mdrwxr-xr-x\x1b[0m src\n-rw-r--r-- README.md`, is_error: false }] } }, false);
+    } else {
+      addRow(s, { type: 'system', subtype: 'thinking_tokens', estimated_tokens_delta: 12 }, false);
+    }
+  }
+  seats.set(s.id, s);
+}
+
 loadSeats();
+if (Number(process.env.MOCK_BIG_FRAMES) > 0) makeBigSeat(Number(process.env.MOCK_BIG_FRAMES));
 server.listen(Number(port), host, () => {
   console.log(`listening on http://${host}:${server.address().port}`);
 });
