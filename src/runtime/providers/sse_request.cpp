@@ -27,6 +27,13 @@ std::string env_or(const char* name, std::string fallback) {
     return v != nullptr && *v != '\0' ? std::string(v) : std::move(fallback);
 }
 
+ProviderSettings settings_of(const ProviderConfig& config, const SettingsSource& source) {
+    return {
+        config.base_url.empty() ? env_or(source.base_url_env, source.default_base) : config.base_url,
+        config.api_key.empty() ? env_or(source.key_env, "") : config.api_key,
+        config.model.empty() ? std::string(source.default_model) : config.model};
+}
+
 std::string join_url(std::string_view base, std::string_view path) {
     while (!base.empty() && base.back() == '/') {
         base.remove_suffix(1);
