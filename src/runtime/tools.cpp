@@ -120,7 +120,8 @@ public:
         co_return run_blocking(input, ctx);
     }
 
-    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) { // TEMP(helper B replaces)
+    // TEMP(helper B replaces)
+    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) {
         const auto* command = string_field(input, "command");
         if (command == nullptr) {
             return {"bash: the input needs a \"command\" string", true};
@@ -232,7 +233,8 @@ public:
         co_return run_blocking(input, ctx);
     }
 
-    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) { // TEMP(helper B replaces)
+    // TEMP(helper B replaces)
+    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) {
         const auto* path_in = string_field(input, "path");
         if (path_in == nullptr || path_in->empty()) {
             return {"read_file: the input needs a \"path\" string", true};
@@ -298,7 +300,8 @@ public:
         co_return run_blocking(input, ctx);
     }
 
-    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) { // TEMP(helper B replaces)
+    // TEMP(helper B replaces)
+    ToolOutcome run_blocking(const json::value& input, const ToolContext& ctx) {
         const auto* text = string_field(input, "text");
         if (text == nullptr) {
             return {"echo: the input needs a \"text\" string", true};

@@ -1,4 +1,4 @@
-// Tool: something the model may call during a turn (bash, read_file, …), a coroutine on the turn's executor.
+// Tool: something the model may call during a turn (bash, read_file, …), awaited by the turn.
 #pragma once
 
 #include <sluice/core/cancel.hpp>

@@ -378,7 +378,9 @@ json::object anthropic_request_body(const ProviderRequest& request, std::string_
 
 std::unique_ptr<Provider> make_anthropic_provider(
     const ProviderConfig& config, transport::HttpOptions http) {
-    auto settings = detail::settings_of(config, {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MODEL});
+    auto settings = detail::settings_of(
+        config,
+        {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MODEL});
     if (settings.key.empty()) {
         throw std::invalid_argument(
             "anthropic: no API key: set ANTHROPIC_API_KEY (or pass a key in the configuration)");

@@ -352,7 +352,8 @@ json::object openai_request_body(
 
 std::unique_ptr<Provider> make_openai_provider(
     const ProviderConfig& config, transport::HttpOptions http) {
-    auto settings = detail::settings_of(config, {"OPENAI_API_KEY", "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL, OPENAI_DEFAULT_MODEL});
+    auto settings = detail::settings_of(
+        config, {"OPENAI_API_KEY", "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL, OPENAI_DEFAULT_MODEL});
     return std::make_unique<OpenAiProvider>(std::move(settings), std::move(http));
 }
 

@@ -149,7 +149,8 @@ struct SettingsSource {
 };
 
 /// The configuration's settings, each falling back to its environment variable, then default.
-[[nodiscard]] ProviderSettings settings_of(const ProviderConfig& config, const SettingsSource& source);
+[[nodiscard]] ProviderSettings settings_of(
+    const ProviderConfig& config, const SettingsSource& source);
 
 /// The value of environment variable `name`, or `fallback` when unset or empty.
 [[nodiscard]] std::string env_or(const char* name, std::string fallback);
