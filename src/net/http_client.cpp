@@ -105,7 +105,8 @@ struct HttpClient::impl {
         return *tls;
     }
 
-    static Outcome fail(const Live& live, error_code ec, std::string message, bool retryable = false) {
+    static Outcome fail(
+        const Live& live, error_code ec, std::string message, bool retryable = false) {
         if (live.cancelled) {
             return {errc::cancelled, "cancelled", false, {}};
         }

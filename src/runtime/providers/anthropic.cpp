@@ -318,12 +318,11 @@ private:
 
 class AnthropicProvider final : public detail::SseProvider {
 public:
-    AnthropicProvider(
-        std::string base_url, std::string key, std::string model, transport::HttpOptions http)
+    AnthropicProvider(detail::ProviderSettings settings, transport::HttpOptions http)
         : SseProvider(LABEL, std::move(http))
-        , base_url_(std::move(base_url))
-        , key_(std::move(key))
-        , model_(std::move(model)) {}
+        , base_url_(std::move(settings.base_url))
+        , key_(std::move(settings.key))
+        , model_(std::move(settings.model)) {}
 
 private:
     [[nodiscard]] detail::SseCall prepare(const ProviderRequest& request) const override {
@@ -379,17 +378,14 @@ json::object anthropic_request_body(const ProviderRequest& request, std::string_
 
 std::unique_ptr<Provider> make_anthropic_provider(
     const ProviderConfig& config, transport::HttpOptions http) {
-    std::string key = config.api_key.empty() ? detail::env_or("ANTHROPIC_API_KEY", "") : config.api_key;
-    if (key.empty()) {
+    auto settings = detail::settings_of(
+        config,
+        {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MODEL});
+    if (settings.key.empty()) {
         throw std::invalid_argument(
             "anthropic: no API key: set ANTHROPIC_API_KEY (or pass a key in the configuration)");
     }
-    std::string base = config.base_url.empty()
-        ? detail::env_or("ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_BASE_URL)
-        : config.base_url;
-    std::string model = config.model.empty() ? std::string(ANTHROPIC_DEFAULT_MODEL) : config.model;
-    return std::make_unique<AnthropicProvider>(
-        std::move(base), std::move(key), std::move(model), std::move(http));
+    return std::make_unique<AnthropicProvider>(std::move(settings), std::move(http));
 }
 
 boost::system::result<ProviderResponse> decode_anthropic_stream(

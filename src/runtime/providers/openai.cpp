@@ -224,12 +224,11 @@ private:
 
 class OpenAiProvider final : public detail::SseProvider {
 public:
-    OpenAiProvider(
-        std::string base_url, std::string key, std::string model, transport::HttpOptions http)
+    OpenAiProvider(detail::ProviderSettings settings, transport::HttpOptions http)
         : SseProvider(LABEL, std::move(http))
-        , base_url_(std::move(base_url))
-        , key_(std::move(key))
-        , model_(std::move(model))
+        , base_url_(std::move(settings.base_url))
+        , key_(std::move(settings.key))
+        , model_(std::move(settings.model))
         , completion_tokens_field_(base_url_.find("api.openai.com") != std::string::npos) {}
 
 private:
@@ -353,13 +352,9 @@ json::object openai_request_body(
 
 std::unique_ptr<Provider> make_openai_provider(
     const ProviderConfig& config, transport::HttpOptions http) {
-    std::string key = config.api_key.empty() ? detail::env_or("OPENAI_API_KEY", "") : config.api_key;
-    std::string base = config.base_url.empty()
-        ? detail::env_or("OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL)
-        : config.base_url;
-    std::string model = config.model.empty() ? std::string(OPENAI_DEFAULT_MODEL) : config.model;
-    return std::make_unique<OpenAiProvider>(
-        std::move(base), std::move(key), std::move(model), std::move(http));
+    auto settings = detail::settings_of(
+        config, {"OPENAI_API_KEY", "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL, OPENAI_DEFAULT_MODEL});
+    return std::make_unique<OpenAiProvider>(std::move(settings), std::move(http));
 }
 
 boost::system::result<ProviderResponse> decode_openai_stream(

@@ -363,7 +363,10 @@ private:
     // with no delay it yields now and then instead.
     class Pacer {
     public:
-        Pacer(Strand strand, const CancellationToken& cancel, std::chrono::duration<double, std::milli> delay)
+        Pacer(
+            Strand strand,
+            const CancellationToken& cancel,
+            std::chrono::duration<double, std::milli> delay)
             : cancel_(cancel)
             , delay_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay))
             , timer_(std::make_shared<net::steady_timer>(strand)) {

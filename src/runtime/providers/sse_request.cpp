@@ -27,6 +27,14 @@ std::string env_or(const char* name, std::string fallback) {
     return v != nullptr && *v != '\0' ? std::string(v) : std::move(fallback);
 }
 
+ProviderSettings settings_of(const ProviderConfig& config, const SettingsSource& source) {
+    return {
+        config.base_url.empty() ? env_or(source.base_url_env, source.default_base)
+                                : config.base_url,
+        config.api_key.empty() ? env_or(source.key_env, "") : config.api_key,
+        config.model.empty() ? std::string(source.default_model) : config.model};
+}
+
 std::string join_url(std::string_view base, std::string_view path) {
     while (!base.empty() && base.back() == '/') {
         base.remove_suffix(1);
@@ -167,7 +175,8 @@ boost::asio::awaitable<bool> post_sse(
     call.headers.emplace_back("Content-Type", "application/json");
     call.headers.emplace_back("Accept", "text/event-stream");
     const std::string url = call.url;
-    transport::HttpRequest req{"POST", std::move(call.url), std::move(call.headers), std::move(call.body)};
+    transport::HttpRequest req{
+        "POST", std::move(call.url), std::move(call.headers), std::move(call.body)};
     sse::Parser parser;
     std::vector<sse::Event> events;
     std::uint64_t seen = 0;

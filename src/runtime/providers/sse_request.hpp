@@ -133,6 +133,25 @@ boost::system::result<ProviderResponse> decode_with(
 [[nodiscard]] bool parse_object(
     const ProviderLabel& label, const sse::Event& ev, boost::json::object& out, Failure& failure);
 
+/// A provider's endpoint, key and model, once resolved.
+struct ProviderSettings {
+    std::string base_url; ///< the API's base URL
+    std::string key;      ///< the API key ("" when none is configured)
+    std::string model;    ///< the model used when a request names none
+};
+
+/// Where a provider's settings come from besides the configuration.
+struct SettingsSource {
+    const char* key_env;       ///< "ANTHROPIC_API_KEY"
+    const char* base_url_env;  ///< "ANTHROPIC_BASE_URL"
+    const char* default_base;  ///< the base URL when neither names one
+    const char* default_model; ///< the model when the configuration names none
+};
+
+/// The configuration's settings, each falling back to its environment variable, then default.
+[[nodiscard]] ProviderSettings settings_of(
+    const ProviderConfig& config, const SettingsSource& source);
+
 /// The value of environment variable `name`, or `fallback` when unset or empty.
 [[nodiscard]] std::string env_or(const char* name, std::string fallback);
 

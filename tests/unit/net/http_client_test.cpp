@@ -281,41 +281,61 @@ TEST(HttpClient, CancelFromAnotherThreadEndsAFloodingStream) {
 }
 
 TEST(HttpClient, CancelFromAnotherThreadEndsARequestMidBodyPromptly) {
-    // The request runs on the test's own one-thread io_context; the token is cancelled from a
-    // plain thread while the body streams. The cancel is posted to the request's executor,
-    // which closes the socket: the pending read ends at once with errc::cancelled.
-    test::StubProvider stub;
-    stub.enqueue({.pace = 1ms, .flood = test::StubFlood::openai});
-    transport::HttpClient client(fast_options());
+    // The request runs on the test's own one-thread io_context. A raw server sends the head and
+    // the first body bytes, then nothing: the client waits in a read that no data will end.
+    // The token is cancelled from a plain thread; only the close posted to the request's
+    // executor can end that read, and it must, at once, with errc::cancelled.
+    net::io_context server_io;
+    tcp::acceptor acceptor(server_io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    std::atomic<bool> server_saw_close{false};
+    std::thread server([&] {
+        tcp::socket sock(server_io);
+        acceptor.accept(sock);
+        char buf[4096];
+        boost::system::error_code ec;
+        (void)sock.read_some(net::buffer(buf), ec); // the request (small: one read)
+        const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                 "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n";
+        net::write(sock, net::buffer(head), ec);
+        while (!ec) {
+            (void)sock.read_some(net::buffer(buf), ec); // until the client closes
+        }
+        server_saw_close = true;
+    });
+    auto options = fast_options();
+    options.idle_timeout = 60s;
+    transport::HttpClient client(options);
     CancellationToken cancel;
     std::atomic<std::size_t> got{0};
-    std::atomic<bool> reader_on_io_thread{true};
+    bool reader_on_io_thread = true;
     const auto io_thread = std::this_thread::get_id();
     std::chrono::steady_clock::time_point cancelled_at;
     std::thread canceller([&] {
-        while (got.load() < 20000) {
+        while (got.load() == 0) {
             std::this_thread::sleep_for(1ms);
         }
+        std::this_thread::sleep_for(20ms); // the client is back in its read
         cancelled_at = std::chrono::steady_clock::now();
         cancel.cancel();
     });
     net::io_context io;
+    const auto url = "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/";
     const auto r = test::run_async(io, [&] {
-        return client.request({.url = stub.base_url() + "/"}, cancel, [&](std::string_view c) {
-            if (std::this_thread::get_id() != io_thread) {
-                reader_on_io_thread = false;
-            }
+        return client.request({.url = url}, cancel, [&](std::string_view c) {
+            reader_on_io_thread = reader_on_io_thread && std::this_thread::get_id() == io_thread;
             got += c.size();
             return true;
         });
     });
     const auto returned_at = std::chrono::steady_clock::now();
     canceller.join();
+    server.join();
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::cancelled);
     EXPECT_EQ(client.error_message(), "cancelled");
-    EXPECT_TRUE(reader_on_io_thread.load());
-    EXPECT_TRUE(stub.wait_closed_by_client(1, 5s));
+    EXPECT_EQ(got.load(), 5U);
+    EXPECT_TRUE(reader_on_io_thread);
+    EXPECT_TRUE(server_saw_close.load());
     EXPECT_LT(returned_at - cancelled_at, 5s); // generous: it is milliseconds
 }
 
