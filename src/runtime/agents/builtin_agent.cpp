@@ -11,8 +11,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
-#include <spdlog/spdlog.h>
-
 #include <exception>
 #include <vector>
 
@@ -75,13 +73,7 @@ private:
                 return self->run_turn(std::move(t), std::move(token));
             },
             [self = shared_from_this()](std::exception_ptr e) {
-                if (e) {
-                    try {
-                        std::rethrow_exception(e);
-                    } catch (const std::exception& ex) {
-                        spdlog::error("builtin agent: a turn task died: {}", ex.what());
-                    }
-                }
+                detail::log_escaped(e, "builtin turn");
                 self->running_ = false;
                 self->pump();
             });
@@ -158,39 +150,12 @@ private:
     bool closed_{false};
 };
 
-class BuiltinAgent final : public Agent {
-public:
-    explicit BuiltinAgent(std::shared_ptr<BuiltinState> state) : state_(std::move(state)) {}
-
-    ~BuiltinAgent() override {
-        net::post(state_->executor(), [s = state_] { s->close(); });
-    }
-
-    BuiltinAgent(const BuiltinAgent&) = delete;
-    BuiltinAgent& operator=(const BuiltinAgent&) = delete;
-    BuiltinAgent(BuiltinAgent&&) = delete;
-    BuiltinAgent& operator=(BuiltinAgent&&) = delete;
-
-    void start_turn(std::string prompt, CancellationToken cancel, std::shared_ptr<TurnSink> sink) override {
-        net::post(
-            state_->executor(),
-            [s = state_, t = PendingTurn{std::move(prompt), std::move(cancel), std::move(sink)}]() mutable {
-                s->submit(std::move(t));
-            });
-    }
-
-    std::string kind() const override { return "builtin"; }
-
-private:
-    std::shared_ptr<BuiltinState> state_;
-};
-
 } // namespace
 
 std::unique_ptr<Agent> make_builtin_agent(
     net::any_io_executor ex, RuntimeConfig config, std::vector<json::object> history_rows) {
-    return std::make_unique<BuiltinAgent>(
-        std::make_shared<BuiltinState>(std::move(ex), std::move(config), history_rows));
+    return std::make_unique<detail::PostingAgent<BuiltinState>>(
+        std::make_shared<BuiltinState>(std::move(ex), std::move(config), history_rows), "builtin");
 }
 
 } // namespace sluice::runtime

@@ -12,8 +12,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
-#include <spdlog/spdlog.h>
-
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -46,18 +44,6 @@ constexpr std::size_t STDERR_TAIL_BYTES = 2048;
 
 // Basis: one pipe's default capacity on Linux; a read never holds more than this at once.
 constexpr std::size_t READ_CHUNK_BYTES = 64 * 1024;
-
-// Logs an exception that escaped a task (a bug: the tasks catch what they expect).
-void log_escaped(std::exception_ptr e, const char* task) {
-    if (!e) {
-        return;
-    }
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-        spdlog::error("process agent: the {} task died: {}", task, ex.what());
-    }
-}
 
 // One agent process and what belongs to it. Shared by its reader, stderr reader, exit watcher
 // and writer coroutines; it ends when they all did (the process exited and was reaped).
@@ -201,9 +187,9 @@ private:
         auto proc = std::make_shared<Proc>(std::move(child), ex_);
         child_ = proc;
         auto self = shared_from_this();
-        net::co_spawn(ex_, read_stdout(self, proc), [](std::exception_ptr e) { log_escaped(e, "stdout"); });
-        net::co_spawn(ex_, read_stderr(proc), [](std::exception_ptr e) { log_escaped(e, "stderr"); });
-        net::co_spawn(ex_, watch_exit(self, proc), [](std::exception_ptr e) { log_escaped(e, "exit"); });
+        net::co_spawn(ex_, read_stdout(self, proc), [](std::exception_ptr e) { detail::log_escaped(e, "process stdout"); });
+        net::co_spawn(ex_, read_stderr(proc), [](std::exception_ptr e) { detail::log_escaped(e, "process stderr"); });
+        net::co_spawn(ex_, watch_exit(self, proc), [](std::exception_ptr e) { detail::log_escaped(e, "process exit"); });
         return true;
     }
 
@@ -241,7 +227,7 @@ private:
             return;
         }
         proc->writing = true;
-        net::co_spawn(ex_, write_stdin(proc), [](std::exception_ptr e) { log_escaped(e, "stdin"); });
+        net::co_spawn(ex_, write_stdin(proc), [](std::exception_ptr e) { detail::log_escaped(e, "process stdin"); });
     }
 
     static net::awaitable<void> write_stdin(std::shared_ptr<Proc> proc) {
@@ -417,37 +403,11 @@ private:
     std::uint64_t request_seq_{};
 };
 
-class ProcessAgent final : public Agent {
-public:
-    explicit ProcessAgent(std::shared_ptr<ProcessState> state) : state_(std::move(state)) {}
-
-    ~ProcessAgent() override {
-        net::post(state_->executor(), [s = state_] { s->close(); });
-    }
-
-    ProcessAgent(const ProcessAgent&) = delete;
-    ProcessAgent& operator=(const ProcessAgent&) = delete;
-    ProcessAgent(ProcessAgent&&) = delete;
-    ProcessAgent& operator=(ProcessAgent&&) = delete;
-
-    void start_turn(std::string prompt, CancellationToken cancel, std::shared_ptr<TurnSink> sink) override {
-        net::post(
-            state_->executor(),
-            [s = state_, t = PendingTurn{std::move(prompt), std::move(cancel), std::move(sink)}]() mutable {
-                s->submit(std::move(t));
-            });
-    }
-
-    std::string kind() const override { return "process"; }
-
-private:
-    std::shared_ptr<ProcessState> state_;
-};
-
 } // namespace
 
 std::unique_ptr<Agent> make_process_agent(net::any_io_executor ex, ProcessAgentConfig config) {
-    return std::make_unique<ProcessAgent>(std::make_shared<ProcessState>(std::move(ex), std::move(config)));
+    return std::make_unique<detail::PostingAgent<ProcessState>>(
+        std::make_shared<ProcessState>(std::move(ex), std::move(config)), "process");
 }
 
 } // namespace sluice::runtime

@@ -3,6 +3,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 namespace sluice::runtime::detail {
@@ -49,6 +51,19 @@ void TurnQueue::end_all(const TurnEnd& end) {
     core_->entries.clear();
     for (auto& e : entries) {
         e.turn.sink->on_end(end);
+    }
+}
+
+void log_escaped(std::exception_ptr e, const char* what) noexcept {
+    if (!e) {
+        return;
+    }
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+        spdlog::error("agent: the {} task died: {}", what, ex.what());
+    } catch (...) {
+        spdlog::error("agent: the {} task died", what);
     }
 }
 
