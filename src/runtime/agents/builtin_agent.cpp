@@ -41,24 +41,20 @@ public:
 
     // On ex_.
     void submit(PendingTurn turn) {
-        if (closed_) {
-            turn.sink->on_end({TurnEnd::State::cancelled, "the agent was closed"});
-            return;
+        if (queue_.push(std::move(turn))) {
+            pump();
         }
-        queue_.push(std::move(turn));
-        pump();
     }
 
     // On ex_: the Agent is gone. The running turn is cancelled (it ends through its relay).
     void close() {
-        closed_ = true;
         current_.cancel();
-        queue_.end_all({TurnEnd::State::cancelled, "the agent was closed"});
+        queue_.close();
     }
 
 private:
     void pump() {
-        if (running_ || closed_) {
+        if (running_ || queue_.closed()) {
             return;
         }
         auto turn = queue_.pop();
@@ -147,7 +143,6 @@ private:
     detail::TurnQueue queue_;
     CancellationToken current_; // the running turn's token
     bool running_{false};
-    bool closed_{false};
 };
 
 } // namespace

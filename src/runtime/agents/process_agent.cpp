@@ -73,19 +73,15 @@ public:
     [[nodiscard]] const net::any_io_executor& executor() const noexcept { return ex_; }
 
     void submit(PendingTurn turn) {
-        if (closed_) {
-            turn.sink->on_end({TurnEnd::State::cancelled, "the agent was closed"});
-            return;
+        if (queue_.push(std::move(turn))) {
+            pump();
         }
-        queue_.push(std::move(turn));
-        pump();
     }
 
     // The Agent is gone: end every turn, terminate the process (asynchronously).
     void close() {
-        closed_ = true;
-        end_turn({TurnEnd::State::cancelled, "the agent was closed"});
-        queue_.end_all({TurnEnd::State::cancelled, "the agent was closed"});
+        queue_.close(); // first: ending the active turn must not start a queued one
+        end_turn(detail::AGENT_CLOSED);
         if (child_) {
             terminate(child_);
         }
@@ -95,7 +91,7 @@ private:
     // ---- turns ----
 
     void pump() {
-        while (!active_ && !closed_) {
+        while (!active_ && !queue_.closed()) {
             auto turn = queue_.pop();
             if (!turn) {
                 return;
@@ -392,7 +388,6 @@ private:
     net::any_io_executor ex_;
     ProcessAgentConfig config_;
     detail::TurnQueue queue_;
-    bool closed_{false};
     std::shared_ptr<Proc> child_;     // the process the next turn uses (null: start one)
     std::optional<PendingTurn> active_;
     std::shared_ptr<Proc> turn_proc_; // the process the active turn runs on

@@ -12,7 +12,11 @@ namespace sluice::runtime::detail {
 TurnQueue::TurnQueue(boost::asio::any_io_executor ex)
     : ex_(std::move(ex)), core_(std::make_shared<Core>()) {}
 
-void TurnQueue::push(PendingTurn turn) {
+bool TurnQueue::push(PendingTurn turn) {
+    if (closed_) {
+        turn.sink->on_end(AGENT_CLOSED);
+        return false;
+    }
     const std::uint64_t id = ++next_id_;
     auto token = turn.cancel;
     core_->entries.push_back({id, std::move(turn), {}});
@@ -35,6 +39,7 @@ void TurnQueue::push(PendingTurn turn) {
             sink->on_end({TurnEnd::State::cancelled, "cancelled"});
         });
     });
+    return true;
 }
 
 std::optional<PendingTurn> TurnQueue::pop() {
@@ -46,11 +51,12 @@ std::optional<PendingTurn> TurnQueue::pop() {
     return turn;
 }
 
-void TurnQueue::end_all(const TurnEnd& end) {
+void TurnQueue::close() {
+    closed_ = true;
     auto entries = std::move(core_->entries);
     core_->entries.clear();
     for (auto& e : entries) {
-        e.turn.sink->on_end(end);
+        e.turn.sink->on_end(AGENT_CLOSED);
     }
 }
 

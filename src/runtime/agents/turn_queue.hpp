@@ -35,14 +35,18 @@ class TurnQueue {
 public:
     explicit TurnQueue(boost::asio::any_io_executor ex);
 
-    /// Queues `turn` (its sink is not called here).
-    void push(PendingTurn turn);
+    /// Queues `turn` (its sink is not called here); once closed, ends it `cancelled` instead.
+    /// @return whether it was queued.
+    bool push(PendingTurn turn);
 
     /// Takes the oldest turn, if any.
     std::optional<PendingTurn> pop();
 
-    /// Ends every queued turn with `end` (in order) and empties the queue.
-    void end_all(const TurnEnd& end);
+    /// The agent is gone: ends every queued turn `cancelled` (in order), and every later one.
+    void close();
+
+    /// Whether `close` was called.
+    [[nodiscard]] bool closed() const noexcept { return closed_; }
 
     /// Whether no turn waits.
     [[nodiscard]] bool empty() const noexcept { return core_->entries.empty(); }
@@ -60,7 +64,11 @@ private:
     boost::asio::any_io_executor ex_;
     std::shared_ptr<Core> core_;
     std::uint64_t next_id_{};
+    bool closed_{false};
 };
+
+/// How a turn ends when its agent is gone.
+inline const TurnEnd AGENT_CLOSED{TurnEnd::State::cancelled, "the agent was closed"};
 
 /// Logs an exception that escaped an agent's task (`what` names it); nothing for null. For the
 /// completion handlers of co_spawn: a task catches what it expects, so this is a bug report.
