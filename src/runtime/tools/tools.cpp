@@ -160,9 +160,18 @@ void drain_output(net::posix::stream_descriptor& pipe, CappedOutput& out) {
     }
 }
 
-class BashTool final : public Tool {
+// A tool that works in the configured working directory.
+class WorkdirTool : public Tool {
 public:
-    explicit BashTool(ToolOptions options) : options_(std::move(options)) {}
+    explicit WorkdirTool(ToolOptions options) : options_(std::move(options)) {}
+
+protected:
+    ToolOptions options_; // NOLINT(misc-non-private-member-variables-in-classes): the tools' own
+};
+
+class BashTool final : public WorkdirTool {
+public:
+    using WorkdirTool::WorkdirTool;
 
     ToolSpec spec() const override {
         return ToolSpec{
@@ -232,13 +241,11 @@ public:
         co_return ToolOutcome{out.finish(ok ? "" : detail::Child::describe_status(st)), !ok};
     }
 
-private:
-    ToolOptions options_;
 };
 
-class ReadFileTool final : public Tool {
+class ReadFileTool final : public WorkdirTool {
 public:
-    explicit ReadFileTool(ToolOptions options) : options_(std::move(options)) {}
+    using WorkdirTool::WorkdirTool;
 
     ToolSpec spec() const override {
         return ToolSpec{
@@ -311,8 +318,6 @@ public:
         co_return ToolOutcome{std::move(data), false};
     }
 
-private:
-    ToolOptions options_;
 };
 
 class EchoTool final : public Tool {
