@@ -48,8 +48,7 @@ constexpr std::size_t READ_CHUNK_BYTES = 64 * 1024;
 // One agent process and what belongs to it. Shared by its reader, stderr reader, exit watcher
 // and writer coroutines; it ends when they all did (the process exited and was reaped).
 struct Proc {
-    explicit Proc(std::unique_ptr<Child> c, const net::any_io_executor& ex)
-        : child(std::move(c)), kill_timer(ex) {}
+    explicit Proc(std::unique_ptr<Child> c) : child(std::move(c)) {}
 
     std::unique_ptr<Child> child;
     stream_json::Decoder decoder;
@@ -59,7 +58,6 @@ struct Proc {
     bool writing{false};
     bool out_done{false};         // its stdout reached EOF (or we stopped reading)
     std::optional<int> status;    // its wait status once reaped
-    net::steady_timer kill_timer; // SIGKILL after a grace (terminate, or lingering after EOF)
     bool gone{false};             // process_gone ran
 };
 
@@ -180,7 +178,7 @@ private:
             end_turn({TurnEnd::State::failed, "cannot start the agent: " + error});
             return false;
         }
-        auto proc = std::make_shared<Proc>(std::move(child), ex_);
+        auto proc = std::make_shared<Proc>(std::move(child));
         child_ = proc;
         auto self = shared_from_this();
         net::co_spawn(ex_, read_stdout(self, proc), [](std::exception_ptr e) { detail::log_escaped(e, "process stdout"); });
@@ -201,17 +199,7 @@ private:
         boost::system::error_code ignored;
         proc->child->in().close(ignored);
         proc->outbox.clear();
-        proc->child->signal_group(SIGTERM);
-        arm_kill(proc, config_.terminate_grace);
-    }
-
-    static void arm_kill(const std::shared_ptr<Proc>& proc, std::chrono::milliseconds grace) {
-        proc->kill_timer.expires_after(grace);
-        proc->kill_timer.async_wait([proc](boost::system::error_code ec) {
-            if (!ec && !proc->status) {
-                proc->child->signal_group(SIGKILL);
-            }
-        });
+        proc->child->terminate(config_.terminate_grace);
     }
 
     void send(const std::shared_ptr<Proc>& proc, std::string line) {
@@ -287,9 +275,7 @@ private:
                 proc->out_done = true;
                 boost::system::error_code ignored;
                 proc->child->in().close(ignored);
-                if (!proc->status) {
-                    arm_kill(proc, self->config_.terminate_grace);
-                }
+                proc->child->kill_after(self->config_.terminate_grace);
             }
         }
         self->maybe_gone(proc);
@@ -298,7 +284,6 @@ private:
     static net::awaitable<void> watch_exit(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
         // Stragglers of its group are killed so its stdout reaches EOF.
         proc->status = co_await proc->child->wait_exit(/*kill_stragglers=*/true);
-        proc->kill_timer.cancel();
         self->maybe_gone(proc);
     }
 
@@ -342,7 +327,6 @@ private:
             return;
         }
         proc->gone = true;
-        proc->kill_timer.cancel();
         // What is left of its stderr (the reader may not have had its turn yet): non-blocking.
         if (proc->child->err().is_open()) {
             std::array<char, 4096> buf{};
