@@ -27,7 +27,8 @@ using detail::PendingTurn;
 // coroutine keeps it alive after the Agent object is gone.
 class BuiltinState : public std::enable_shared_from_this<BuiltinState> {
 public:
-    BuiltinState(net::any_io_executor ex, RuntimeConfig config, const std::vector<json::object>& rows)
+    BuiltinState(
+        net::any_io_executor ex, RuntimeConfig config, const std::vector<json::object>& rows)
         : ex_(ex)
         , runtime_(std::make_unique<Runtime>(ex, std::move(config)))
         , session_id_(make_uuid())
@@ -131,7 +132,8 @@ private:
             turn.sink->on_end(std::move(end));
         } catch (const std::exception& e) {
             if (!ended) {
-                turn.sink->on_end({TurnEnd::State::failed, std::string("agent error: ") + e.what()});
+                turn.sink->on_end(
+                    {TurnEnd::State::failed, std::string("agent error: ") + e.what()});
             }
         }
     }

@@ -12,12 +12,13 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
+#include <unistd.h>
+
 #include <array>
 #include <cerrno>
 #include <csignal>
 #include <deque>
 #include <exception>
-#include <unistd.h>
 
 namespace sluice::runtime {
 
@@ -31,8 +32,15 @@ std::vector<std::string> ProcessAgentConfig::shell_argv(const std::string& comma
 }
 
 std::vector<std::string> ProcessAgentConfig::claude_argv() {
-    return {"claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
-            "--verbose", "--include-partial-messages"};
+    return {
+        "claude",
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--include-partial-messages"};
 }
 
 namespace {
@@ -48,17 +56,18 @@ constexpr std::size_t READ_CHUNK_BYTES = 64 * 1024;
 // One agent process and what belongs to it. Shared by its reader, stderr reader, exit watcher
 // and writer coroutines; it ends when they all did (the process exited and was reaped).
 struct Proc {
-    explicit Proc(std::unique_ptr<Child> c) : child(std::move(c)) {}
+    explicit Proc(std::unique_ptr<Child> c)
+        : child(std::move(c)) {}
 
     std::unique_ptr<Child> child;
     stream_json::Decoder decoder;
-    std::string line;     // the stdout line being assembled (at most max_line_bytes)
-    std::string err_tail; // the last STDERR_TAIL_BYTES of its stderr
+    std::string line;               // the stdout line being assembled (at most max_line_bytes)
+    std::string err_tail;           // the last STDERR_TAIL_BYTES of its stderr
     std::deque<std::string> outbox; // rows for its stdin, written in order by one writer
     bool writing{false};
-    bool out_done{false};         // its stdout reached EOF (or we stopped reading)
-    std::optional<int> status;    // its wait status once reaped
-    bool gone{false};             // process_gone ran
+    bool out_done{false};      // its stdout reached EOF (or we stopped reading)
+    std::optional<int> status; // its wait status once reaped
+    bool gone{false};          // process_gone ran
 };
 
 // Everything a process agent owns, confined to its executor; shared so its coroutines may
@@ -66,7 +75,10 @@ struct Proc {
 class ProcessState : public std::enable_shared_from_this<ProcessState> {
 public:
     ProcessState(net::any_io_executor ex, ProcessAgentConfig config)
-        : ex_(ex), config_(std::move(config)), queue_(ex), interrupt_timer_(ex) {}
+        : ex_(ex)
+        , config_(std::move(config))
+        , queue_(ex)
+        , interrupt_timer_(ex) {}
 
     [[nodiscard]] const net::any_io_executor& executor() const noexcept { return ex_; }
 
@@ -113,8 +125,8 @@ private:
         child_->decoder.reset();
         send(child_, stream_json::encode_prompt(active_->prompt));
         // From any thread: the cancel is handled on the executor.
-        active_cancel_ = active_->cancel.on_cancel(
-            [weak = weak_from_this(), ex = ex_, seq = turn_seq_] {
+        active_cancel_ =
+            active_->cancel.on_cancel([weak = weak_from_this(), ex = ex_, seq = turn_seq_] {
                 net::post(ex, [weak, seq] {
                     if (auto self = weak.lock()) {
                         self->on_cancelled(seq);
@@ -148,10 +160,13 @@ private:
             return;
         }
         if (config_.control_interrupt && proc->child->in().is_open()) {
-            send(proc, stream_json::encode_interrupt(
-                           "sluice-interrupt-" + std::to_string(++request_seq_)));
+            send(
+                proc,
+                stream_json::encode_interrupt(
+                    "sluice-interrupt-" + std::to_string(++request_seq_)));
             interrupt_timer_.expires_after(config_.interrupt_grace);
-            interrupt_timer_.async_wait([weak = weak_from_this(), seq](boost::system::error_code ec) {
+            interrupt_timer_.async_wait([weak = weak_from_this(),
+                                         seq](boost::system::error_code ec) {
                 auto self = weak.lock();
                 if (ec || !self || !self->active_ || self->turn_seq_ != seq || !self->turn_proc_) {
                     return;
@@ -181,9 +196,15 @@ private:
         auto proc = std::make_shared<Proc>(std::move(child));
         child_ = proc;
         auto self = shared_from_this();
-        net::co_spawn(ex_, read_stdout(self, proc), [](std::exception_ptr e) { detail::log_escaped(e, "process stdout"); });
-        net::co_spawn(ex_, read_stderr(proc), [](std::exception_ptr e) { detail::log_escaped(e, "process stderr"); });
-        net::co_spawn(ex_, watch_exit(self, proc), [](std::exception_ptr e) { detail::log_escaped(e, "process exit"); });
+        net::co_spawn(ex_, read_stdout(self, proc), [](std::exception_ptr e) {
+            detail::log_escaped(e, "process stdout");
+        });
+        net::co_spawn(ex_, read_stderr(proc), [](std::exception_ptr e) {
+            detail::log_escaped(e, "process stderr");
+        });
+        net::co_spawn(ex_, watch_exit(self, proc), [](std::exception_ptr e) {
+            detail::log_escaped(e, "process exit");
+        });
         return true;
     }
 
@@ -211,7 +232,9 @@ private:
             return;
         }
         proc->writing = true;
-        net::co_spawn(ex_, write_stdin(proc), [](std::exception_ptr e) { detail::log_escaped(e, "process stdin"); });
+        net::co_spawn(ex_, write_stdin(proc), [](std::exception_ptr e) {
+            detail::log_escaped(e, "process stdin");
+        });
     }
 
     static net::awaitable<void> write_stdin(std::shared_ptr<Proc> proc) {
@@ -249,7 +272,8 @@ private:
         }
     }
 
-    static net::awaitable<void> read_stdout(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
+    static net::awaitable<void>
+    read_stdout(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
         std::vector<char> buf(READ_CHUNK_BYTES);
         while (!proc->out_done) {
             auto [ec, n] = co_await proc->child->out().async_read_some(net::buffer(buf), TUPLE);
@@ -281,7 +305,8 @@ private:
         self->maybe_gone(proc);
     }
 
-    static net::awaitable<void> watch_exit(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
+    static net::awaitable<void>
+    watch_exit(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
         // Stragglers of its group are killed so its stdout reaches EOF.
         proc->status = co_await proc->child->wait_exit(/*kill_stragglers=*/true);
         self->maybe_gone(proc);
@@ -296,9 +321,10 @@ private:
             child_.reset();
         }
         if (turn_proc_ == proc) {
-            end_turn({TurnEnd::State::failed,
-                      "the agent wrote a line longer than " + std::to_string(config_.max_line_bytes)
-                          + " bytes"});
+            end_turn(
+                {TurnEnd::State::failed,
+                 "the agent wrote a line longer than " + std::to_string(config_.max_line_bytes)
+                     + " bytes"});
         }
     }
 
@@ -372,7 +398,7 @@ private:
     net::any_io_executor ex_;
     ProcessAgentConfig config_;
     detail::TurnQueue queue_;
-    std::shared_ptr<Proc> child_;     // the process the next turn uses (null: start one)
+    std::shared_ptr<Proc> child_; // the process the next turn uses (null: start one)
     std::optional<PendingTurn> active_;
     std::shared_ptr<Proc> turn_proc_; // the process the active turn runs on
     CancelRegistration active_cancel_;

@@ -10,7 +10,9 @@
 namespace sluice::runtime::detail {
 
 TurnQueue::TurnQueue(boost::asio::any_io_executor ex)
-    : ex_(std::move(ex)), core_(std::make_shared<Core>()) {}
+    : ex_(std::move(ex))
+    , core_(std::make_shared<Core>()) {
+}
 
 bool TurnQueue::push(PendingTurn turn) {
     if (closed_) {
@@ -28,9 +30,10 @@ bool TurnQueue::push(PendingTurn turn) {
             if (!core) {
                 return;
             }
-            auto it = std::find_if(core->entries.begin(), core->entries.end(), [id](const Entry& e) {
-                return e.id == id;
-            });
+            auto it =
+                std::find_if(core->entries.begin(), core->entries.end(), [id](const Entry& e) {
+                    return e.id == id;
+                });
             if (it == core->entries.end()) {
                 return; // it runs already (or ended): its agent handles the cancel
             }

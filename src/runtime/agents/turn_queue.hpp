@@ -57,6 +57,7 @@ private:
         PendingTurn turn;
         CancelRegistration on_cancel;
     };
+
     struct Core {
         std::deque<Entry> entries;
     };
@@ -81,7 +82,8 @@ template <class State>
 class PostingAgent final : public Agent {
 public:
     PostingAgent(std::shared_ptr<State> state, std::string kind)
-        : state_(std::move(state)), kind_(std::move(kind)) {}
+        : state_(std::move(state))
+        , kind_(std::move(kind)) {}
 
     ~PostingAgent() override {
         boost::asio::post(state_->executor(), [s = state_] { s->close(); });
@@ -92,10 +94,12 @@ public:
     PostingAgent(PostingAgent&&) = delete;
     PostingAgent& operator=(PostingAgent&&) = delete;
 
-    void start_turn(std::string prompt, CancellationToken cancel, std::shared_ptr<TurnSink> sink) override {
+    void start_turn(
+        std::string prompt, CancellationToken cancel, std::shared_ptr<TurnSink> sink) override {
         boost::asio::post(
             state_->executor(),
-            [s = state_, t = PendingTurn{std::move(prompt), std::move(cancel), std::move(sink)}]() mutable {
+            [s = state_,
+             t = PendingTurn{std::move(prompt), std::move(cancel), std::move(sink)}]() mutable {
                 s->submit(std::move(t));
             });
     }

@@ -39,8 +39,8 @@ public:
 
     /// Starts the child; on failure returns nullptr and sets `error` (exec failures included).
     /// @param ex the executor of the pipes, the pidfd and the terminate timer.
-    static std::unique_ptr<Child> spawn(
-        boost::asio::any_io_executor ex, const Options& options, std::string& error);
+    static std::unique_ptr<Child>
+    spawn(boost::asio::any_io_executor ex, const Options& options, std::string& error);
 
     ~Child();
     Child(const Child&) = delete;
@@ -53,8 +53,10 @@ public:
 
     /// Its stdout (read end); closed once we closed it.
     boost::asio::posix::stream_descriptor& out() noexcept { return out_; }
+
     /// Its stderr (read end) if separate; never open otherwise.
     boost::asio::posix::stream_descriptor& err() noexcept { return err_; }
+
     /// Its stdin (write end) if piped; never open otherwise.
     boost::asio::posix::stream_descriptor& in() noexcept { return in_; }
 
