@@ -6,7 +6,8 @@
 namespace sluice::app {
 
 void add_runtime_flags(CLI::App& app, RuntimeFlags& f) {
-    app.add_option("--provider", f.provider, "builtin agent's provider: anthropic | openai | scripted")
+    app.add_option(
+           "--provider", f.provider, "builtin agent's provider: anthropic | openai | scripted")
         ->check(CLI::IsMember({"anthropic", "openai", "scripted"}))
         ->capture_default_str();
     app.add_option("--base-url", f.base_url, "provider base URL (default: the provider's)");

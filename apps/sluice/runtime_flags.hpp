@@ -1,4 +1,5 @@
-// The runtime flags of `sluice run` and `sluice serve`, declared once, and the configs built from them.
+// The runtime flags of `sluice run` and `sluice serve`, declared once, and the configs built from
+// them.
 #pragma once
 
 #include <sluice/runtime/process_agent.hpp>

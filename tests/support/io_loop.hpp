@@ -16,18 +16,22 @@ namespace sluice::test {
 class IoLoop {
 public:
     IoLoop() = default;
+
     /// Runs what is left (an agent's process ending, its reaping) for up to 10 s.
     ~IoLoop() {
         io_.restart();
         io_.run_for(std::chrono::seconds(10));
     }
+
     IoLoop(const IoLoop&) = delete;
     IoLoop& operator=(const IoLoop&) = delete;
     IoLoop(IoLoop&&) = delete;
     IoLoop& operator=(IoLoop&&) = delete;
 
     /// Runs handlers until `done()` holds; false if it still does not after `timeout`.
-    bool until(const std::function<bool()>& done, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    bool until(
+        const std::function<bool()>& done,
+        std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         while (!done()) {
             if (std::chrono::steady_clock::now() >= deadline) {
@@ -48,8 +52,9 @@ public:
     template <class T>
     T run(boost::asio::awaitable<T> aw) {
         auto fut = boost::asio::co_spawn(io_, std::move(aw), boost::asio::use_future);
-        until([&] { return fut.wait_for(std::chrono::seconds(0)) == std::future_status::ready; },
-              std::chrono::minutes(5));
+        until(
+            [&] { return fut.wait_for(std::chrono::seconds(0)) == std::future_status::ready; },
+            std::chrono::minutes(5));
         return fut.get();
     }
 
@@ -60,6 +65,7 @@ public:
     }
 
     boost::asio::io_context& context() noexcept { return io_; }
+
     boost::asio::io_context::executor_type executor() noexcept { return io_.get_executor(); }
 
 private:

@@ -1,4 +1,5 @@
-// stream-json (Claude Code's NDJSON on stdio) as pure functions: decode a stdout line, encode input.
+// stream-json (Claude Code's NDJSON on stdio) as pure functions: decode a stdout line, encode
+// input.
 #pragma once
 
 #include <sluice/core/event.hpp>
@@ -16,11 +17,12 @@ namespace sluice::runtime {
 
 /// The string at `key` of `o`, or nullptr when absent or not a string. The one JSON field
 /// reader of the runtime (frames, agents, tools).
-[[nodiscard]] const boost::json::string* find_str(
-    const boost::json::object& o, std::string_view key) noexcept;
+[[nodiscard]] const boost::json::string*
+find_str(const boost::json::object& o, std::string_view key) noexcept;
 
 /// The string at `key` of `o`, or "" when absent or not a string.
-[[nodiscard]] std::string_view str_field(const boost::json::object& o, std::string_view key) noexcept;
+[[nodiscard]] std::string_view
+str_field(const boost::json::object& o, std::string_view key) noexcept;
 
 namespace stream_json {
 

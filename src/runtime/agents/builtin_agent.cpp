@@ -11,8 +11,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
-#include <spdlog/spdlog.h>
-
 #include <exception>
 #include <vector>
 
@@ -29,7 +27,8 @@ using detail::PendingTurn;
 // coroutine keeps it alive after the Agent object is gone.
 class BuiltinState : public std::enable_shared_from_this<BuiltinState> {
 public:
-    BuiltinState(net::any_io_executor ex, RuntimeConfig config, const std::vector<json::object>& rows)
+    BuiltinState(
+        net::any_io_executor ex, RuntimeConfig config, const std::vector<json::object>& rows)
         : ex_(ex)
         , runtime_(std::make_unique<Runtime>(ex, std::move(config)))
         , session_id_(make_uuid())
@@ -43,24 +42,20 @@ public:
 
     // On ex_.
     void submit(PendingTurn turn) {
-        if (closed_) {
-            turn.sink->on_end({TurnEnd::State::cancelled, "the agent was closed"});
-            return;
+        if (queue_.push(std::move(turn))) {
+            pump();
         }
-        queue_.push(std::move(turn));
-        pump();
     }
 
     // On ex_: the Agent is gone. The running turn is cancelled (it ends through its relay).
     void close() {
-        closed_ = true;
         current_.cancel();
-        queue_.end_all({TurnEnd::State::cancelled, "the agent was closed"});
+        queue_.close();
     }
 
 private:
     void pump() {
-        if (running_ || closed_) {
+        if (running_ || queue_.closed()) {
             return;
         }
         auto turn = queue_.pop();
@@ -75,13 +70,7 @@ private:
                 return self->run_turn(std::move(t), std::move(token));
             },
             [self = shared_from_this()](std::exception_ptr e) {
-                if (e) {
-                    try {
-                        std::rethrow_exception(e);
-                    } catch (const std::exception& ex) {
-                        spdlog::error("builtin agent: a turn task died: {}", ex.what());
-                    }
-                }
+                detail::log_escaped(e, "builtin turn");
                 self->running_ = false;
                 self->pump();
             });
@@ -143,7 +132,8 @@ private:
             turn.sink->on_end(std::move(end));
         } catch (const std::exception& e) {
             if (!ended) {
-                turn.sink->on_end({TurnEnd::State::failed, std::string("agent error: ") + e.what()});
+                turn.sink->on_end(
+                    {TurnEnd::State::failed, std::string("agent error: ") + e.what()});
             }
         }
     }
@@ -155,42 +145,14 @@ private:
     detail::TurnQueue queue_;
     CancellationToken current_; // the running turn's token
     bool running_{false};
-    bool closed_{false};
-};
-
-class BuiltinAgent final : public Agent {
-public:
-    explicit BuiltinAgent(std::shared_ptr<BuiltinState> state) : state_(std::move(state)) {}
-
-    ~BuiltinAgent() override {
-        net::post(state_->executor(), [s = state_] { s->close(); });
-    }
-
-    BuiltinAgent(const BuiltinAgent&) = delete;
-    BuiltinAgent& operator=(const BuiltinAgent&) = delete;
-    BuiltinAgent(BuiltinAgent&&) = delete;
-    BuiltinAgent& operator=(BuiltinAgent&&) = delete;
-
-    void start_turn(std::string prompt, CancellationToken cancel, std::shared_ptr<TurnSink> sink) override {
-        net::post(
-            state_->executor(),
-            [s = state_, t = PendingTurn{std::move(prompt), std::move(cancel), std::move(sink)}]() mutable {
-                s->submit(std::move(t));
-            });
-    }
-
-    std::string kind() const override { return "builtin"; }
-
-private:
-    std::shared_ptr<BuiltinState> state_;
 };
 
 } // namespace
 
 std::unique_ptr<Agent> make_builtin_agent(
     net::any_io_executor ex, RuntimeConfig config, std::vector<json::object> history_rows) {
-    return std::make_unique<BuiltinAgent>(
-        std::make_shared<BuiltinState>(std::move(ex), std::move(config), history_rows));
+    return std::make_unique<detail::PostingAgent<BuiltinState>>(
+        std::make_shared<BuiltinState>(std::move(ex), std::move(config), history_rows), "builtin");
 }
 
 } // namespace sluice::runtime

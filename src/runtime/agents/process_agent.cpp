@@ -12,14 +12,13 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
-#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <csignal>
 #include <deque>
 #include <exception>
-#include <unistd.h>
 
 namespace sluice::runtime {
 
@@ -33,8 +32,15 @@ std::vector<std::string> ProcessAgentConfig::shell_argv(const std::string& comma
 }
 
 std::vector<std::string> ProcessAgentConfig::claude_argv() {
-    return {"claude", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
-            "--verbose", "--include-partial-messages"};
+    return {
+        "claude",
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--include-partial-messages"};
 }
 
 namespace {
@@ -47,34 +53,21 @@ constexpr std::size_t STDERR_TAIL_BYTES = 2048;
 // Basis: one pipe's default capacity on Linux; a read never holds more than this at once.
 constexpr std::size_t READ_CHUNK_BYTES = 64 * 1024;
 
-// Logs an exception that escaped a task (a bug: the tasks catch what they expect).
-void log_escaped(std::exception_ptr e, const char* task) {
-    if (!e) {
-        return;
-    }
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-        spdlog::error("process agent: the {} task died: {}", task, ex.what());
-    }
-}
-
 // One agent process and what belongs to it. Shared by its reader, stderr reader, exit watcher
 // and writer coroutines; it ends when they all did (the process exited and was reaped).
 struct Proc {
-    explicit Proc(std::unique_ptr<Child> c, const net::any_io_executor& ex)
-        : child(std::move(c)), kill_timer(ex) {}
+    explicit Proc(std::unique_ptr<Child> c)
+        : child(std::move(c)) {}
 
     std::unique_ptr<Child> child;
     stream_json::Decoder decoder;
-    std::string line;     // the stdout line being assembled (at most max_line_bytes)
-    std::string err_tail; // the last STDERR_TAIL_BYTES of its stderr
+    std::string line;               // the stdout line being assembled (at most max_line_bytes)
+    std::string err_tail;           // the last STDERR_TAIL_BYTES of its stderr
     std::deque<std::string> outbox; // rows for its stdin, written in order by one writer
     bool writing{false};
-    bool out_done{false};         // its stdout reached EOF (or we stopped reading)
-    std::optional<int> status;    // its wait status once reaped
-    net::steady_timer kill_timer; // SIGKILL after a grace (terminate, or lingering after EOF)
-    bool gone{false};             // process_gone ran
+    bool out_done{false};      // its stdout reached EOF (or we stopped reading)
+    std::optional<int> status; // its wait status once reaped
+    bool gone{false};          // process_gone ran
 };
 
 // Everything a process agent owns, confined to its executor; shared so its coroutines may
@@ -82,24 +75,23 @@ struct Proc {
 class ProcessState : public std::enable_shared_from_this<ProcessState> {
 public:
     ProcessState(net::any_io_executor ex, ProcessAgentConfig config)
-        : ex_(ex), config_(std::move(config)), queue_(ex), interrupt_timer_(ex) {}
+        : ex_(ex)
+        , config_(std::move(config))
+        , queue_(ex)
+        , interrupt_timer_(ex) {}
 
     [[nodiscard]] const net::any_io_executor& executor() const noexcept { return ex_; }
 
     void submit(PendingTurn turn) {
-        if (closed_) {
-            turn.sink->on_end({TurnEnd::State::cancelled, "the agent was closed"});
-            return;
+        if (queue_.push(std::move(turn))) {
+            pump();
         }
-        queue_.push(std::move(turn));
-        pump();
     }
 
     // The Agent is gone: end every turn, terminate the process (asynchronously).
     void close() {
-        closed_ = true;
-        end_turn({TurnEnd::State::cancelled, "the agent was closed"});
-        queue_.end_all({TurnEnd::State::cancelled, "the agent was closed"});
+        queue_.close(); // first: ending the active turn must not start a queued one
+        end_turn(detail::AGENT_CLOSED);
         if (child_) {
             terminate(child_);
         }
@@ -109,7 +101,7 @@ private:
     // ---- turns ----
 
     void pump() {
-        while (!active_ && !closed_) {
+        while (!active_ && !queue_.closed()) {
             auto turn = queue_.pop();
             if (!turn) {
                 return;
@@ -133,8 +125,8 @@ private:
         child_->decoder.reset();
         send(child_, stream_json::encode_prompt(active_->prompt));
         // From any thread: the cancel is handled on the executor.
-        active_cancel_ = active_->cancel.on_cancel(
-            [weak = weak_from_this(), ex = ex_, seq = turn_seq_] {
+        active_cancel_ =
+            active_->cancel.on_cancel([weak = weak_from_this(), ex = ex_, seq = turn_seq_] {
                 net::post(ex, [weak, seq] {
                     if (auto self = weak.lock()) {
                         self->on_cancelled(seq);
@@ -168,10 +160,13 @@ private:
             return;
         }
         if (config_.control_interrupt && proc->child->in().is_open()) {
-            send(proc, stream_json::encode_interrupt(
-                           "sluice-interrupt-" + std::to_string(++request_seq_)));
+            send(
+                proc,
+                stream_json::encode_interrupt(
+                    "sluice-interrupt-" + std::to_string(++request_seq_)));
             interrupt_timer_.expires_after(config_.interrupt_grace);
-            interrupt_timer_.async_wait([weak = weak_from_this(), seq](boost::system::error_code ec) {
+            interrupt_timer_.async_wait([weak = weak_from_this(),
+                                         seq](boost::system::error_code ec) {
                 auto self = weak.lock();
                 if (ec || !self || !self->active_ || self->turn_seq_ != seq || !self->turn_proc_) {
                     return;
@@ -198,12 +193,18 @@ private:
             end_turn({TurnEnd::State::failed, "cannot start the agent: " + error});
             return false;
         }
-        auto proc = std::make_shared<Proc>(std::move(child), ex_);
+        auto proc = std::make_shared<Proc>(std::move(child));
         child_ = proc;
         auto self = shared_from_this();
-        net::co_spawn(ex_, read_stdout(self, proc), [](std::exception_ptr e) { log_escaped(e, "stdout"); });
-        net::co_spawn(ex_, read_stderr(proc), [](std::exception_ptr e) { log_escaped(e, "stderr"); });
-        net::co_spawn(ex_, watch_exit(self, proc), [](std::exception_ptr e) { log_escaped(e, "exit"); });
+        net::co_spawn(ex_, read_stdout(self, proc), [](std::exception_ptr e) {
+            detail::log_escaped(e, "process stdout");
+        });
+        net::co_spawn(ex_, read_stderr(proc), [](std::exception_ptr e) {
+            detail::log_escaped(e, "process stderr");
+        });
+        net::co_spawn(ex_, watch_exit(self, proc), [](std::exception_ptr e) {
+            detail::log_escaped(e, "process exit");
+        });
         return true;
     }
 
@@ -219,17 +220,7 @@ private:
         boost::system::error_code ignored;
         proc->child->in().close(ignored);
         proc->outbox.clear();
-        proc->child->signal_group(SIGTERM);
-        arm_kill(proc, config_.terminate_grace);
-    }
-
-    static void arm_kill(const std::shared_ptr<Proc>& proc, std::chrono::milliseconds grace) {
-        proc->kill_timer.expires_after(grace);
-        proc->kill_timer.async_wait([proc](boost::system::error_code ec) {
-            if (!ec && !proc->status) {
-                proc->child->signal_group(SIGKILL);
-            }
-        });
+        proc->child->terminate(config_.terminate_grace);
     }
 
     void send(const std::shared_ptr<Proc>& proc, std::string line) {
@@ -241,7 +232,9 @@ private:
             return;
         }
         proc->writing = true;
-        net::co_spawn(ex_, write_stdin(proc), [](std::exception_ptr e) { log_escaped(e, "stdin"); });
+        net::co_spawn(ex_, write_stdin(proc), [](std::exception_ptr e) {
+            detail::log_escaped(e, "process stdin");
+        });
     }
 
     static net::awaitable<void> write_stdin(std::shared_ptr<Proc> proc) {
@@ -279,7 +272,8 @@ private:
         }
     }
 
-    static net::awaitable<void> read_stdout(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
+    static net::awaitable<void>
+    read_stdout(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
         std::vector<char> buf(READ_CHUNK_BYTES);
         while (!proc->out_done) {
             auto [ec, n] = co_await proc->child->out().async_read_some(net::buffer(buf), TUPLE);
@@ -305,18 +299,16 @@ private:
                 proc->out_done = true;
                 boost::system::error_code ignored;
                 proc->child->in().close(ignored);
-                if (!proc->status) {
-                    arm_kill(proc, self->config_.terminate_grace);
-                }
+                proc->child->kill_after(self->config_.terminate_grace);
             }
         }
         self->maybe_gone(proc);
     }
 
-    static net::awaitable<void> watch_exit(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
+    static net::awaitable<void>
+    watch_exit(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
         // Stragglers of its group are killed so its stdout reaches EOF.
         proc->status = co_await proc->child->wait_exit(/*kill_stragglers=*/true);
-        proc->kill_timer.cancel();
         self->maybe_gone(proc);
     }
 
@@ -329,9 +321,10 @@ private:
             child_.reset();
         }
         if (turn_proc_ == proc) {
-            end_turn({TurnEnd::State::failed,
-                      "the agent wrote a line longer than " + std::to_string(config_.max_line_bytes)
-                          + " bytes"});
+            end_turn(
+                {TurnEnd::State::failed,
+                 "the agent wrote a line longer than " + std::to_string(config_.max_line_bytes)
+                     + " bytes"});
         }
     }
 
@@ -360,7 +353,6 @@ private:
             return;
         }
         proc->gone = true;
-        proc->kill_timer.cancel();
         // What is left of its stderr (the reader may not have had its turn yet): non-blocking.
         if (proc->child->err().is_open()) {
             std::array<char, 4096> buf{};
@@ -406,8 +398,7 @@ private:
     net::any_io_executor ex_;
     ProcessAgentConfig config_;
     detail::TurnQueue queue_;
-    bool closed_{false};
-    std::shared_ptr<Proc> child_;     // the process the next turn uses (null: start one)
+    std::shared_ptr<Proc> child_; // the process the next turn uses (null: start one)
     std::optional<PendingTurn> active_;
     std::shared_ptr<Proc> turn_proc_; // the process the active turn runs on
     CancelRegistration active_cancel_;
@@ -417,37 +408,11 @@ private:
     std::uint64_t request_seq_{};
 };
 
-class ProcessAgent final : public Agent {
-public:
-    explicit ProcessAgent(std::shared_ptr<ProcessState> state) : state_(std::move(state)) {}
-
-    ~ProcessAgent() override {
-        net::post(state_->executor(), [s = state_] { s->close(); });
-    }
-
-    ProcessAgent(const ProcessAgent&) = delete;
-    ProcessAgent& operator=(const ProcessAgent&) = delete;
-    ProcessAgent(ProcessAgent&&) = delete;
-    ProcessAgent& operator=(ProcessAgent&&) = delete;
-
-    void start_turn(std::string prompt, CancellationToken cancel, std::shared_ptr<TurnSink> sink) override {
-        net::post(
-            state_->executor(),
-            [s = state_, t = PendingTurn{std::move(prompt), std::move(cancel), std::move(sink)}]() mutable {
-                s->submit(std::move(t));
-            });
-    }
-
-    std::string kind() const override { return "process"; }
-
-private:
-    std::shared_ptr<ProcessState> state_;
-};
-
 } // namespace
 
 std::unique_ptr<Agent> make_process_agent(net::any_io_executor ex, ProcessAgentConfig config) {
-    return std::make_unique<ProcessAgent>(std::make_shared<ProcessState>(std::move(ex), std::move(config)));
+    return std::make_unique<detail::PostingAgent<ProcessState>>(
+        std::make_shared<ProcessState>(std::move(ex), std::move(config)), "process");
 }
 
 } // namespace sluice::runtime

@@ -3,14 +3,22 @@
 
 #include <boost/asio/post.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 namespace sluice::runtime::detail {
 
 TurnQueue::TurnQueue(boost::asio::any_io_executor ex)
-    : ex_(std::move(ex)), core_(std::make_shared<Core>()) {}
+    : ex_(std::move(ex))
+    , core_(std::make_shared<Core>()) {
+}
 
-void TurnQueue::push(PendingTurn turn) {
+bool TurnQueue::push(PendingTurn turn) {
+    if (closed_) {
+        turn.sink->on_end(AGENT_CLOSED);
+        return false;
+    }
     const std::uint64_t id = ++next_id_;
     auto token = turn.cancel;
     core_->entries.push_back({id, std::move(turn), {}});
@@ -22,9 +30,10 @@ void TurnQueue::push(PendingTurn turn) {
             if (!core) {
                 return;
             }
-            auto it = std::find_if(core->entries.begin(), core->entries.end(), [id](const Entry& e) {
-                return e.id == id;
-            });
+            auto it =
+                std::find_if(core->entries.begin(), core->entries.end(), [id](const Entry& e) {
+                    return e.id == id;
+                });
             if (it == core->entries.end()) {
                 return; // it runs already (or ended): its agent handles the cancel
             }
@@ -33,6 +42,7 @@ void TurnQueue::push(PendingTurn turn) {
             sink->on_end({TurnEnd::State::cancelled, "cancelled"});
         });
     });
+    return true;
 }
 
 std::optional<PendingTurn> TurnQueue::pop() {
@@ -44,11 +54,25 @@ std::optional<PendingTurn> TurnQueue::pop() {
     return turn;
 }
 
-void TurnQueue::end_all(const TurnEnd& end) {
+void TurnQueue::close() {
+    closed_ = true;
     auto entries = std::move(core_->entries);
     core_->entries.clear();
     for (auto& e : entries) {
-        e.turn.sink->on_end(end);
+        e.turn.sink->on_end(AGENT_CLOSED);
+    }
+}
+
+void log_escaped(std::exception_ptr e, const char* what) noexcept {
+    if (!e) {
+        return;
+    }
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+        spdlog::error("agent: the {} task died: {}", what, ex.what());
+    } catch (...) {
+        spdlog::error("agent: the {} task died", what);
     }
 }
 

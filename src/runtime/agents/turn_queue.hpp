@@ -5,9 +5,11 @@
 #include <sluice/runtime/agent.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/post.hpp>
 
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,14 +35,18 @@ class TurnQueue {
 public:
     explicit TurnQueue(boost::asio::any_io_executor ex);
 
-    /// Queues `turn` (its sink is not called here).
-    void push(PendingTurn turn);
+    /// Queues `turn` (its sink is not called here); once closed, ends it `cancelled` instead.
+    /// @return whether it was queued.
+    bool push(PendingTurn turn);
 
     /// Takes the oldest turn, if any.
     std::optional<PendingTurn> pop();
 
-    /// Ends every queued turn with `end` (in order) and empties the queue.
-    void end_all(const TurnEnd& end);
+    /// The agent is gone: ends every queued turn `cancelled` (in order), and every later one.
+    void close();
+
+    /// Whether `close` was called.
+    [[nodiscard]] bool closed() const noexcept { return closed_; }
 
     /// Whether no turn waits.
     [[nodiscard]] bool empty() const noexcept { return core_->entries.empty(); }
@@ -51,6 +57,7 @@ private:
         PendingTurn turn;
         CancelRegistration on_cancel;
     };
+
     struct Core {
         std::deque<Entry> entries;
     };
@@ -58,6 +65,50 @@ private:
     boost::asio::any_io_executor ex_;
     std::shared_ptr<Core> core_;
     std::uint64_t next_id_{};
+    bool closed_{false};
+};
+
+/// How a turn ends when its agent is gone.
+inline const TurnEnd AGENT_CLOSED{TurnEnd::State::cancelled, "the agent was closed"};
+
+/// Logs an exception that escaped an agent's task (`what` names it); nothing for null. For the
+/// completion handlers of co_spawn: a task catches what it expects, so this is a bug report.
+void log_escaped(std::exception_ptr e, const char* what) noexcept;
+
+/// The Agent both agent kinds hand out: a thin handle that posts every call to its state's
+/// executor. `State` has `executor()`, `submit(PendingTurn)` and `close()`, all run there.
+/// The destructor posts `close()` and returns: it never blocks or joins.
+template <class State>
+class PostingAgent final : public Agent {
+public:
+    PostingAgent(std::shared_ptr<State> state, std::string kind)
+        : state_(std::move(state))
+        , kind_(std::move(kind)) {}
+
+    ~PostingAgent() override {
+        boost::asio::post(state_->executor(), [s = state_] { s->close(); });
+    }
+
+    PostingAgent(const PostingAgent&) = delete;
+    PostingAgent& operator=(const PostingAgent&) = delete;
+    PostingAgent(PostingAgent&&) = delete;
+    PostingAgent& operator=(PostingAgent&&) = delete;
+
+    void start_turn(
+        std::string prompt, CancellationToken cancel, std::shared_ptr<TurnSink> sink) override {
+        boost::asio::post(
+            state_->executor(),
+            [s = state_,
+             t = PendingTurn{std::move(prompt), std::move(cancel), std::move(sink)}]() mutable {
+                s->submit(std::move(t));
+            });
+    }
+
+    [[nodiscard]] std::string kind() const override { return kind_; }
+
+private:
+    std::shared_ptr<State> state_;
+    std::string kind_;
 };
 
 } // namespace sluice::runtime::detail

@@ -2,17 +2,16 @@
 #include "process/child.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 namespace sluice::runtime::detail {
 
@@ -35,8 +34,8 @@ void set_nonblocking(int fd) noexcept {
 }
 
 // Child side after fork: only async-signal-safe calls until exec.
-[[noreturn]] void exec_child(
-    char* const* argv, const char* cwd, int in_fd, int out_fd, int err_fd, int report_fd) {
+[[noreturn]] void
+exec_child(char* const* argv, const char* cwd, int in_fd, int out_fd, int err_fd, int report_fd) {
     ::setpgid(0, 0);
     ::signal(SIGPIPE, SIG_DFL); // a parent that ignores SIGPIPE must not pass that on
     sigset_t none;
@@ -85,10 +84,16 @@ bool exited(int pid) noexcept {
 } // namespace
 
 Child::Child(net::any_io_executor ex)
-    : ex_(ex), pidfd_(ex), in_(ex), out_(ex), err_(ex) {}
+    : ex_(ex)
+    , pidfd_(ex)
+    , in_(ex)
+    , out_(ex)
+    , err_(ex)
+    , kill_timer_(ex) {
+}
 
-std::unique_ptr<Child> Child::spawn(
-    net::any_io_executor ex, const Options& options, std::string& error) {
+std::unique_ptr<Child>
+Child::spawn(net::any_io_executor ex, const Options& options, std::string& error) {
     if (options.argv.empty()) {
         error = "empty command";
         return nullptr;
@@ -222,6 +227,7 @@ net::awaitable<int> Child::wait_exit(bool kill_stragglers) {
                 ::kill(-pid_, SIGKILL);
             }
             if (try_reap()) {
+                kill_timer_.cancel();
                 break;
             }
         }
@@ -230,19 +236,23 @@ net::awaitable<int> Child::wait_exit(bool kill_stragglers) {
     co_return *status_;
 }
 
-net::awaitable<int> Child::terminate(std::chrono::milliseconds grace) {
-    using namespace net::experimental::awaitable_operators;
-    if (status_) {
-        co_return *status_;
-    }
+void Child::terminate(std::chrono::milliseconds grace) {
     signal_group(SIGTERM);
-    net::steady_timer timer(ex_, grace);
-    auto first = co_await (wait_exit() || timer.async_wait(net::use_awaitable));
-    if (first.index() == 0) {
-        co_return std::get<0>(first);
+    kill_after(grace);
+}
+
+void Child::kill_after(std::chrono::milliseconds grace) {
+    if (status_) {
+        return;
     }
-    signal_group(SIGKILL);
-    co_return co_await wait_exit();
+    kill_timer_.expires_after(grace);
+    // A handler already queued when the Child goes away must not touch it: hence the guard.
+    kill_timer_.async_wait(
+        [this, alive = std::weak_ptr<int>(alive_)](boost::system::error_code ec) {
+            if (!ec && !alive.expired()) {
+                signal_group(SIGKILL);
+            }
+        });
 }
 
 net::awaitable<boost::system::error_code> Child::write_stdin(std::string_view data) {

@@ -4,6 +4,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -38,8 +39,8 @@ public:
 
     /// Starts the child; on failure returns nullptr and sets `error` (exec failures included).
     /// @param ex the executor of the pipes, the pidfd and the terminate timer.
-    static std::unique_ptr<Child> spawn(
-        boost::asio::any_io_executor ex, const Options& options, std::string& error);
+    static std::unique_ptr<Child>
+    spawn(boost::asio::any_io_executor ex, const Options& options, std::string& error);
 
     ~Child();
     Child(const Child&) = delete;
@@ -52,8 +53,10 @@ public:
 
     /// Its stdout (read end); closed once we closed it.
     boost::asio::posix::stream_descriptor& out() noexcept { return out_; }
+
     /// Its stderr (read end) if separate; never open otherwise.
     boost::asio::posix::stream_descriptor& err() noexcept { return err_; }
+
     /// Its stdin (write end) if piped; never open otherwise.
     boost::asio::posix::stream_descriptor& in() noexcept { return in_; }
 
@@ -67,9 +70,13 @@ public:
     /// @throws boost::system::system_error with operation_aborted when cancelled.
     boost::asio::awaitable<int> wait_exit(bool kill_stragglers = false);
 
-    /// Ends the child: SIGTERM to its group, SIGKILL after `grace` if it still runs; returns its
-    /// wait status once it is reaped. Must not overlap a `wait_exit`.
-    boost::asio::awaitable<int> terminate(std::chrono::milliseconds grace);
+    /// Ends the child: SIGTERM to its group now, SIGKILL after `grace` (a steady_timer) unless it
+    /// was reaped by then. Returns at once; `wait_exit` observes the end.
+    void terminate(std::chrono::milliseconds grace);
+
+    /// SIGKILL to its group after `grace` unless it was reaped by then (a child that closed its
+    /// output but lingers). Returns at once; replaces an earlier deadline.
+    void kill_after(std::chrono::milliseconds grace);
 
     /// The wait status if reaped.
     [[nodiscard]] std::optional<int> status() const noexcept { return status_; }
@@ -93,7 +100,9 @@ private:
     boost::asio::posix::stream_descriptor in_;
     boost::asio::posix::stream_descriptor out_;
     boost::asio::posix::stream_descriptor err_;
+    boost::asio::steady_timer kill_timer_;
     std::optional<int> status_;
+    std::shared_ptr<int> alive_{std::make_shared<int>(0)}; // a timer handler's guard on `this`
 };
 
 } // namespace sluice::runtime::detail

@@ -13,17 +13,18 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
 #include <optional>
 #include <stdexcept>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace sluice::runtime {
 
@@ -41,7 +42,8 @@ constexpr std::size_t READ_CHUNK_BYTES = 16 * 1024;
 // Output kept for the model and streamed to the caller, capped at max_output bytes.
 class CappedOutput {
 public:
-    explicit CappedOutput(const ToolContext& ctx) : ctx_(ctx) {}
+    explicit CappedOutput(const ToolContext& ctx)
+        : ctx_(ctx) {}
 
     void append(std::string_view chunk) {
         const std::size_t room = ctx_.max_output - std::min(ctx_.max_output, kept_.size());
@@ -97,20 +99,23 @@ std::optional<std::uint64_t> uint_field(const json::value& input, std::string_vi
     return std::nullopt;
 }
 
-json::value schema(std::initializer_list<std::pair<std::string_view, std::string_view>> props,
-                   std::initializer_list<std::string_view> required,
-                   std::initializer_list<std::string_view> integer_props = {}) {
+json::value schema(
+    std::initializer_list<std::pair<std::string_view, std::string_view>> props,
+    std::initializer_list<std::string_view> required,
+    std::initializer_list<std::string_view> integer_props = {}) {
     json::object properties;
     for (const auto& [name, desc] : props) {
-        const bool is_int = std::find(integer_props.begin(), integer_props.end(), name)
-                            != integer_props.end();
-        properties[name] = json::object{{"type", is_int ? "integer" : "string"}, {"description", desc}};
+        const bool is_int =
+            std::find(integer_props.begin(), integer_props.end(), name) != integer_props.end();
+        properties[name] =
+            json::object{{"type", is_int ? "integer" : "string"}, {"description", desc}};
     }
     json::array req;
     for (auto r : required) {
         req.emplace_back(r);
     }
-    return json::object{{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(req)}};
+    return json::object{
+        {"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(req)}};
 }
 
 // A cancellation flag the coroutine can await: a timer at time_point::max() that the token's
@@ -119,7 +124,8 @@ class CancelSignal {
 public:
     CancelSignal(net::any_io_executor ex, const CancellationToken& token)
         : timer_(std::make_shared<net::steady_timer>(ex, net::steady_timer::time_point::max())) {
-        reg_ = token.on_cancel([t = timer_] { net::post(t->get_executor(), [t] { t->cancel(); }); });
+        reg_ =
+            token.on_cancel([t = timer_] { net::post(t->get_executor(), [t] { t->cancel(); }); });
     }
 
     /// Completes when the token is cancelled.
@@ -160,9 +166,19 @@ void drain_output(net::posix::stream_descriptor& pipe, CappedOutput& out) {
     }
 }
 
-class BashTool final : public Tool {
+// A tool that works in the configured working directory.
+class WorkdirTool : public Tool {
 public:
-    explicit BashTool(ToolOptions options) : options_(std::move(options)) {}
+    explicit WorkdirTool(ToolOptions options)
+        : options_(std::move(options)) {}
+
+protected:
+    ToolOptions options_; // NOLINT(misc-non-private-member-variables-in-classes): the tools' own
+};
+
+class BashTool final : public WorkdirTool {
+public:
+    using WorkdirTool::WorkdirTool;
 
     ToolSpec spec() const override {
         return ToolSpec{
@@ -181,7 +197,9 @@ public:
         auto ex = co_await net::this_coro::executor;
         std::string error;
         auto child = detail::Child::spawn(
-            ex, {.argv = {"/bin/sh", "-c", std::string(*command)}, .cwd = options_.working_dir}, error);
+            ex,
+            {.argv = {"/bin/sh", "-c", std::string(*command)}, .cwd = options_.working_dir},
+            error);
         if (!child) {
             co_return ToolOutcome{"bash: " + error, true};
         }
@@ -202,17 +220,32 @@ public:
                     child->wait_exit() || read_output(child->out(), out)
                     || timeout.async_wait(TUPLE) || cancelled.wait());
                 switch (r.index()) {
-                case 0: status = std::get<0>(r); break;
-                case 1: output_open = false; break;
-                case 2: note = "timed out after " + std::to_string(ctx.timeout.count()) + " ms"; break;
-                default: note = "cancelled"; break;
+                case 0:
+                    status = std::get<0>(r);
+                    break;
+                case 1:
+                    output_open = false;
+                    break;
+                case 2:
+                    note = "timed out after " + std::to_string(ctx.timeout.count()) + " ms";
+                    break;
+                default:
+                    note = "cancelled";
+                    break;
                 }
             } else {
-                auto r = co_await (child->wait_exit() || timeout.async_wait(TUPLE) || cancelled.wait());
+                auto r =
+                    co_await (child->wait_exit() || timeout.async_wait(TUPLE) || cancelled.wait());
                 switch (r.index()) {
-                case 0: status = std::get<0>(r); break;
-                case 1: note = "timed out after " + std::to_string(ctx.timeout.count()) + " ms"; break;
-                default: note = "cancelled"; break;
+                case 0:
+                    status = std::get<0>(r);
+                    break;
+                case 1:
+                    note = "timed out after " + std::to_string(ctx.timeout.count()) + " ms";
+                    break;
+                default:
+                    note = "cancelled";
+                    break;
                 }
             }
             if (!note.empty() && note.find("killed") == std::string::npos) {
@@ -231,14 +264,11 @@ public:
         const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
         co_return ToolOutcome{out.finish(ok ? "" : detail::Child::describe_status(st)), !ok};
     }
-
-private:
-    ToolOptions options_;
 };
 
-class ReadFileTool final : public Tool {
+class ReadFileTool final : public WorkdirTool {
 public:
-    explicit ReadFileTool(ToolOptions options) : options_(std::move(options)) {}
+    using WorkdirTool::WorkdirTool;
 
     ToolSpec spec() const override {
         return ToolSpec{
@@ -272,12 +302,16 @@ public:
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) {
             co_return ToolOutcome{
-                "read_file: cannot open " + std::string(*path_in) + ": " + std::strerror(errno), true};
+                "read_file: cannot open " + std::string(*path_in) + ": " + std::strerror(errno),
+                true};
         }
+
         struct stat st {};
+
         if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
             ::close(fd);
-            co_return ToolOutcome{"read_file: " + std::string(*path_in) + " is not a regular file", true};
+            co_return ToolOutcome{
+                "read_file: " + std::string(*path_in) + " is not a regular file", true};
         }
         const auto size = static_cast<std::uint64_t>(st.st_size);
         std::string data;
@@ -310,15 +344,15 @@ public:
         }
         co_return ToolOutcome{std::move(data), false};
     }
-
-private:
-    ToolOptions options_;
 };
 
 class EchoTool final : public Tool {
 public:
     ToolSpec spec() const override {
-        return ToolSpec{"echo", "Returns the given text unchanged.", schema({{"text", "the text to return"}}, {"text"})};
+        return ToolSpec{
+            "echo",
+            "Returns the given text unchanged.",
+            schema({{"text", "the text to return"}}, {"text"})};
     }
 
     net::awaitable<ToolOutcome> run(json::value input, ToolContext ctx) override {
@@ -342,10 +376,12 @@ std::shared_ptr<Tool> make_read_file_tool(ToolOptions options) {
     return std::make_shared<ReadFileTool>(std::move(options));
 }
 
-std::shared_ptr<Tool> make_echo_tool() { return std::make_shared<EchoTool>(); }
+std::shared_ptr<Tool> make_echo_tool() {
+    return std::make_shared<EchoTool>();
+}
 
-std::vector<std::shared_ptr<Tool>> make_tools(
-    const std::vector<std::string>& names, const ToolOptions& options) {
+std::vector<std::shared_ptr<Tool>>
+make_tools(const std::vector<std::string>& names, const ToolOptions& options) {
     std::vector<std::shared_ptr<Tool>> tools;
     for (const auto& n : names) {
         if (n == "bash") {

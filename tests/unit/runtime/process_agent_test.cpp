@@ -231,15 +231,13 @@ TEST(ProcessAgent, AHundredAgentsOnOneIoContextStartNoThread) {
         agents.push_back(make_process_agent(loop.executor(), fake_config()));
         turns.push_back(run_turn(*agents.back(), "hello " + std::to_string(i)));
     }
-    ASSERT_TRUE(loop.until(
-        [&] {
-            return std::all_of(turns.begin(), turns.end(), [](const auto& t) { return t->end_count() > 0; });
-        },
-        120s));
+    const auto ended = [](const auto& t) { return t->end_count() > 0; };
+    ASSERT_TRUE(loop.until([&] { return std::all_of(turns.begin(), turns.end(), ended); }, 120s));
     // Every process is alive (its turn ended, the agent holds it): the peak.
     const std::size_t during = thread_count();
     for (int i = 0; i < 100; ++i) {
-        EXPECT_EQ(turns[static_cast<std::size_t>(i)]->rows().back().at("result").as_string(), "you said: hello " + std::to_string(i));
+        const auto& rows = turns[static_cast<std::size_t>(i)]->rows();
+        EXPECT_EQ(rows.back().at("result").as_string(), "you said: hello " + std::to_string(i));
     }
     // Basis: nothing here may start a thread; 2 allows for a runtime-internal helper (none today).
     EXPECT_LE(during, before + 2) << "threads before " << before << ", with 100 agents " << during;

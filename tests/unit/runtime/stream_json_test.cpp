@@ -2,6 +2,7 @@
 #include <sluice/runtime/stream_json.hpp>
 
 #include <boost/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -18,12 +19,31 @@ using namespace stream_json;
 // The decoded kind as a word, for tables.
 std::string kind(const Decoded& d) {
     switch (d.index()) {
-    case 0: return "ignored";
-    case 1: return "frame";
-    case 2: return "preview";
-    case 3: return "control";
-    default: return "result";
+    case 0:
+        return "ignored";
+    case 1:
+        return "frame";
+    case 2:
+        return "preview";
+    case 3:
+        return "control";
+    default:
+        return "result";
     }
+}
+
+// A stream_event row around `event` (JSON text).
+std::string event_row(const std::string& inner, const std::string& parent = "null") {
+    return R"({"type":"stream_event","event":)" + inner + R"(,"parent_tool_use_id":)" + parent
+           + "}";
+}
+
+// A content_block_delta stream_event at `index` with `delta` (JSON text).
+std::string delta_row(int index, const std::string& d, const std::string& parent = "null") {
+    return event_row(
+        R"({"type":"content_block_delta","index":)" + std::to_string(index) + R"(,"delta":)" + d
+            + "}",
+        parent);
 }
 
 struct Case {
@@ -40,24 +60,46 @@ TEST(StreamJsonDecoder, ClassifiesEachKindOfLine) {
         {"a JSON array", "[1,2]", "ignored"},
         {"a JSON string", "\"row\"", "ignored"},
         {"cut JSON", R"({"type":"assistant","message":{)", "ignored"},
-        {"control request", R"({"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool"}})", "control"},
-        {"control response", R"({"type":"control_response","response":{"subtype":"success"}})", "ignored"},
+        {"control request",
+         R"({"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool"}})",
+         "control"},
+        {"control response",
+         R"({"type":"control_response","response":{"subtype":"success"}})",
+         "ignored"},
         {"control cancel", R"({"type":"control_cancel_request","request_id":"r1"})", "ignored"},
         {"keep alive", R"({"type":"keep_alive"})", "ignored"},
         {"system init", R"({"type":"system","subtype":"init","session_id":"s"})", "frame"},
-        {"assistant", R"({"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}})", "frame"},
-        {"prompt echo (string)", R"({"type":"user","message":{"role":"user","content":"hi"}})", "ignored"},
-        {"prompt echo (text blocks)", R"({"type":"user","message":{"role":"user","content":[{"type":"text","text":"hi"}]}})", "ignored"},
+        {"assistant",
+         R"({"type":"assistant","message":{"role":"assistant",)"
+         R"("content":[{"type":"text","text":"hi"}]}})",
+         "frame"},
+        {"prompt echo (string)",
+         R"({"type":"user","message":{"role":"user","content":"hi"}})",
+         "ignored"},
+        {"prompt echo (text blocks)",
+         R"({"type":"user","message":{"role":"user","content":[{"type":"text","text":"hi"}]}})",
+         "ignored"},
         {"user without message", R"({"type":"user"})", "ignored"},
-        {"tool result", R"({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}})", "frame"},
-        {"result", R"({"type":"result","subtype":"success","is_error":false,"result":"4"})", "result"},
+        {"tool result",
+         R"({"type":"user","message":{"role":"user","content":)"
+         R"([{"type":"tool_result","tool_use_id":"t","content":"ok"}]}})",
+         "frame"},
+        {"result",
+         R"({"type":"result","subtype":"success","is_error":false,"result":"4"})",
+         "result"},
         {"result with trailing CR", "{\"type\":\"result\",\"subtype\":\"success\"}\r", "result"},
-        {"rate limit event", R"({"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}})", "frame"},
+        {"rate limit event",
+         R"({"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}})",
+         "frame"},
         {"no type", R"({"foo":1})", "frame"},
-        {"text delta", R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}},"parent_tool_use_id":null})", "preview"},
-        {"sub-agent delta", R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}},"parent_tool_use_id":"toolu_1"})", "ignored"},
+        {"text delta", delta_row(0, R"({"type":"text_delta","text":"a"})"), "preview"},
+        {"sub-agent delta",
+         delta_row(0, R"({"type":"text_delta","text":"a"})", R"("toolu_1")"),
+         "ignored"},
         {"message stop", R"({"type":"stream_event","event":{"type":"message_stop"}})", "ignored"},
-        {"signature delta", R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"x"}}})", "ignored"},
+        {"signature delta",
+         delta_row(0, R"({"type":"signature_delta","signature":"x"})"),
+         "ignored"},
         {"event not an object", R"({"type":"stream_event","event":3})", "ignored"},
     };
     for (const auto& c : cases) {
@@ -68,26 +110,35 @@ TEST(StreamJsonDecoder, ClassifiesEachKindOfLine) {
 
 TEST(StreamJsonDecoder, PreviewsCarryTextThinkingAndTheirToolId) {
     Decoder d;
-    EXPECT_EQ(kind(d.decode(R"({"type":"stream_event","event":{"type":"message_start","message":{"id":"m"}}})")), "ignored");
-    EXPECT_EQ(kind(d.decode(R"({"type":"stream_event","event":{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_7","name":"Bash","input":{}}}})")), "ignored");
-    auto text = d.decode(R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hel"}}})");
+    EXPECT_EQ(
+        kind(d.decode(
+            R"({"type":"stream_event","event":{"type":"message_start","message":{"id":"m"}}})")),
+        "ignored");
+    EXPECT_EQ(
+        kind(
+            d.decode(event_row(R"({"type":"content_block_start","index":1,"content_block":)"
+                               R"({"type":"tool_use","id":"toolu_7","name":"Bash","input":{}}})"))),
+        "ignored");
+    auto text = d.decode(delta_row(0, R"({"type":"text_delta","text":"hel"})"));
     ASSERT_TRUE(std::holds_alternative<Preview>(text));
     EXPECT_EQ(std::get<llm::Text>(std::get<Preview>(text).event).text, "hel");
-    auto thinking = d.decode(R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}})");
+    auto thinking = d.decode(delta_row(0, R"({"type":"thinking_delta","thinking":"hmm"})"));
     EXPECT_EQ(std::get<llm::Thinking>(std::get<Preview>(thinking).event).text, "hmm");
-    auto input = d.decode(R"({"type":"stream_event","event":{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a"}}})");
+    auto input = d.decode(delta_row(1, R"({"type":"input_json_delta","partial_json":"{\"a"})"));
     const auto& delta = std::get<llm::ToolUseDelta>(std::get<Preview>(input).event);
     EXPECT_EQ(delta.tool_id, "toolu_7");
     EXPECT_EQ(delta.delta, "{\"a");
     // A new message forgets the old message's tool ids.
-    (void)d.decode(R"({"type":"stream_event","event":{"type":"message_start","message":{"id":"m2"}}})");
-    auto orphan = d.decode(R"({"type":"stream_event","event":{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"x"}}})");
+    (void)d.decode(
+        R"({"type":"stream_event","event":{"type":"message_start","message":{"id":"m2"}}})");
+    auto orphan = d.decode(delta_row(1, R"({"type":"input_json_delta","partial_json":"x"})"));
     EXPECT_EQ(std::get<llm::ToolUseDelta>(std::get<Preview>(orphan).event).tool_id, "");
 }
 
 TEST(StreamJsonDecoder, ControlRequestsNameTheirRequest) {
     Decoder d;
-    auto r = d.decode(R"({"type":"control_request","request_id":"perm-1","request":{"subtype":"can_use_tool"}})");
+    auto r = d.decode(
+        R"({"type":"control_request","request_id":"perm-1","request":{"subtype":"can_use_tool"}})");
     ASSERT_TRUE(std::holds_alternative<ControlRequest>(r));
     EXPECT_EQ(std::get<ControlRequest>(r).request_id, "perm-1");
     EXPECT_EQ(std::get<ControlRequest>(r).row.at("request").at("subtype"), "can_use_tool");
@@ -144,7 +195,8 @@ std::vector<std::string> kinds_of_lines(const std::vector<std::string>& lines) {
 
 TEST(StreamJsonDecoder, DecodesARealClaudeCodeCapture) {
     // charlieyou/claude-agent-sdk-gleam: real `claude -p --output-format stream-json` (2.1.7).
-    const auto text = fixture("charlieyou_claude-agent-sdk-gleam/test_fixtures_golden_basic_query.ndjson");
+    const auto text =
+        fixture("charlieyou_claude-agent-sdk-gleam/test_fixtures_golden_basic_query.ndjson");
     ASSERT_FALSE(text.empty());
     std::vector<std::string> lines;
     std::istringstream in(text);
@@ -165,11 +217,27 @@ TEST(StreamJsonDecoder, DecodesRealCapturesWithToolUse) {
         const char* path;
         std::vector<std::string> want;
     };
+
     const std::vector<File> files = {
-        {"slopus_happy-cli/explore-claude-cli_v3-claude-self-exploration_toy-project-3-tool-approve_sample-error.json",
+        {"slopus_happy-cli/"
+         "explore-claude-cli_v3-claude-self-exploration_toy-project-3-tool-approve_sample-error."
+         "json",
          {"frame", "frame", "frame", "frame", "frame", "result"}},
-        {"slopus_happy-cli/explore-claude-cli_v3-claude-self-exploration_toy-project-3-tool-approve_sample-error-edit-and-multi-edit.json",
-         {"frame", "frame", "frame", "frame", "frame", "frame", "frame", "frame", "frame", "frame", "frame", "result"}},
+        {"slopus_happy-cli/"
+         "explore-claude-cli_v3-claude-self-exploration_toy-project-3-tool-approve_sample-error-"
+         "edit-and-multi-edit.json",
+         {"frame",
+          "frame",
+          "frame",
+          "frame",
+          "frame",
+          "frame",
+          "frame",
+          "frame",
+          "frame",
+          "frame",
+          "frame",
+          "result"}},
     };
     for (const auto& f : files) {
         const auto rows = json::parse(fixture(f.path));

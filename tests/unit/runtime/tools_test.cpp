@@ -152,15 +152,16 @@ TEST(BashTool, RunsConcurrentlyWithAnotherToolOnOneThread) {
     test::IoLoop loop;
     ToolContext slow;
     slow.timeout = 10s;
+    const json::object wait_for_flag{
+        {"command", "while [ ! -e flag ]; do sleep 0.01; done; echo a"}};
     auto a = boost::asio::co_spawn(
-        loop.context(),
-        bash->run(json::object{{"command", "while [ ! -e flag ]; do sleep 0.01; done; echo a"}}, slow),
-        boost::asio::use_future);
+        loop.context(), bash->run(wait_for_flag, slow), boost::asio::use_future);
     auto b = boost::asio::co_spawn(
-        loop.context(), bash->run(json::object{{"command", "touch flag; echo b"}}, {}), boost::asio::use_future);
-    ASSERT_TRUE(loop.until([&] {
-        return a.wait_for(0s) == std::future_status::ready && b.wait_for(0s) == std::future_status::ready;
-    }));
+        loop.context(),
+        bash->run(json::object{{"command", "touch flag; echo b"}}, {}),
+        boost::asio::use_future);
+    const auto ready = [](auto& f) { return f.wait_for(0s) == std::future_status::ready; };
+    ASSERT_TRUE(loop.until([&] { return ready(a) && ready(b); }));
     const auto ra = a.get();
     EXPECT_FALSE(ra.is_error) << ra.output;
     EXPECT_EQ(ra.output, "a\n");
