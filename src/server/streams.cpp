@@ -163,25 +163,6 @@ net::awaitable<void> sse_on_strand(
 
 // ---- WebSocket -------------------------------------------------------------------------------
 
-std::string ws_message(const hub::OutEvent& ev) {
-    std::string m = R"({"event":")";
-    m += hub::event_name(ev.kind);
-    m += R"(","id":)";
-    m += ev.id.empty() ? std::string("null") : json::serialize(json::value(ev.id));
-    m += R"(,"data":)";
-    if (ev.kind == hub::OutEvent::Kind::frame) {
-        m += R"({"seq":)";
-        m += std::to_string(ev.seq);
-        m += R"(,"row":)";
-        m += ev.frame->json();
-        m += '}';
-    } else {
-        m += ev.json();
-    }
-    m += '}';
-    return m;
-}
-
 struct WsState {
     std::deque<std::string> replies; // answers to client ops, bounded
 };
@@ -224,7 +205,7 @@ net::awaitable<void> ws_writer(
             continue;
         }
         for (const auto& ev : batch) {
-            const std::string m = ws_message(ev);
+            const std::string m = hub::wire::ws_message(ev);
             auto [ec, n] = co_await ws.async_write(net::buffer(m), as_tuple(use_awaitable));
             if (ec) {
                 co_return;
