@@ -1,7 +1,9 @@
 // Hub: the registry of seats — create, find, list, delete, restore from the data directory.
 #pragma once
 
+#include <sluice/hub/failure.hpp>
 #include <sluice/hub/seat.hpp>
+#include <sluice/hub/writer.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/system/result.hpp>
@@ -38,7 +40,14 @@ struct HubStats {
     std::uint64_t resyncs{};             ///< subscribers resynced with `connected`
 };
 
-/// The registry of seats.
+/// Limits on a seat's spec, checked by `Hub::create` (each refusal names its field and limit).
+inline constexpr std::size_t SEAT_NAME_MAX_BYTES = 200;
+/// Most bytes of a model name.
+inline constexpr std::size_t SEAT_MODEL_MAX_BYTES = 200;
+/// Most bytes of a system prompt override.
+inline constexpr std::size_t SEAT_SYSTEM_MAX_BYTES = 64 * 1024;
+
+/// The registry of seats. Owns the writer (one thread) that does every seat's disk work.
 ///
 /// @par Thread safety
 /// Safe from any thread (a mutex guards the map; no I/O is done under it).
@@ -50,11 +59,18 @@ public:
     Hub(const Hub&) = delete;
     Hub& operator=(const Hub&) = delete;
 
-    /// Brings back every seat found in the data directory (idle). Returns how many.
+    /// Brings back every seat found in the data directory (idle). Never throws and never
+    /// stops at one seat: a seat that cannot be restored (damaged meta.json, unreadable
+    /// transcript) or whose agent kind this hub lacks is listed `unavailable` with its reason
+    /// (its history readable when its transcript is, its folder removable). Returns how many
+    /// seats are listed.
     std::size_t restore();
 
-    /// Creates a seat. Errors: bad_request (bad spec), overloaded (too many seats), io_error.
-    boost::system::result<std::shared_ptr<Seat>> create(SeatSpec spec);
+    /// Creates a seat. Nothing is made on disk before the spec is valid; a create that fails
+    /// half-way removes what it made. Failures name the reason: bad_request (the field and its
+    /// limit), overloaded (the seat limit), io_error (the file and the OS reason),
+    /// (or bad_request when the agent kind is not available here, and why).
+    Result<std::shared_ptr<Seat>> create(SeatSpec spec);
 
     /// The seat with this id, or nullptr.
     [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id) const;
@@ -72,8 +88,12 @@ public:
     [[nodiscard]] HubStats stats() const;
 
 private:
+    [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
+    void add(std::shared_ptr<Seat> seat);
+
     boost::asio::io_context& io_;
     HubConfig config_;
+    std::shared_ptr<Writer> writer_; // one thread for this data dir
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Seat>> order_;
     std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;
