@@ -155,6 +155,7 @@ std::shared_ptr<Seat> Seat::open_unavailable(net::io_context& io, SeatSpec spec,
 }
 
 void Seat::close(bool then_remove) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
     if (closed_) {
         return;
     }
@@ -186,6 +187,7 @@ void Seat::close(bool then_remove) {
 // ---- turns ---------------------------------------------------------------------------------
 
 Result<Submitted> Seat::submit(std::string text) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
     if (closed_) {
         return Failure::of(errc::conflict, "the seat is closed");
     }
@@ -240,6 +242,7 @@ void Seat::start_next_turn() {
 }
 
 bool Seat::cancel() {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
     if (!turns_.cancel) {
         return false;
     }

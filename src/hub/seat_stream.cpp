@@ -1,6 +1,7 @@
 // Seat: its viewers — attach/detach, stepping through the subscriber, the shared connected page,
 // history pages and the summary.
 #include <sluice/conversation/transcript.hpp>
+#include <sluice/core/assert.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/wire.hpp>
 
@@ -11,6 +12,7 @@
 namespace sluice::hub {
 
 void Seat::attach(const std::shared_ptr<Subscriber>& sub, std::optional<std::string> last) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
     std::optional<std::string_view> id;
     if (last) {
         id = *last;
@@ -21,6 +23,7 @@ void Seat::attach(const std::shared_ptr<Subscriber>& sub, std::optional<std::str
 }
 
 void Seat::detach(const std::shared_ptr<Subscriber>& sub) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
     std::erase(subscribers_, sub);
     preview_dropped_ += sub->gap_bytes() + sub->take_unreported_dropped();
     resyncs_ += sub->resyncs();
@@ -42,6 +45,7 @@ SeatView Seat::view() {
 }
 
 void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
     sub.collect(view(), out);
 }
 
@@ -70,6 +74,7 @@ void Seat::wake_all() {
 }
 
 Result<HistoryPage> Seat::history(std::optional<std::uint64_t> before, std::size_t turns) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
     turns = std::clamp<std::size_t>(turns, 1, SUBSCRIBE_TURNS);
     const std::uint64_t at = before.value_or(window_.end());
     if (at > window_.end()) {
