@@ -1,10 +1,11 @@
-// Safe write: the one way sluice replaces a file (temp, every byte checked, fsync, rename, dir fsync).
+// Safe write: the one way sluice replaces a file (temp, every byte checked, fsync, rename, dir
+// fsync).
 #include <sluice/core/safe_write.hpp>
-
-#include <cerrno>
 
 #include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 namespace sluice {
 
@@ -17,12 +18,18 @@ boost::system::error_code last_os_error() {
 // Closes a descriptor once, on every path.
 class Fd {
 public:
-    explicit Fd(int fd) noexcept : fd_(fd) {}
+    explicit Fd(int fd) noexcept
+        : fd_(fd) {}
+
     ~Fd() { (void)close(); }
+
     Fd(const Fd&) = delete;
     Fd& operator=(const Fd&) = delete;
+
     [[nodiscard]] int get() const noexcept { return fd_; }
+
     [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
+
     // A failed close after a write can report a lost write (NFS): it is checked.
     int close() noexcept {
         const int fd = fd_;

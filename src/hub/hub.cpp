@@ -1,8 +1,8 @@
 // Hub: the seat registry — create (validated, nothing half-made), find, list, remove, restore.
+#include "ids.hpp"
+
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat_meta.hpp>
-
-#include "ids.hpp"
 
 #include <boost/asio/post.hpp>
 
@@ -17,13 +17,20 @@ namespace net = boost::asio;
 Hub::Hub(net::io_context& io, HubConfig config)
     : io_(io)
     , config_(std::move(config))
-    , writer_(std::make_shared<Writer>(std::max(WRITER_QUEUE_CAPACITY, 2 * config_.max_seats + 64))) {}
+    , writer_(
+          std::make_shared<Writer>(std::max(WRITER_QUEUE_CAPACITY, 2 * config_.max_seats + 64))) {
+}
 
 Hub::~Hub() = default;
 
 SeatOptions Hub::seat_options(std::filesystem::path dir) const {
     return SeatOptions{
-        std::move(dir), config_.make_agent, writer_, config_.max_queued_prompts, config_.sync_interval, config_.budget};
+        std::move(dir),
+        config_.make_agent,
+        writer_,
+        config_.max_queued_prompts,
+        config_.sync_interval,
+        config_.budget};
 }
 
 void Hub::add(std::shared_ptr<Seat> seat) {
@@ -57,11 +64,13 @@ std::size_t Hub::restore() {
                 placeholder.name = placeholder.id;
                 placeholder.agent.clear();
                 placeholder.epoch = new_id("e");
-                seat = Seat::open_unavailable(io_, std::move(placeholder), seat_options(dir), spec.error().message);
+                seat = Seat::open_unavailable(
+                    io_, std::move(placeholder), seat_options(dir), spec.error().message);
             } else if (auto opened = Seat::open(io_, *spec, seat_options(dir))) {
                 seat = std::move(*opened);
             } else {
-                seat = Seat::open_unavailable(io_, std::move(*spec), seat_options(dir), opened.error().message);
+                seat = Seat::open_unavailable(
+                    io_, std::move(*spec), seat_options(dir), opened.error().message);
             }
             if (const auto s = seat->summary(); s.state == SeatState::unavailable) {
                 spdlog::warn("seat {} is unavailable: {}", s.id, s.reason);
@@ -84,21 +93,25 @@ Result<std::shared_ptr<Seat>> Hub::create(SeatSpec spec) {
     }
     if (spec.name.size() > SEAT_NAME_MAX_BYTES) {
         return Failure::of(
-            errc::bad_request, "field 'name' is over " + std::to_string(SEAT_NAME_MAX_BYTES) + " bytes");
+            errc::bad_request,
+            "field 'name' is over " + std::to_string(SEAT_NAME_MAX_BYTES) + " bytes");
     }
     if (spec.model.size() > SEAT_MODEL_MAX_BYTES) {
         return Failure::of(
-            errc::bad_request, "field 'model' is over " + std::to_string(SEAT_MODEL_MAX_BYTES) + " bytes");
+            errc::bad_request,
+            "field 'model' is over " + std::to_string(SEAT_MODEL_MAX_BYTES) + " bytes");
     }
     if (spec.system.size() > SEAT_SYSTEM_MAX_BYTES) {
         return Failure::of(
-            errc::bad_request, "field 'system' is over " + std::to_string(SEAT_SYSTEM_MAX_BYTES) + " bytes");
+            errc::bad_request,
+            "field 'system' is over " + std::to_string(SEAT_SYSTEM_MAX_BYTES) + " bytes");
     }
     {
         std::lock_guard lock(mu_);
         if (seats_.size() >= config_.max_seats) {
             return Failure::of(
-                errc::overloaded, "too many seats (at most " + std::to_string(config_.max_seats) + ")");
+                errc::overloaded,
+                "too many seats (at most " + std::to_string(config_.max_seats) + ")");
         }
     }
     spec.id = new_id("s");

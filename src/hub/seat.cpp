@@ -1,11 +1,11 @@
 // Seat: opening, turns (FIFO prompt queue, agent sink on the strand, cancel, end) and close.
+#include "ids.hpp"
+#include "seat_store.hpp"
+
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/assert.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/wire.hpp>
-
-#include "ids.hpp"
-#include "seat_store.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/json.hpp>
@@ -21,10 +21,14 @@ namespace net = boost::asio;
 
 const char* state_name(SeatState s) noexcept {
     switch (s) {
-    case SeatState::idle: return "idle";
-    case SeatState::running: return "running";
-    case SeatState::queued: return "queued";
-    case SeatState::unavailable: return "unavailable";
+    case SeatState::idle:
+        return "idle";
+    case SeatState::running:
+        return "running";
+    case SeatState::queued:
+        return "queued";
+    case SeatState::unavailable:
+        return "unavailable";
     }
     return "idle";
 }
@@ -37,7 +41,9 @@ const char* state_name(SeatState s) noexcept {
 class Seat::Sink final : public runtime::TurnSink {
 public:
     Sink(std::weak_ptr<Seat> seat, strand_type strand, std::uint64_t turn)
-        : seat_(std::move(seat)), strand_(std::move(strand)), turn_(turn) {}
+        : seat_(std::move(seat))
+        , strand_(std::move(strand))
+        , turn_(turn) {}
 
     void on_row(json::object row) override {
         net::dispatch(strand_, [w = seat_, t = turn_, row = std::move(row)]() mutable {
@@ -132,13 +138,15 @@ Result<std::shared_ptr<Seat>> Seat::open(net::io_context& io, SeatSpec spec, Sea
     if (made.agent) {
         seat->agent_ = std::move(made.agent);
     } else {
-        seat->unavailable_ = made.reason.empty() ? "no agent of kind '" + seat->spec_.agent + "'" : made.reason;
+        seat->unavailable_ =
+            made.reason.empty() ? "no agent of kind '" + seat->spec_.agent + "'" : made.reason;
     }
     seat->update_summary();
     return seat;
 }
 
-std::shared_ptr<Seat> Seat::open_unavailable(net::io_context& io, SeatSpec spec, SeatOptions opt, std::string reason) {
+std::shared_ptr<Seat>
+Seat::open_unavailable(net::io_context& io, SeatSpec spec, SeatOptions opt, std::string reason) {
     std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
     seat->unavailable_ = std::move(reason);
     TranscriptOptions ro;
@@ -201,7 +209,8 @@ Result<Submitted> Seat::submit(std::string text) {
     if (busy && turns_.queue.size() >= opt_.max_queued_prompts) {
         return Failure::of(
             errc::overloaded,
-            "too many prompts queued on this seat (at most " + std::to_string(opt_.max_queued_prompts) + ")");
+            "too many prompts queued on this seat (at most "
+                + std::to_string(opt_.max_queued_prompts) + ")");
     }
     ++spec_.turns;
     save_meta();

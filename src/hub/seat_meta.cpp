@@ -1,8 +1,8 @@
 // Seat metadata: SeatSpec ↔ meta.json, read and written in this one place.
+#include "ids.hpp"
+
 #include <sluice/core/safe_write.hpp>
 #include <sluice/hub/seat_meta.hpp>
-
-#include "ids.hpp"
 
 #include <boost/json.hpp>
 
@@ -81,7 +81,8 @@ Result<SeatSpec> read_meta(const std::filesystem::path& dir) {
     std::ifstream in(file, std::ios::binary);
     if (!in) {
         const int err = errno;
-        return Failure::of(errc::io_error, "cannot read " + file.string() + ": " + std::strerror(err));
+        return Failure::of(
+            errc::io_error, "cannot read " + file.string() + ": " + std::strerror(err));
     }
     std::stringstream ss;
     ss << in.rdbuf();
@@ -98,7 +99,8 @@ Result<SeatSpec> read_meta(const std::filesystem::path& dir) {
 Result<void> write_meta(const std::filesystem::path& dir, const SeatSpec& spec) {
     const auto file = dir / SEAT_META_FILE;
     if (auto r = safe_write(file, encode_meta(spec)); !r) {
-        return Failure::of(errc::io_error, "cannot write " + file.string() + ": " + r.error().message());
+        return Failure::of(
+            errc::io_error, "cannot write " + file.string() + ": " + r.error().message());
     }
     return {};
 }

@@ -1,8 +1,8 @@
 // Seat: durable-before-published — frames go to the writer, are published once appended, in order;
 // previews held behind pending frames; meta writes and syncs on the writer.
-#include <sluice/hub/seat.hpp>
-
 #include "seat_store.hpp"
+
+#include <sluice/hub/seat.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -33,7 +33,8 @@ void Seat::pump_appends() {
         return;
     }
     std::vector<FramePtr> batch(
-        std::make_move_iterator(disk_.pending.begin()), std::make_move_iterator(disk_.pending.end()));
+        std::make_move_iterator(disk_.pending.begin()),
+        std::make_move_iterator(disk_.pending.end()));
     disk_.pending.clear();
     if (!store_) {
         on_appended(std::move(batch), 0, make_error_code(errc::io_error));
@@ -64,7 +65,8 @@ void Seat::pump_appends() {
     }
 }
 
-void Seat::on_appended(std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec) {
+void Seat::on_appended(
+    std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec) {
     disk_.appending = false;
     if (appended > 0) {
         for (std::size_t i = 0; i < appended; ++i) {
@@ -105,6 +107,12 @@ void Seat::publish_preview(const StreamEvent& ev) {
 }
 
 void Seat::flush_held_previews() {
+    // What the hold lane dropped (not superseded: lost) is every viewer's loss, marked in-band.
+    if (const auto lost = disk_.held_previews.take_unreported_dropped(); lost > 0) {
+        for (const auto& sub : subscribers_) {
+            sub->note_lost(lost);
+        }
+    }
     while (auto ev = disk_.held_previews.pop()) {
         publish_preview(*ev);
     }

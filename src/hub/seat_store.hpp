@@ -12,7 +12,9 @@ namespace sluice::hub {
 // on the strand. The mutex serializes the two; it is held for one append batch, one sync or
 // one page read, never across a wait on anything else.
 struct Seat::Store {
-    explicit Store(Transcript t) : transcript(std::move(t)) {}
+    explicit Store(Transcript t)
+        : transcript(std::move(t)) {}
+
     std::mutex mu;
     Transcript transcript;
 };

@@ -1,11 +1,11 @@
 // Seat: its viewers — attach/detach, stepping through the subscriber, the shared connected page,
 // history pages and the summary.
+#include "seat_store.hpp"
+
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/assert.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/wire.hpp>
-
-#include "seat_store.hpp"
 
 #include <algorithm>
 
@@ -50,7 +50,8 @@ void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
 }
 
 std::shared_ptr<const std::string> Seat::connected_data() {
-    if (connected_cache_ && connected_cache_end_ == window_.end() && connected_cache_first_ == window_.first()) {
+    if (connected_cache_ && connected_cache_end_ == window_.end()
+        && connected_cache_first_ == window_.first()) {
         return connected_cache_;
     }
     const auto page = window_.page(std::nullopt, SUBSCRIBE_TURNS);
@@ -61,7 +62,8 @@ std::shared_ptr<const std::string> Seat::connected_data() {
         static_cast<std::int64_t>(end) - 1,
         turns_.cancel.has_value(),
         turns_.cancel ? turns_.running : spec_.turns};
-    connected_cache_ = std::make_shared<const std::string>(wire::connected_json(head, page.value_or(Page{}), end));
+    connected_cache_ =
+        std::make_shared<const std::string>(wire::connected_json(head, page.value_or(Page{}), end));
     connected_cache_end_ = end;
     connected_cache_first_ = window_.first();
     return connected_cache_;
@@ -79,7 +81,8 @@ Result<HistoryPage> Seat::history(std::optional<std::uint64_t> before, std::size
     const std::uint64_t at = before.value_or(window_.end());
     if (at > window_.end()) {
         return Failure::of(
-            errc::bad_request, "'before' is past the newest frame (" + std::to_string(window_.end()) + ")");
+            errc::bad_request,
+            "'before' is past the newest frame (" + std::to_string(window_.end()) + ")");
     }
     if (auto page = window_.page(at, turns)) {
         return HistoryPage{wire::page_json(*page)};

@@ -1,14 +1,16 @@
 // Subscriber: the pure stepper over a seat's window — cursor, preview lane, gap, resync decision.
-#include <sluice/hub/subscriber.hpp>
-
 #include "ids.hpp"
+
+#include <sluice/hub/subscriber.hpp>
 
 namespace sluice::hub {
 
 Subscriber::Subscriber(bool cancel_on_disconnect) noexcept
-    : cancel_on_disconnect_(cancel_on_disconnect) {}
+    : cancel_on_disconnect_(cancel_on_disconnect) {
+}
 
-void Subscriber::start(const Window& window, std::string_view epoch, std::optional<std::string_view> last) {
+void Subscriber::start(
+    const Window& window, std::string_view epoch, std::optional<std::string_view> last) {
     need_connected_ = true;
     need_resumed_ = false;
     if (!last) {
@@ -113,7 +115,7 @@ void Subscriber::emit_frames(const SeatView& view, std::vector<OutEvent>& out) {
 }
 
 void Subscriber::emit_previews(std::vector<OutEvent>& out) {
-    if (const auto dropped = previews_.take_unreported_dropped(); dropped > 0) {
+    if (const auto dropped = take_unreported_dropped(); dropped > 0) {
         OutEvent ev;
         ev.kind = OutEvent::Kind::gap;
         ev.data = wire::gap_json(dropped);

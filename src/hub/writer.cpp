@@ -16,7 +16,9 @@ namespace sluice::hub {
 namespace net = boost::asio;
 
 struct Writer::State {
-    explicit State(std::size_t cap) : capacity(cap) {}
+    explicit State(std::size_t cap)
+        : capacity(cap) {}
+
     net::thread_pool pool{1}; // ONE thread: jobs run in submission order
     std::size_t capacity;
     std::atomic<std::size_t> held{0};
@@ -24,7 +26,9 @@ struct Writer::State {
     std::condition_variable idle;
 };
 
-Writer::Writer(std::size_t capacity) : state_(std::make_shared<State>(capacity)) {}
+Writer::Writer(std::size_t capacity)
+    : state_(std::make_shared<State>(capacity)) {
+}
 
 Writer::~Writer() {
     state_->pool.join(); // runs what was submitted, then stops the thread
@@ -38,23 +42,29 @@ bool Writer::submit(Job job, net::any_io_executor ex, Done done) {
             return false;
         }
     } while (!st.held.compare_exchange_weak(held, held + 1, std::memory_order_acq_rel));
-    net::post(st.pool, [state = state_, job = std::move(job), ex = std::move(ex), done = std::move(done)]() mutable {
-        boost::system::error_code ec;
-        try {
-            ec = job();
-        } catch (const std::exception& e) {
-            spdlog::error("writer: a job threw: {}", e.what()); // a bug; the caller sees io_error
-            ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
-        }
-        if (done) {
-            net::post(ex, [done = std::move(done), ec] { done(ec); });
-        }
-        {
-            std::lock_guard lock(state->mu);
-            state->held.fetch_sub(1, std::memory_order_acq_rel);
-        }
-        state->idle.notify_all();
-    });
+    net::post(
+        st.pool,
+        [state = state_,
+         job = std::move(job),
+         ex = std::move(ex),
+         done = std::move(done)]() mutable {
+            boost::system::error_code ec;
+            try {
+                ec = job();
+            } catch (const std::exception& e) {
+                spdlog::error(
+                    "writer: a job threw: {}", e.what()); // a bug; the caller sees io_error
+                ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
+            }
+            if (done) {
+                net::post(ex, [done = std::move(done), ec] { done(ec); });
+            }
+            {
+                std::lock_guard lock(state->mu);
+                state->held.fetch_sub(1, std::memory_order_acq_rel);
+            }
+            state->idle.notify_all();
+        });
     return true;
 }
 

@@ -1,4 +1,5 @@
-// Safe write: the one way sluice replaces a file (temp, every byte checked, fsync, rename, dir fsync).
+// Safe write: the one way sluice replaces a file (temp, every byte checked, fsync, rename, dir
+// fsync).
 #pragma once
 
 #include <boost/system/result.hpp>

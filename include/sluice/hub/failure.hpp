@@ -24,10 +24,14 @@ struct Failure {
     std::string message;            ///< one line for a person
 
     /// A failure from a sluice error code and a reason.
-    static Failure of(errc e, std::string why) { return Failure{make_error_code(e), std::move(why)}; }
+    static Failure of(errc e, std::string why) {
+        return Failure{make_error_code(e), std::move(why)};
+    }
 
     /// The code alone, so callers that only branch on the code read it like an error_code.
-    operator boost::system::error_code() const noexcept { return code; } // NOLINT(google-explicit-constructor)
+    operator boost::system::error_code() const noexcept {
+        return code;
+    } // NOLINT(google-explicit-constructor)
 };
 
 /// A value, or a Failure with its reason.
@@ -35,7 +39,8 @@ template <class T>
 using Result = boost::system::result<T, Failure>;
 
 /// What `Result::value()` throws on a Failure (used only by callers that choose to throw).
-[[noreturn]] inline void throw_exception_from_error(const Failure& f, const boost::source_location& loc) {
+[[noreturn]] inline void
+throw_exception_from_error(const Failure& f, const boost::source_location& loc) {
     boost::throw_exception(boost::system::system_error(f.code, f.message), loc);
 }
 

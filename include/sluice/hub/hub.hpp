@@ -21,23 +21,23 @@ namespace sluice::hub {
 /// Hub-wide settings.
 struct HubConfig {
     std::filesystem::path data_dir{"sluice-data"}; ///< one folder per seat under `seats/`
-    AgentFactory make_agent;                      ///< builds a seat's agent
-    std::size_t max_seats{1000};                  ///< more is refused (503)
-    std::size_t max_queued_prompts{16};           ///< per seat; more is refused (503)
-    std::chrono::milliseconds sync_interval{500}; ///< transcript fsync timer while a turn runs
-    conversation_budget budget{};                 ///< the seats' window budget
+    AgentFactory make_agent;                       ///< builds a seat's agent
+    std::size_t max_seats{1000};                   ///< more is refused (503)
+    std::size_t max_queued_prompts{16};            ///< per seat; more is refused (503)
+    std::chrono::milliseconds sync_interval{500};  ///< transcript fsync timer while a turn runs
+    conversation_budget budget{};                  ///< the seats' window budget
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.
 struct HubStats {
-    std::uint64_t seats{};               ///< seats hosted
-    std::uint64_t running{};             ///< seats with a turn running
-    std::uint64_t subscribers{};         ///< live subscribers
-    std::uint64_t window_frames{};       ///< frames held in windows
-    std::uint64_t window_bytes{};        ///< wire bytes held in windows
-    std::uint64_t frames_total{};        ///< frames in every conversation
+    std::uint64_t seats{};                 ///< seats hosted
+    std::uint64_t running{};               ///< seats with a turn running
+    std::uint64_t subscribers{};           ///< live subscribers
+    std::uint64_t window_frames{};         ///< frames held in windows
+    std::uint64_t window_bytes{};          ///< wire bytes held in windows
+    std::uint64_t frames_total{};          ///< frames in every conversation
     std::uint64_t preview_dropped_bytes{}; ///< preview bytes dropped for subscribers
-    std::uint64_t resyncs{};             ///< subscribers resynced with `connected`
+    std::uint64_t resyncs{};               ///< subscribers resynced with `connected`
 };
 
 /// Limits on a seat's spec, checked by `Hub::create` (each refusal names its field and limit).

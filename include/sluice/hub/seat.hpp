@@ -43,7 +43,9 @@ struct AgentOrReason {
 /// `ex` is the seat's strand: every TurnSink call of the agent must arrive there (PLAN.md).
 /// It must not throw; a factory that throws anyway is caught and its what() is the reason.
 using AgentFactory = std::function<AgentOrReason(
-    const SeatSpec&, std::vector<boost::json::object> history_rows, boost::asio::any_io_executor ex)>;
+    const SeatSpec&,
+    std::vector<boost::json::object> history_rows,
+    boost::asio::any_io_executor ex)>;
 
 /// A seat's state as the API shows it.
 enum class SeatState : std::uint8_t { idle, running, queued, unavailable };
@@ -105,7 +107,8 @@ public:
     /// not an error. @return the reason when the transcript cannot be opened or read.
     /// @par Thread safety
     /// Any thread; blocking (opens files): call at creation or restore only.
-    static Result<std::shared_ptr<Seat>> open(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt);
+    static Result<std::shared_ptr<Seat>>
+    open(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt);
 
     /// A seat listed as `unavailable` with `reason`: no agent; its history is read from the
     /// transcript when that opens; prompts are refused with the reason; it can be removed.
@@ -118,10 +121,13 @@ public:
 
     /// The strand every confined member runs on.
     [[nodiscard]] strand_type& strand() noexcept { return strand_; }
+
     /// The seat's id.
     [[nodiscard]] const std::string& id() const noexcept { return spec_.id; }
+
     /// The seat's folder.
     [[nodiscard]] const std::filesystem::path& dir() const noexcept { return opt_.dir; }
+
     /// A snapshot. Safe from any thread.
     [[nodiscard]] SeatSummary summary() const;
 
@@ -138,6 +144,7 @@ public:
     void detach(const std::shared_ptr<Subscriber>& sub);
     /// Appends the subscriber's next events to `out` (nothing when it is up to date).
     void collect(Subscriber& sub, std::vector<OutEvent>& out);
+
     /// Whether the seat is closed (its subscribers' streams should end).
     [[nodiscard]] bool closed() const noexcept { return closed_; }
 
@@ -163,7 +170,8 @@ private:
     // persistence and publishing (seat_publish.cpp)
     void enqueue_frame(FramePtr frame);
     void pump_appends();
-    void on_appended(std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec);
+    void
+    on_appended(std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec);
     void publish_preview(const StreamEvent& ev);
     void flush_held_previews();
     void push_turn_state(std::string data);
@@ -195,13 +203,13 @@ private:
     } turns_;
 
     struct Disk {
-        std::deque<FramePtr> pending;                // frames waiting for the writer
-        bool appending{false};                       // a batch is on the writer
+        std::deque<FramePtr> pending;                        // frames waiting for the writer
+        bool appending{false};                               // a batch is on the writer
         RelayQueue held_previews{SUBSCRIBER_PREVIEW_LIMITS}; // previews behind pending frames
-        bool dirty{false};                           // appended since the last sync
-        bool meta_writing{false}, meta_again{false}; // one meta write in flight, coalesced
+        bool dirty{false};                                   // appended since the last sync
+        bool meta_writing{false}, meta_again{false};         // one meta write in flight, coalesced
         bool sync_armed{false};
-        std::string degraded;                        // the first write failure
+        std::string degraded; // the first write failure
     } disk_;
 
     bool closed_{false};

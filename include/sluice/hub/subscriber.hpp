@@ -33,16 +33,16 @@ inline constexpr std::size_t SUBSCRIBER_BATCH_FRAMES = 64;
 inline constexpr std::size_t SUBSCRIBER_CONTROL_CAP = 256;
 
 /// One event for a subscriber (defined with its encoders in hub/wire.hpp).
-using wire::OutEvent;
 using wire::event_name;
+using wire::OutEvent;
 
 /// What a subscriber steps over: its seat's window and head, read on the seat's strand.
 struct SeatView {
-    const Window* window{};  ///< the seat's window (the fan-out ring); never null
-    std::string_view seat;   ///< the seat id
-    std::string_view epoch;  ///< the seat's epoch
-    bool running{false};     ///< whether a turn runs
-    std::uint64_t turn{};    ///< the running turn, or the last accepted one
+    const Window* window{}; ///< the seat's window (the fan-out ring); never null
+    std::string_view seat;  ///< the seat id
+    std::string_view epoch; ///< the seat's epoch
+    bool running{false};    ///< whether a turn runs
+    std::uint64_t turn{};   ///< the running turn, or the last accepted one
     /// The `connected` payload for the current window version, shared by every subscriber
     /// (the seat caches it; tests build it). Called only when a resync is due.
     std::function<std::shared_ptr<const std::string>()> connected;
@@ -89,6 +89,10 @@ public:
     /// Queues a preview in the lossy lane (oldest dropped over SUBSCRIBER_PREVIEW_LIMITS).
     void push_preview(const StreamEvent& ev) { previews_.push(ev); }
 
+    /// Counts preview bytes lost before they reached this lane (the seat's hold lane
+    /// overflowed); reported in the next `gap` with the lane's own drops.
+    void note_lost(std::uint64_t bytes) noexcept { lost_upstream_ += bytes; }
+
     /// Queues a turn-state event (`wire::turn_json`) to go before frame position `before`
     /// (the window's end when it happened). Over SUBSCRIBER_CONTROL_CAP: resync instead.
     void push_turn_state(std::uint64_t before, std::string data);
@@ -100,14 +104,23 @@ public:
 
     /// Frames sent so far.
     [[nodiscard]] std::uint64_t frames_sent() const noexcept { return frames_sent_; }
+
     /// Preview bytes reported lost (`gap`) so far.
     [[nodiscard]] std::uint64_t gap_bytes() const noexcept { return gap_bytes_; }
+
     /// Times resynced with `connected` after the first.
     [[nodiscard]] std::uint64_t resyncs() const noexcept { return resyncs_; }
+
     /// Preview bytes held in the lane now (at most SUBSCRIBER_PREVIEW_LIMITS.retained_budget).
-    [[nodiscard]] std::uint64_t preview_retained() const noexcept { return previews_.counters().retained; }
+    [[nodiscard]] std::uint64_t preview_retained() const noexcept {
+        return previews_.counters().retained;
+    }
+
     /// Drops lost but not yet reported (counted by the seat when the subscriber leaves).
-    [[nodiscard]] std::uint64_t take_unreported_dropped() noexcept { return previews_.take_unreported_dropped(); }
+    [[nodiscard]] std::uint64_t take_unreported_dropped() noexcept {
+        return previews_.take_unreported_dropped() + std::exchange(lost_upstream_, 0);
+    }
+
     /// The next frame position to send.
     [[nodiscard]] std::uint64_t cursor() const noexcept { return cursor_; }
 
@@ -124,6 +137,7 @@ private:
     bool cancel_on_disconnect_{false};
     RelayQueue previews_{SUBSCRIBER_PREVIEW_LIMITS};
     std::deque<std::pair<std::uint64_t, std::string>> control_;
+    std::uint64_t lost_upstream_{};
     std::uint64_t frames_sent_{};
     std::uint64_t gap_bytes_{};
     std::uint64_t resyncs_{};

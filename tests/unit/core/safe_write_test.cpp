@@ -1,4 +1,5 @@
-// Unit tests of core/safe_write.hpp: whole replacement, no temp left behind, the OS reason on failure.
+// Unit tests of core/safe_write.hpp: whole replacement, no temp left behind, the OS reason on
+// failure.
 #include <sluice/core/safe_write.hpp>
 
 #include <gtest/gtest.h>
@@ -19,12 +20,15 @@ public:
         path_ = fs::temp_directory_path() / ("sluice-safe-write-" + std::to_string(rd()));
         fs::create_directories(path_);
     }
+
     ~TempDir() {
         std::error_code ec;
         fs::remove_all(path_, ec);
     }
+
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
+
     [[nodiscard]] const fs::path& path() const { return path_; }
 
 private:

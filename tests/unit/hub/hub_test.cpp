@@ -1,9 +1,9 @@
 // Unit tests of hub/hub.hpp: create refusals that name their reason, restore that never stops at
 // one seat (unavailable seats listed with their reason, readable, removable).
+#include "unit/hub/hub_test_support.hpp"
+
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat_meta.hpp>
-
-#include "unit/hub/hub_test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,9 @@ struct HubRig {
         cfg.make_agent = fake_factory(seen);
         cfg.max_seats = 3;
     }
+
     std::unique_ptr<Hub> make() { return std::make_unique<Hub>(io, cfg); }
+
     [[nodiscard]] std::size_t seat_dirs() const {
         std::error_code ec;
         std::size_t n = 0;
@@ -39,11 +41,13 @@ struct HubRig {
 TEST(Hub, CreateRefusalsNameTheirReasonAndLeaveNothingOnDisk) {
     HubRig rig;
     auto hub = rig.make();
+
     struct Row {
         SeatSpec spec;
         errc code;
         const char* reason;
     };
+
     SeatSpec rocket;
     rocket.agent = "rocket";
     SeatSpec long_name;
@@ -97,7 +101,8 @@ TEST(Hub, RestoresEverySeatAndListsTheOnesItCannotRunWithTheirReason) {
         ASSERT_TRUE(b.has_value());
         other_kind = (*b)->id();
         hub->shutdown();
-        run_until(rig.io, [] { return false; }, 20ms);
+        run_until(
+            rig.io, [] { return false; }, 20ms);
     }
     // One seat becomes a kind this hub lacks; one folder gets a damaged meta.json.
     auto spec = read_meta(rig.cfg.data_dir / "seats" / other_kind);
@@ -117,7 +122,8 @@ TEST(Hub, RestoresEverySeatAndListsTheOnesItCannotRunWithTheirReason) {
     auto k = hub->find(other_kind);
     ASSERT_TRUE(k);
     EXPECT_EQ(k->summary().state, SeatState::unavailable);
-    EXPECT_NE(k->summary().reason.find("needs --agent-cmd"), std::string::npos) << k->summary().reason;
+    EXPECT_NE(k->summary().reason.find("needs --agent-cmd"), std::string::npos)
+        << k->summary().reason;
     auto b = hub->find("s-broken");
     ASSERT_TRUE(b);
     EXPECT_EQ(b->summary().state, SeatState::unavailable);

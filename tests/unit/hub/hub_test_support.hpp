@@ -29,16 +29,21 @@ class TempDir {
 public:
     TempDir() {
         std::random_device rd;
-        path_ = std::filesystem::temp_directory_path() / ("sluice-hub-test-" + std::to_string(rd()) + std::to_string(rd()));
+        path_ = std::filesystem::temp_directory_path()
+                / ("sluice-hub-test-" + std::to_string(rd()) + std::to_string(rd()));
         std::filesystem::create_directories(path_);
     }
+
     ~TempDir() {
         std::error_code ec;
-        std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+        std::filesystem::permissions(
+            path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
         std::filesystem::remove_all(path_, ec);
     }
+
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
+
     [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
 private:
@@ -91,17 +96,22 @@ struct FakeTurn {
 /// What the tests see of every fake agent a factory made.
 struct FakeAgents {
     std::vector<std::vector<boost::json::object>> histories; ///< rows each agent was given
-    std::deque<std::shared_ptr<FakeTurn>> turns;            ///< every turn started, in order
-    std::vector<std::string> kinds_refused;                 ///< specs refused (no agent)
+    std::deque<std::shared_ptr<FakeTurn>> turns;             ///< every turn started, in order
+    std::vector<std::string> kinds_refused;                  ///< specs refused (no agent)
 };
 
 /// An agent whose turns the test drives: `start_turn` records the turn (posted, never inline);
 /// cancelling the token ends it with `cancelled` on the strand, as the contract says.
 class FakeAgent final : public runtime::Agent {
 public:
-    FakeAgent(std::shared_ptr<FakeAgents> seen, net::any_io_executor ex) : seen_(std::move(seen)), ex_(std::move(ex)) {}
+    FakeAgent(std::shared_ptr<FakeAgents> seen, net::any_io_executor ex)
+        : seen_(std::move(seen))
+        , ex_(std::move(ex)) {}
 
-    void start_turn(std::string prompt, CancellationToken cancel, std::shared_ptr<runtime::TurnSink> sink) override {
+    void start_turn(
+        std::string prompt,
+        CancellationToken cancel,
+        std::shared_ptr<runtime::TurnSink> sink) override {
         auto turn = std::make_shared<FakeTurn>();
         turn->prompt = std::move(prompt);
         turn->cancel = cancel;
@@ -130,14 +140,16 @@ private:
 /// A factory of fake agents; kind "process" is refused with a reason (as a hub without
 /// --agent-cmd does).
 inline AgentFactory fake_factory(const std::shared_ptr<FakeAgents>& seen) {
-    return [seen](const SeatSpec& spec, std::vector<boost::json::object> rows, net::any_io_executor ex) {
-        if (spec.agent == "process") {
-            seen->kinds_refused.push_back(spec.agent);
-            return AgentOrReason{nullptr, "agent kind 'process' needs --agent-cmd"};
-        }
-        seen->histories.push_back(std::move(rows));
-        return AgentOrReason{std::make_unique<FakeAgent>(seen, std::move(ex)), {}};
-    };
+    return
+        [seen](
+            const SeatSpec& spec, std::vector<boost::json::object> rows, net::any_io_executor ex) {
+            if (spec.agent == "process") {
+                seen->kinds_refused.push_back(spec.agent);
+                return AgentOrReason{nullptr, "agent kind 'process' needs --agent-cmd"};
+            }
+            seen->histories.push_back(std::move(rows));
+            return AgentOrReason{std::make_unique<FakeAgent>(seen, std::move(ex)), {}};
+        };
 }
 
 /// An assistant row with `text`.
@@ -147,7 +159,8 @@ inline boost::json::object assistant_row(std::string_view text) {
         {"message",
          boost::json::object{
              {"role", "assistant"},
-             {"content", boost::json::array{boost::json::object{{"type", "text"}, {"text", text}}}}}}};
+             {"content",
+              boost::json::array{boost::json::object{{"type", "text"}, {"text", text}}}}}}};
 }
 
 /// A result row (closes a turn).

@@ -1,7 +1,7 @@
 // Unit tests of hub/seat_meta.hpp: SeatSpec ↔ meta.json, and a clear reason for a damaged file.
-#include <sluice/hub/seat_meta.hpp>
-
 #include "unit/hub/hub_test_support.hpp"
+
+#include <sluice/hub/seat_meta.hpp>
 
 #include <gtest/gtest.h>
 
@@ -53,6 +53,7 @@ TEST(SeatMeta, NamesWhatIsWrongWithADamagedFile) {
         const char* text;
         const char* reason;
     };
+
     const std::vector<Row> rows{
         {R"({"id":"s-1","epoch":)", "not JSON"},
         {"[1,2]", "not a JSON object"},
@@ -80,7 +81,8 @@ TEST(SeatMeta, ReadErrorsNameTheFile) {
     std::ofstream(dir.path() / "meta.json") << "{torn";
     auto damaged = read_meta(dir.path());
     ASSERT_FALSE(damaged.has_value());
-    EXPECT_NE(damaged.error().message.find("is damaged: not JSON"), std::string::npos) << damaged.error().message;
+    EXPECT_NE(damaged.error().message.find("is damaged: not JSON"), std::string::npos)
+        << damaged.error().message;
 }
 
 TEST(SeatMeta, WriteErrorsCarryTheOsReason) {
@@ -88,7 +90,8 @@ TEST(SeatMeta, WriteErrorsCarryTheOsReason) {
     auto r = write_meta(dir.path() / "gone", sample());
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.error().code, make_error_code(errc::io_error));
-    EXPECT_NE(r.error().message.find("No such file or directory"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("No such file or directory"), std::string::npos)
+        << r.error().message;
 }
 
 } // namespace

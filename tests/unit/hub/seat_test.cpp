@@ -1,7 +1,7 @@
 // Unit tests of hub/seat.hpp on a real io_context with a fake agent and a temp data dir.
-#include <sluice/hub/seat.hpp>
-
 #include "unit/hub/hub_test_support.hpp"
+
+#include <sluice/hub/seat.hpp>
 
 #include <gtest/gtest.h>
 
@@ -17,19 +17,23 @@ using Kind = OutEvent::Kind;
 struct SeatRig {
     explicit SeatRig(std::size_t writer_capacity = WRITER_QUEUE_CAPACITY)
         : writer(std::make_shared<Writer>(writer_capacity)) {}
+
     ~SeatRig() {
         if (gate) {
             gate->set_value();
         }
         writer->drain();
     }
+
     SeatRig(const SeatRig&) = delete;
     SeatRig& operator=(const SeatRig&) = delete;
 
     std::shared_ptr<Seat> open(SeatSpec spec = {}) {
         std::filesystem::create_directories(dir.path() / "s");
         auto r = Seat::open(
-            io, std::move(spec), SeatOptions{dir.path() / "s", fake_factory(seen), writer, 2, 20ms, Budget{}});
+            io,
+            std::move(spec),
+            SeatOptions{dir.path() / "s", fake_factory(seen), writer, 2, 20ms, Budget{}});
         EXPECT_TRUE(r.has_value());
         return r ? *r : nullptr;
     }
@@ -38,8 +42,15 @@ struct SeatRig {
     void block_writer() {
         gate.emplace();
         auto fut = gate->get_future().share();
-        ASSERT_TRUE(writer->submit([fut] { fut.wait(); return boost::system::error_code{}; }, io.get_executor(), nullptr));
+        ASSERT_TRUE(writer->submit(
+            [fut] {
+                fut.wait();
+                return boost::system::error_code{};
+            },
+            io.get_executor(),
+            nullptr));
     }
+
     void release() {
         gate->set_value();
         gate.reset();
@@ -88,7 +99,8 @@ TEST(Seat, PublishesAFrameOnlyOnceItIsInTheTranscript) {
     ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("hello").has_value(); }));
     auto turn = rig.wait_turn(1);
     rig.play(*seat, [&] { turn->sink->on_row(assistant_row("hi there")); });
-    run_until(rig.io, [] { return false; }, 20ms);
+    run_until(
+        rig.io, [] { return false; }, 20ms);
     for (const auto& ev : rig.collect(*seat, *sub)) {
         EXPECT_NE(ev.kind, Kind::frame) << "a frame was published before its append completed";
     }
@@ -99,13 +111,15 @@ TEST(Seat, PublishesAFrameOnlyOnceItIsInTheTranscript) {
         for (const auto& ev : rig.collect(*seat, *sub)) {
             if (ev.kind == Kind::frame) {
                 frames.emplace_back(ev.frame->json());
-                on_disk.push_back(slurp(rig.dir.path() / "s" / "transcript.jsonl")); // as it is seen
+                on_disk.push_back(
+                    slurp(rig.dir.path() / "s" / "transcript.jsonl")); // as it is seen
             }
         }
         return frames.size() == 2;
     }));
     for (std::size_t i = 0; i < frames.size(); ++i) {
-        EXPECT_NE(on_disk[i].find(frames[i]), std::string::npos) << "frame " << i << " was not on disk when seen";
+        EXPECT_NE(on_disk[i].find(frames[i]), std::string::npos)
+            << "frame " << i << " was not on disk when seen";
     }
 }
 
@@ -141,6 +155,41 @@ TEST(Seat, HoldsPreviewsBehindRowsStillBeingAppended) {
     EXPECT_EQ(sub->gap_bytes(), 0U);
 }
 
+TEST(Seat, ReportsPreviewsLostWhileTheirRowWasBeingAppended) {
+    SeatRig rig;
+    auto seat = rig.open();
+    auto sub = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(sub, std::nullopt); });
+    (void)rig.collect(*seat, *sub);
+    rig.block_writer(); // the prompt row is still being appended while the flood comes
+    ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("flood").has_value(); }));
+    auto turn = rig.wait_turn(1);
+    const std::string kib(1024, 'z');
+    rig.play(*seat, [&] {
+        for (int i = 0; i < 1024; ++i) {
+            turn->sink->on_preview(llm::Text{kib});
+        }
+    });
+    rig.release();
+    std::uint64_t gap = 0;
+    std::uint64_t shown = 0;
+    ASSERT_TRUE(run_until(
+        rig.io,
+        [&] {
+            for (const auto& ev : rig.collect(*seat, *sub)) {
+                if (ev.kind == Kind::gap) {
+                    gap +=
+                        boost::json::parse(ev.data).at("dropped_bytes").to_number<std::uint64_t>();
+                } else if (ev.kind == Kind::preview) {
+                    shown += boost::json::parse(ev.data).at("delta").as_string().size();
+                }
+            }
+            return gap + shown == 1024U * 1024U;
+        }))
+        << "gap " << gap << " + shown " << shown;
+    EXPECT_GT(gap, 0U); // the loss is marked, not silent
+}
+
 TEST(Seat, RunsQueuedPromptsInOrder) {
     SeatRig rig;
     auto seat = rig.open();
@@ -151,7 +200,8 @@ TEST(Seat, RunsQueuedPromptsInOrder) {
     auto refused = on_strand(rig.io, *seat, [&] { return seat->submit("four"); });
     ASSERT_FALSE(refused.has_value());
     EXPECT_EQ(refused.error().code, make_error_code(errc::overloaded));
-    EXPECT_NE(refused.error().message.find("at most 2"), std::string::npos) << refused.error().message;
+    EXPECT_NE(refused.error().message.find("at most 2"), std::string::npos)
+        << refused.error().message;
     EXPECT_EQ(seat->summary().state, SeatState::queued);
     for (std::size_t n = 1; n <= 3; ++n) {
         auto turn = rig.wait_turn(n);
@@ -182,7 +232,10 @@ TEST(Seat, CancelEndsTheRunningTurnAndTellsViewers) {
             turns.push_back(ev.data);
         }
     }
-    EXPECT_EQ(turns, (std::vector<std::string>{R"({"turn":1,"state":"started"})", R"({"turn":1,"state":"cancelled"})"}));
+    EXPECT_EQ(
+        turns,
+        (std::vector<std::string>{
+            R"({"turn":1,"state":"started"})", R"({"turn":1,"state":"cancelled"})"}));
     EXPECT_FALSE(on_strand(rig.io, *seat, [&] { return seat->cancel(); }));
 }
 
@@ -216,7 +269,8 @@ TEST(Seat, RestoresItsWindowAndHistoryAfterReopening) {
     spec.epoch = "e-keep";
     {
         auto seat = rig.open(spec);
-        ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("remember me").has_value(); }));
+        ASSERT_TRUE(
+            on_strand(rig.io, *seat, [&] { return seat->submit("remember me").has_value(); }));
         auto turn = rig.wait_turn(1);
         rig.play(*seat, [&] {
             turn->sink->on_row(assistant_row("noted"));

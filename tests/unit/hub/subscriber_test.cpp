@@ -1,10 +1,11 @@
-// Unit tests of hub/subscriber.hpp: the pure stepper, over a window built in the test (no io_context).
+// Unit tests of hub/subscriber.hpp: the pure stepper, over a window built in the test (no
+// io_context).
 #include <sluice/conversation/frame.hpp>
 #include <sluice/hub/subscriber.hpp>
 
-#include <gtest/gtest.h>
-
 #include <boost/json.hpp>
+
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
@@ -16,12 +17,15 @@ using Kind = OutEvent::Kind;
 
 FramePtr user_frame(std::uint64_t n) {
     return Frame::from_row(boost::json::object{
-        {"type", "user"}, {"message", boost::json::object{{"role", "user"}, {"content", "p" + std::to_string(n)}}}});
+        {"type", "user"},
+        {"message", boost::json::object{{"role", "user"}, {"content", "p" + std::to_string(n)}}}});
 }
 
 // A seat as the stepper sees it: a window of frames, each opening a turn.
 struct FakeSeat {
-    explicit FakeSeat(Budget b = {}) : window(b) {}
+    explicit FakeSeat(Budget b = {})
+        : window(b) {}
+
     Window window;
     int connected_built{0};
 
@@ -86,16 +90,17 @@ TEST(Subscriber, ResumeDecisionIsAllOrNothing) {
         Kind first;
         std::size_t frames; // replayed after `resumed`
     };
+
     // The window holds 6..9 (cap 4 of 10 frames).
     const std::vector<Row> rows{
-        {"e:9", Kind::resumed, 0},        // up to date
-        {"e:6", Kind::resumed, 3},        // the front
-        {"e:5", Kind::resumed, 4},        // one before the front: everything after it is held
-        {"e:4", Kind::connected, 0},      // two before: a replay would have a gap
-        {"e:10", Kind::connected, 0},     // from the future
-        {"other:7", Kind::connected, 0},  // stale epoch
-        {"garbage", Kind::connected, 0},  // malformed
-        {"e:-1", Kind::connected, 0},     // "nothing yet", but 0..5 are gone
+        {"e:9", Kind::resumed, 0},       // up to date
+        {"e:6", Kind::resumed, 3},       // the front
+        {"e:5", Kind::resumed, 4},       // one before the front: everything after it is held
+        {"e:4", Kind::connected, 0},     // two before: a replay would have a gap
+        {"e:10", Kind::connected, 0},    // from the future
+        {"other:7", Kind::connected, 0}, // stale epoch
+        {"garbage", Kind::connected, 0}, // malformed
+        {"e:-1", Kind::connected, 0},    // "nothing yet", but 0..5 are gone
     };
     for (const auto& r : rows) {
         FakeSeat seat(small_budget());
@@ -215,7 +220,9 @@ TEST(Subscriber, PlacesTurnStateEventsBetweenTheRightFrames) {
     sub.push_turn_state(seat.window.end(), R"({"turn":1,"state":"ended"})");
     seat.add(1);
     const auto out = seat.collect(sub);
-    EXPECT_EQ(kinds(out), (std::vector<Kind>{Kind::turn, Kind::frame, Kind::frame, Kind::turn, Kind::frame}));
+    EXPECT_EQ(
+        kinds(out),
+        (std::vector<Kind>{Kind::turn, Kind::frame, Kind::frame, Kind::turn, Kind::frame}));
     EXPECT_EQ(out[0].data, R"({"turn":1,"state":"started"})");
     EXPECT_EQ(out[3].data, R"({"turn":1,"state":"ended"})");
 }

@@ -1,8 +1,8 @@
 // Unit tests of hub/writer.hpp: jobs off the calling thread, in order, completions on the executor,
 // bounded (a full writer refuses).
-#include <sluice/hub/writer.hpp>
-
 #include "unit/hub/hub_test_support.hpp"
+
+#include <sluice/hub/writer.hpp>
 
 #include <gtest/gtest.h>
 
@@ -76,11 +76,13 @@ TEST(Writer, RefusesWhenFullAndAcceptsAgainOnceDrained) {
     ASSERT_TRUE(writer.submit(blocked, io.get_executor(), nullptr));
     EXPECT_EQ(writer.pending(), 2U);
     bool called = false;
-    EXPECT_FALSE(writer.submit(blocked, io.get_executor(), [&](boost::system::error_code) { called = true; }));
+    EXPECT_FALSE(writer.submit(
+        blocked, io.get_executor(), [&](boost::system::error_code) { called = true; }));
     release.set_value();
     writer.drain();
     EXPECT_EQ(writer.pending(), 0U);
-    EXPECT_TRUE(writer.submit([] { return boost::system::error_code{}; }, io.get_executor(), nullptr));
+    EXPECT_TRUE(
+        writer.submit([] { return boost::system::error_code{}; }, io.get_executor(), nullptr));
     writer.drain();
     io.poll();
     EXPECT_FALSE(called); // a refused job's completion never runs
