@@ -70,6 +70,9 @@ public:
     /// half-way removes what it made. Failures name the reason: bad_request (the field and its
     /// limit), overloaded (the seat limit), io_error (the file and the OS reason),
     /// (or bad_request when the agent kind is not available here, and why).
+    /// @par Blocking
+    /// The new seat's folder and first meta.json (safe_write: two fsyncs) are made on the
+    /// calling thread, before the seat exists; every later write of the seat goes to the writer.
     Result<std::shared_ptr<Seat>> create(SeatSpec spec);
 
     /// The seat with this id, or nullptr.
