@@ -53,16 +53,18 @@ int run_serve(const ServeOptions& o) {
             o.window_cap > 0 ? o.window_cap : CONVERSATION_CAP,
             o.window_cap_bytes > 0 ? o.window_cap_bytes : CONVERSATION_CAP_BYTES);
     }
-    // Each agent gets a strand of its own: its turns and sink calls run there, one at a time.
-    // (The hub's factory type does not pass the seat's executor yet; see AgentOrReason.)
-    hc.make_agent = [rc, pc, has_agent_cmd, ex = io.get_executor()](
-                        const hub::SeatSpec& spec, std::vector<boost::json::object> rows)
-        -> std::unique_ptr<runtime::Agent> {
+    // Each agent runs on its seat's strand (the hub passes it): its turns and sink calls run
+    // there, one at a time. A missing flag or a bad setting is a reason (the seat is
+    // unavailable), never an exception out of the factory.
+    hc.make_agent = [rc, pc, has_agent_cmd](
+                        const hub::SeatSpec& spec,
+                        std::vector<boost::json::object> rows,
+                        const boost::asio::any_io_executor& ex) -> hub::AgentOrReason {
         if (spec.agent == "process") {
             if (!has_agent_cmd) {
-                throw std::invalid_argument("this hub has no --agent-cmd; process seats are unavailable");
+                return {nullptr, "agent kind 'process' needs the hub to run with --agent-cmd"};
             }
-            return runtime::make_process_agent(boost::asio::make_strand(ex), pc);
+            return {runtime::make_process_agent(ex, pc), {}};
         }
         auto cfg = rc;
         if (!spec.model.empty()) {
@@ -71,7 +73,11 @@ int run_serve(const ServeOptions& o) {
         if (!spec.system.empty()) {
             cfg.system_prompt = spec.system;
         }
-        return runtime::make_builtin_agent(boost::asio::make_strand(ex), std::move(cfg), std::move(rows));
+        try {
+            return {runtime::make_builtin_agent(ex, std::move(cfg), std::move(rows)), {}};
+        } catch (const std::invalid_argument& e) {
+            return {nullptr, e.what()};
+        }
     };
 
     hub::Hub hub(io, std::move(hc));

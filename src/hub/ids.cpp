@@ -20,7 +20,9 @@ std::string new_id(std::string_view prefix) {
 std::string iso_now() {
     const auto now = std::chrono::system_clock::now();
     const auto secs = std::chrono::system_clock::to_time_t(now);
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count()
+        % 1000;
     std::tm tm{};
     gmtime_r(&secs, &tm);
     std::array<char, 64> buf{}; // roomy: GCC cannot prove the fields stay 2-4 digits

@@ -54,6 +54,12 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     o["name"] = s.name;
     o["agent"] = s.agent;
     o["state"] = hub::state_name(s.state);
+    if (!s.reason.empty()) {
+        o["reason"] = s.reason;
+    }
+    if (s.degraded) {
+        o["degraded"] = true;
+    }
     o["turns"] = s.turns;
     o["frames"] = s.frames;
     o["queued"] = s.queued;
@@ -226,10 +232,7 @@ net::awaitable<Response> seat_routes(
         const auto submit = [seat, t] { return seat->submit(std::move(*t)); };
         auto r = co_await on_seat(*seat, submit);
         if (!r) {
-            const char* msg = r.error() == make_error_code(errc::conflict) ? "the seat is closed"
-                              : r.error() == make_error_code(errc::overloaded) ? "too many prompts queued on this seat"
-                                                                                : "cannot accept the prompt";
-            co_return error_response(req, r.error(), msg);
+            co_return error_response(req, r.error().code, r.error().message);
         }
         co_return json_response(req, 202, json::serialize(json::object{{"turn", r->turn}, {"queued", r->queued}}));
     }
@@ -263,7 +266,7 @@ net::awaitable<Response> seat_routes(
         const auto read_page = [seat, before, turns] { return seat->history(before, turns); };
         auto page = co_await on_seat(*seat, read_page);
         if (!page) {
-            co_return error_response(req, page.error(), "cannot read that page");
+            co_return error_response(req, page.error().code, page.error().message);
         }
         co_return json_response(req, 200, std::move(page->json));
     }
@@ -339,7 +342,7 @@ net::awaitable<Response> handle_api(Server::Impl& s, const Request& req, const b
                     }
                     auto seat = s.hub.create(std::move(spec));
                     if (!seat) {
-                        co_return error_response(req, seat.error(), "cannot create the seat");
+                        co_return error_response(req, seat.error().code, seat.error().message);
                     }
                     co_return json_response(req, 201, json::serialize(json::object{{"seat", (*seat)->id()}}));
                 }

@@ -32,7 +32,7 @@ public:
     Attachment(std::shared_ptr<hub::Seat> seat, std::shared_ptr<hub::Subscriber> sub)
         : seat_(std::move(seat)), sub_(std::move(sub)) {}
     ~Attachment() {
-        sub_->wake = nullptr;
+        sub_->set_wake(nullptr);
         seat_->detach(sub_);
     }
     Attachment(const Attachment&) = delete;
@@ -153,7 +153,7 @@ net::awaitable<void> sse_on_strand(
     auto ex = co_await net::this_coro::executor;
     net::steady_timer wake(ex);
     auto sub = std::make_shared<hub::Subscriber>(cancel_on_disconnect);
-    sub->wake = [&wake] { wake.cancel(); };
+    sub->set_wake([&wake] { wake.cancel(); });
     seat->attach(sub, std::move(last));
     Attachment attached(seat, sub);
     co_await (sse_writer(s, *seat, *sub, stream, wake) || wait_for_close(stream));
@@ -162,25 +162,6 @@ net::awaitable<void> sse_on_strand(
 }
 
 // ---- WebSocket -------------------------------------------------------------------------------
-
-std::string ws_message(const hub::OutEvent& ev) {
-    std::string m = R"({"event":")";
-    m += hub::event_name(ev.kind);
-    m += R"(","id":)";
-    m += ev.id.empty() ? std::string("null") : json::serialize(json::value(ev.id));
-    m += R"(,"data":)";
-    if (ev.kind == hub::OutEvent::Kind::frame) {
-        m += R"({"seq":)";
-        m += std::to_string(ev.seq);
-        m += R"(,"row":)";
-        m += ev.frame->json();
-        m += '}';
-    } else {
-        m += ev.json();
-    }
-    m += '}';
-    return m;
-}
 
 struct WsState {
     std::deque<std::string> replies; // answers to client ops, bounded
@@ -224,7 +205,7 @@ net::awaitable<void> ws_writer(
             continue;
         }
         for (const auto& ev : batch) {
-            const std::string m = ws_message(ev);
+            const std::string m = hub::wire::ws_message(ev);
             auto [ec, n] = co_await ws.async_write(net::buffer(m), as_tuple(use_awaitable));
             if (ec) {
                 co_return;
@@ -262,7 +243,7 @@ net::awaitable<void> ws_reader(
                 reply = json::serialize(json::object{
                     {"event", "sent"}, {"id", nullptr}, {"data", json::object{{"turn", r->turn}, {"queued", r->queued}}}});
             } else {
-                reply = ws_error(r.error() == make_error_code(errc::overloaded) ? "overloaded" : "conflict", r.error().message());
+                reply = ws_error(hub::wire::error_code_name(r.error().code), r.error().message);
             }
         } else if (name->get_string() == "cancel") {
             const bool was = seat.cancel();
@@ -290,7 +271,7 @@ net::awaitable<void> ws_reader(
             } else if (auto page = seat.history(before, turns); page) {
                 reply = R"({"event":"history","id":null,"data":)" + page->json + "}";
             } else {
-                reply = ws_error("bad_request", page.error().message());
+                reply = ws_error(hub::wire::error_code_name(page.error().code), page.error().message);
             }
         } else {
             reply = ws_error("bad_request", "unknown op");
@@ -316,7 +297,7 @@ net::awaitable<void> ws_on_strand(
     net::steady_timer wake(ex);
     WsState st;
     auto sub = std::make_shared<hub::Subscriber>(false);
-    sub->wake = [&wake] { wake.cancel(); };
+    sub->set_wake([&wake] { wake.cancel(); });
     std::optional<std::string> last;
     if (auto h = req["Last-Event-ID"]; !h.empty()) {
         last = std::string(h);
