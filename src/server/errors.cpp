@@ -55,4 +55,21 @@ std::string error_body(const boost::system::error_code& ec, std::string_view mes
     return boost::json::serialize(body);
 }
 
+std::string_view submit_refusal(const boost::system::error_code& ec) noexcept {
+    if (ec == make_error_code(errc::conflict)) {
+        return "the seat is closed";
+    }
+    if (ec == make_error_code(errc::overloaded)) {
+        return "too many prompts queued on this seat (max_queued_prompts)";
+    }
+    if (ec == make_error_code(errc::bad_request)) {
+        return "field 'text' must not be empty";
+    }
+    return "cannot accept the prompt";
+}
+
+boost::system::error_code internal_error() noexcept {
+    return boost::system::errc::make_error_code(boost::system::errc::state_not_recoverable);
+}
+
 } // namespace sluice::server

@@ -17,4 +17,11 @@ namespace sluice::server {
 /// `{"error":{"code":…,"message":…}}` for an error and a message for a person.
 [[nodiscard]] std::string error_body(const boost::system::error_code& ec, std::string_view message);
 
+/// What to tell a client whose prompt a seat refused (`Seat::submit`'s error): the reason,
+/// for HTTP and WebSocket alike.
+[[nodiscard]] std::string_view submit_refusal(const boost::system::error_code& ec) noexcept;
+
+/// The error a handler's escaped exception becomes: 500, code "internal".
+[[nodiscard]] boost::system::error_code internal_error() noexcept;
+
 } // namespace sluice::server

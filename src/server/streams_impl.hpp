@@ -1,0 +1,353 @@
+// Subscriber streams, generic over the stream (tcp_stream in the server, test::stream in the
+// failure-matrix tests): SSE (EventSource-compatible) and WebSocket, both on the seat's strand.
+// Included only by the .cpp files that instantiate them.
+#pragma once
+
+#include "impl.hpp"
+
+#include <sluice/server/errors.hpp>
+#include <sluice/server/validate.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/json.hpp>
+#include <boost/url/parse.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <deque>
+#include <vector>
+
+namespace sluice::server {
+
+namespace stream_detail {
+
+namespace websocket = beast::websocket;
+
+/// Most batches written after a stream was told to end (shutdown or seat closed) before it
+/// ends anyway: what was queued goes out, a seat still publishing cannot hold shutdown open.
+inline constexpr std::size_t END_DRAIN_BATCHES = 16;
+
+/// Answers to client ops waiting for the writer; a client that floods ops and never reads is
+/// dropped when it has this many.
+inline constexpr std::size_t WS_MAX_REPLIES = 16;
+
+/// Largest WebSocket message a client may send (an op is a few hundred bytes).
+inline constexpr std::size_t WS_MAX_MESSAGE = 64 * 1024;
+
+/// A stream's wake-up and stop request. Confined to the seat's strand.
+struct StreamControl {
+    explicit StreamControl(net::any_io_executor ex) : wake(std::move(ex)) {}
+    net::steady_timer wake; ///< an async condition variable: cancelled to wake the writer
+    bool stop{false};       ///< the server is shutting down: write what is queued, then end
+};
+
+/// Why a stream ends, for the SSE comment and the WebSocket close reason.
+inline const char* end_reason(const StreamControl& ctl, const hub::Seat& seat) {
+    return ctl.stop ? "the server is shutting down" : seat.closed() ? "the seat is closed" : "";
+}
+
+// Holds the subscriber attached for the life of a stream and detaches it on every exit path.
+class Attachment {
+public:
+    Attachment(std::shared_ptr<hub::Seat> seat, std::shared_ptr<hub::Subscriber> sub)
+        : seat_(std::move(seat)), sub_(std::move(sub)) {}
+    ~Attachment() {
+        sub_->wake = nullptr;
+        seat_->detach(sub_);
+    }
+    Attachment(const Attachment&) = delete;
+    Attachment& operator=(const Attachment&) = delete;
+
+private:
+    std::shared_ptr<hub::Seat> seat_;
+    std::shared_ptr<hub::Subscriber> sub_;
+};
+
+/// Registers the stream's stop hook: on shutdown, post to the seat strand, mark and wake.
+template <class Strand>
+void stop_on_shutdown(Connections::Ticket& ticket, Strand strand, const std::shared_ptr<StreamControl>& ctl) {
+    ticket.on_stop([strand, weak = std::weak_ptr<StreamControl>(ctl)] {
+        net::post(strand, [weak] {
+            if (auto c = weak.lock()) {
+                c->stop = true;
+                c->wake.cancel();
+            }
+        });
+    });
+}
+
+/// Encodes a batch as SSE into `heads` (owned text) and `bufs` (gathered, frames not copied).
+void encode_sse(
+    const std::vector<hub::OutEvent>& batch,
+    std::vector<std::string>& heads,
+    std::vector<net::const_buffer>& bufs);
+
+/// One WebSocket text message for an event.
+std::string ws_message(const hub::OutEvent& ev);
+
+/// The answer to one WebSocket client message (an op), run on the seat strand.
+std::string ws_answer(hub::Seat& seat, std::string_view message);
+
+inline constexpr std::string_view SSE_HEAD =
+    "HTTP/1.1 200 OK\r\n"
+    "Server: sluice\r\n"
+    "Content-Type: text/event-stream; charset=utf-8\r\n"
+    "Cache-Control: no-store\r\n"
+    "X-Accel-Buffering: no\r\n"
+    "Connection: keep-alive\r\n"
+    "\r\n"
+    "retry: 1000\n\n";
+
+template <class Stream>
+net::awaitable<void> sse_writer(
+    Server::Impl& s, hub::Seat& seat, hub::Subscriber& sub, Stream& stream, StreamControl& ctl) {
+    using net::as_tuple;
+    using net::use_awaitable;
+    std::vector<hub::OutEvent> batch;
+    std::vector<std::string> heads;
+    std::vector<net::const_buffer> bufs;
+    static constexpr std::string_view heartbeat = ": heartbeat\n\n";
+    std::size_t end_batches = 0;
+    std::uint64_t gap_seen = 0;
+    for (;;) {
+        const bool ending = ctl.stop || seat.closed();
+        batch.clear();
+        if (!ending || end_batches < END_DRAIN_BATCHES) {
+            seat.collect(sub, batch);
+            s.note_lane(sub, gap_seen);
+        }
+        if (batch.empty()) {
+            if (ending) {
+                // Flushed: say why in a comment, then end the stream (the reader sees EOF).
+                const std::string bye = std::string(": bye: ") + end_reason(ctl, seat) + "\n\n";
+                (void)co_await net::async_write(stream, net::buffer(bye), as_tuple(use_awaitable));
+                StreamOps<Stream>::shutdown(stream);
+                co_return;
+            }
+            ctl.wake.expires_after(s.cfg.heartbeat);
+            auto [ec] = co_await ctl.wake.async_wait(as_tuple(use_awaitable));
+            if (!ec) {
+                auto [wec, n] = co_await net::async_write(stream, net::buffer(heartbeat), as_tuple(use_awaitable));
+                if (wec) {
+                    StreamOps<Stream>::shutdown(stream);
+                    co_return;
+                }
+            }
+            continue;
+        }
+        if (ending) {
+            ++end_batches;
+        }
+        encode_sse(batch, heads, bufs);
+        auto [ec, n] = co_await net::async_write(stream, bufs, as_tuple(use_awaitable));
+        if (ec) {
+            StreamOps<Stream>::shutdown(stream);
+            co_return;
+        }
+    }
+}
+
+// Completes when the peer closes (or sends anything we do not expect on an SSE stream), or
+// when the writer shuts the stream down.
+template <class Stream>
+net::awaitable<void> wait_for_close(Stream& stream) {
+    std::array<char, 64> sink{}; // an SSE client sends nothing; this only notices the close
+    for (;;) {
+        auto [ec, n] = co_await stream.async_read_some(net::buffer(sink), net::as_tuple(net::use_awaitable));
+        if (ec) {
+            co_return;
+        }
+    }
+}
+
+template <class Stream>
+net::awaitable<void> sse_on_strand(
+    Server::Impl& s,
+    std::shared_ptr<hub::Seat> seat,
+    Stream& stream,
+    std::optional<std::string> last,
+    bool cancel_on_disconnect,
+    Connections::Ticket& ticket) {
+    using net::experimental::awaitable_operators::operator||;
+    auto [ec, n] = co_await net::async_write(stream, net::buffer(SSE_HEAD), net::as_tuple(net::use_awaitable));
+    if (ec) {
+        co_return;
+    }
+    auto ctl = std::make_shared<StreamControl>(co_await net::this_coro::executor);
+    stop_on_shutdown(ticket, seat->strand(), ctl);
+    auto sub = std::make_shared<hub::Subscriber>(cancel_on_disconnect);
+    sub->wake = [c = ctl.get()] { c->wake.cancel(); };
+    seat->attach(sub, std::move(last));
+    Attachment attached(seat, sub);
+    co_await (sse_writer(s, *seat, *sub, stream, *ctl) || wait_for_close(stream));
+    StreamOps<Stream>::shutdown(stream);
+}
+
+struct WsState {
+    std::deque<std::string> replies; // answers to client ops, at most WS_MAX_REPLIES
+};
+
+template <class Stream>
+net::awaitable<void> ws_write_loop(
+    Server::Impl& s,
+    hub::Seat& seat,
+    hub::Subscriber& sub,
+    websocket::stream<Stream>& ws,
+    StreamControl& ctl,
+    WsState& st) {
+    using net::as_tuple;
+    using net::use_awaitable;
+    std::vector<hub::OutEvent> batch;
+    std::size_t end_batches = 0;
+    std::uint64_t gap_seen = 0;
+    for (;;) {
+        const bool ending = ctl.stop || seat.closed();
+        while (!st.replies.empty()) {
+            std::string m = std::move(st.replies.front());
+            st.replies.pop_front();
+            auto [ec, n] = co_await ws.async_write(net::buffer(m), as_tuple(use_awaitable));
+            if (ec) {
+                co_return;
+            }
+        }
+        batch.clear();
+        if (!ending || end_batches < END_DRAIN_BATCHES) {
+            seat.collect(sub, batch);
+            s.note_lane(sub, gap_seen);
+        }
+        if (batch.empty()) {
+            if (ending) {
+                const websocket::close_reason why(websocket::close_code::going_away, end_reason(ctl, seat));
+                (void)co_await ws.async_close(why, as_tuple(use_awaitable));
+                co_return;
+            }
+            ctl.wake.expires_after(s.cfg.heartbeat);
+            auto [ec] = co_await ctl.wake.async_wait(as_tuple(use_awaitable));
+            if (!ec) {
+                auto [pec] = co_await ws.async_ping({}, as_tuple(use_awaitable));
+                if (pec) {
+                    co_return;
+                }
+            }
+            continue;
+        }
+        if (ending) {
+            ++end_batches;
+        }
+        for (const auto& ev : batch) {
+            const std::string m = ws_message(ev);
+            auto [ec, n] = co_await ws.async_write(net::buffer(m), as_tuple(use_awaitable));
+            if (ec) {
+                co_return;
+            }
+        }
+    }
+}
+
+// The writer, then the end of the transport on every path, so that the reader's pending read
+// completes whether or not the stream supports per-operation cancellation (test::stream does not).
+template <class Stream>
+net::awaitable<void> ws_writer(
+    Server::Impl& s,
+    hub::Seat& seat,
+    hub::Subscriber& sub,
+    websocket::stream<Stream>& ws,
+    StreamControl& ctl,
+    WsState& st) {
+    co_await ws_write_loop(s, seat, sub, ws, ctl, st);
+    StreamOps<Stream>::shutdown(beast::get_lowest_layer(ws));
+}
+
+template <class Stream>
+net::awaitable<void> ws_reader(hub::Seat& seat, websocket::stream<Stream>& ws, StreamControl& ctl, WsState& st) {
+    beast::flat_buffer buf;
+    for (;;) {
+        buf.clear();
+        auto [ec, n] = co_await ws.async_read(buf, net::as_tuple(net::use_awaitable));
+        if (ec) {
+            co_return;
+        }
+        if (st.replies.size() >= WS_MAX_REPLIES) {
+            co_return; // a client that floods ops and never reads is dropped
+        }
+        st.replies.push_back(ws_answer(seat, beast::buffers_to_string(buf.data())));
+        ctl.wake.cancel();
+    }
+}
+
+template <class Stream>
+net::awaitable<void> ws_on_strand(
+    Server::Impl& s, std::shared_ptr<hub::Seat> seat, Stream& stream, Request req, Connections::Ticket& ticket) {
+    using net::experimental::awaitable_operators::operator||;
+    websocket::stream<Stream> ws(std::move(stream));
+    ws.read_message_max(WS_MAX_MESSAGE);
+    ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    auto [aec] = co_await ws.async_accept(req, net::as_tuple(net::use_awaitable));
+    if (aec) {
+        co_return;
+    }
+    auto ctl = std::make_shared<StreamControl>(co_await net::this_coro::executor);
+    stop_on_shutdown(ticket, seat->strand(), ctl);
+    WsState st;
+    auto sub = std::make_shared<hub::Subscriber>(false);
+    sub->wake = [c = ctl.get()] { c->wake.cancel(); };
+    std::optional<std::string> last;
+    if (auto h = req["Last-Event-ID"]; !h.empty()) {
+        last = std::string(h);
+    } else if (auto url = boost::urls::parse_origin_form(req.target()); url) {
+        last = query_param(*url, "last_event_id");
+    }
+    seat->attach(sub, std::move(last));
+    Attachment attached(seat, sub);
+    co_await (ws_writer(s, *seat, *sub, ws, *ctl, st) || ws_reader(*seat, ws, *ctl, st));
+}
+
+// Runs `body` on the seat's strand; an exception ends the stream with one log line.
+template <class Awaitable>
+net::awaitable<void> on_seat_strand(std::shared_ptr<hub::Seat> seat, const char* what, Awaitable body) {
+    std::string error;
+    try {
+        co_await net::co_spawn(seat->strand(), std::move(body), net::use_awaitable);
+        co_return;
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    spdlog::error("{} stream on seat {} ended by an exception: {}", what, seat->id(), error);
+}
+
+} // namespace stream_detail
+
+template <class Stream>
+net::awaitable<void> serve_sse(
+    Server::Impl& s,
+    std::shared_ptr<hub::Seat> seat,
+    Stream& stream,
+    std::optional<std::string> last_event_id,
+    bool cancel_on_disconnect,
+    Connections::Ticket& ticket) {
+    auto keep = seat;
+    co_await stream_detail::on_seat_strand(
+        std::move(keep),
+        "SSE",
+        stream_detail::sse_on_strand(s, std::move(seat), stream, std::move(last_event_id), cancel_on_disconnect, ticket));
+}
+
+template <class Stream>
+net::awaitable<void> serve_websocket(
+    Server::Impl& s, std::shared_ptr<hub::Seat> seat, Stream& stream, Request req, Connections::Ticket& ticket) {
+    auto keep = seat;
+    co_await stream_detail::on_seat_strand(
+        std::move(keep), "WebSocket", stream_detail::ws_on_strand(s, std::move(seat), stream, std::move(req), ticket));
+}
+
+} // namespace sluice::server
