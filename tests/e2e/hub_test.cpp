@@ -539,7 +539,8 @@ TEST(Hub, SigtermEndsEveryStreamDrainsConnectionsAndExitsPromptly) {
     const int status = hub.terminate(2s);
     const auto took = std::chrono::steady_clock::now() - t0;
     EXPECT_EQ(status, 0);
-    EXPECT_LT(took, 2s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+    // Idle: well under a second (a fixed 1.5 s grace timer took 2.7-3.4 s here, issue 9).
+    EXPECT_LT(took, 1s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
     // The stream was ended by the server, after what was queued, with its reason, and closed
     // in order (no reset).
     const auto rest = read_to_end(sse, 2s);

@@ -73,12 +73,12 @@ struct Rig {
 };
 
 // One run of a session: serves `stream` and records how it ended.
-struct Run {
+struct SessionEnd {
     bool ended{false};
     std::exception_ptr error;
 };
 
-void spawn_session(Rig& rig, beast::test::stream stream, Run& run) {
+void spawn_session(Rig& rig, beast::test::stream stream, SessionEnd& run) {
     auto ticket = rig.s->connections->enter();
     ASSERT_TRUE(ticket);
     net::co_spawn(
@@ -127,7 +127,7 @@ TEST(HttpSession, EveryFailPointEndsTheSessionCleanly) {
             ss.read_size(7); // many small reads: many fail points
             ss.write_size(32);
             ss.append(row.request);
-            Run run;
+            SessionEnd run;
             spawn_session(rig, std::move(ss), run);
             rig.settle();
             ASSERT_TRUE(run.ended) << row.request << " at fail point " << n;
@@ -146,7 +146,7 @@ TEST(HttpSession, AnIdleKeepAliveConnectionEndsAtShutdown) {
     beast::test::stream client(rig.io);
     ss.connect(client);
     ss.append("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
-    Run run;
+    SessionEnd run;
     spawn_session(rig, std::move(ss), run);
     rig.settle();
     EXPECT_FALSE(run.ended); // answered, and waiting for the next request
@@ -172,7 +172,7 @@ TEST(SseStream, EveryFailPointEndsTheStreamAndDetachesTheSubscriber) {
         ss.read_size(9);
         ss.write_size(64);
         ss.append(request);
-        Run run;
+        SessionEnd run;
         spawn_session(rig, std::move(ss), run);
         rig.settle();
         if (!run.ended) {
@@ -197,7 +197,7 @@ TEST(SseStream, EndsWhenTheClientGoes) {
     beast::test::stream client(rig.io);
     ss.connect(client);
     ss.append("GET /v1/seats/" + rig.seat + "/events HTTP/1.1\r\nHost: x\r\n\r\n");
-    Run run;
+    SessionEnd run;
     spawn_session(rig, std::move(ss), run);
     rig.settle();
     ASSERT_FALSE(run.ended);
@@ -250,7 +250,7 @@ TEST(WebSocketSession, EveryFailPointEndsTheSessionAndDetachesTheSubscriber) {
         websocket::stream<beast::test::stream> client(rig.io);
         ss.connect(client.next_layer());
         ss.write_size(64);
-        Run run;
+        SessionEnd run;
         spawn_session(rig, std::move(ss), run);
         WsClientResult got;
         bool client_done = false;
