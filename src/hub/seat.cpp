@@ -2,6 +2,7 @@
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/assert.hpp>
 #include <sluice/hub/seat.hpp>
+#include <sluice/hub/wire.hpp>
 
 #include "ids.hpp"
 
@@ -24,18 +25,6 @@ const char* state_name(SeatState s) noexcept {
     case SeatState::queued: return "queued";
     }
     return "idle";
-}
-
-const char* event_name(OutEvent::Kind k) noexcept {
-    switch (k) {
-    case OutEvent::Kind::connected: return "connected";
-    case OutEvent::Kind::resumed: return "resumed";
-    case OutEvent::Kind::frame: return "frame";
-    case OutEvent::Kind::preview: return "preview";
-    case OutEvent::Kind::gap: return "gap";
-    case OutEvent::Kind::turn: return "turn";
-    }
-    return "message";
 }
 
 Subscriber::Subscriber(bool cancel_on_disconnect_) noexcept
@@ -228,7 +217,7 @@ void Seat::start_next_turn() {
     row["uuid"] = new_id("u");
     row["timestamp"] = iso_now();
     row["session_id"] = spec_.id;
-    push_control(json::serialize(json::object{{"turn", running_turn_}, {"state", "started"}}));
+    push_control(wire::turn_json(running_turn_, "started"));
     publish_row(std::move(row));
     turn_cancel_.emplace();
     connected_cache_.reset(); // its "state" changed
@@ -282,11 +271,7 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     } else if (end.state == runtime::TurnEnd::State::failed) {
         state = "failed";
     }
-    json::object data{{"turn", running_turn_}, {"state", state}};
-    if (!end.error.empty()) {
-        data["error"] = end.error;
-    }
-    push_control(json::serialize(data));
+    push_control(wire::turn_json(running_turn_, state, end.error));
     turn_cancel_.reset();
     connected_cache_.reset(); // its "state" changed
     if (transcript_) {
@@ -407,44 +392,14 @@ std::shared_ptr<const std::string> Seat::connected_data() {
         return connected_cache_;
     }
     const auto maybe = window_.page(std::nullopt, SUBSCRIBE_TURNS);
-    const Page page = maybe.value_or(Page{});
-    std::uint64_t page_first = window_.end();
-    std::uint64_t page_bytes = 0;
-    for (const auto& t : page.turns) {
-        page_first = std::min(page_first, t.first);
-        for (const auto& f : t.frames) {
-            page_bytes += f->wire_bytes() + 1;
-        }
-    }
-    std::string s;
-    s.reserve(page_bytes + 256);
     const auto end = window_.end();
-    s += R"({"seat":)";
-    s += json::serialize(json::value(spec_.id));
-    s += R"(,"epoch":)";
-    s += json::serialize(json::value(spec_.epoch));
-    s += R"(,"seq":)";
-    s += std::to_string(static_cast<std::int64_t>(end) - 1);
-    s += R"(,"recovered":false,"state":")";
-    s += turn_cancel_ ? "running" : "idle";
-    s += R"(","turn":)";
-    s += std::to_string(turn_cancel_ ? running_turn_ : spec_.turns);
-    s += R"(,"window":{"first":)";
-    s += std::to_string(page_first);
-    s += R"(,"frames":[)";
-    bool comma = false;
-    for (const auto& t : page.turns) {
-        for (const auto& f : t.frames) {
-            if (comma) {
-                s += ',';
-            }
-            s += f->json();
-            comma = true;
-        }
-    }
-    s += R"(]},"cursor":)";
-    s += page.cursor ? std::to_string(*page.cursor) : std::string("null");
-    s += '}';
+    const wire::SeatHead head{
+        spec_.id,
+        spec_.epoch,
+        static_cast<std::int64_t>(end) - 1,
+        turn_cancel_.has_value(),
+        turn_cancel_ ? running_turn_ : spec_.turns};
+    std::string s = wire::connected_json(head, maybe.value_or(Page{}), end);
     connected_cache_ = std::make_shared<const std::string>(std::move(s));
     connected_cache_end_ = end;
     connected_cache_first_ = window_.first();
@@ -472,12 +427,12 @@ void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
     if (sub.need_resumed) {
         OutEvent ev;
         ev.kind = OutEvent::Kind::resumed;
-        ev.data = json::serialize(json::object{
-            {"seat", spec_.id},
-            {"epoch", spec_.epoch},
-            {"seq", static_cast<std::int64_t>(sub.cursor) - 1},
-            {"recovered", true},
-            {"state", turn_cancel_ ? "running" : "idle"}});
+        ev.data = wire::resumed_json(wire::SeatHead{
+            spec_.id,
+            spec_.epoch,
+            static_cast<std::int64_t>(sub.cursor) - 1,
+            turn_cancel_.has_value(),
+            spec_.turns});
         out.push_back(std::move(ev));
         sub.need_resumed = false;
     }
@@ -511,7 +466,7 @@ void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
     if (const auto dropped = sub.previews.take_unreported_dropped(); dropped > 0) {
         OutEvent ev;
         ev.kind = OutEvent::Kind::gap;
-        ev.data = R"({"dropped_bytes":)" + std::to_string(dropped) + "}";
+        ev.data = wire::gap_json(dropped);
         sub.gap_bytes += dropped;
         out.push_back(std::move(ev));
     }
@@ -520,58 +475,14 @@ void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
         if (!p) {
             break;
         }
-        json::object data;
-        if (std::holds_alternative<llm::Text>(*p)) {
-            data["kind"] = "text";
-        } else if (std::holds_alternative<llm::Thinking>(*p)) {
-            data["kind"] = "thinking";
-        } else if (const auto* u = std::get_if<llm::ToolUseDelta>(&*p)) {
-            data["kind"] = "tool_use_delta";
-            data["tool_id"] = u->tool_id;
-        } else if (const auto* r = std::get_if<llm::ToolResultDelta>(&*p)) {
-            data["kind"] = "tool_result_delta";
-            data["tool_id"] = r->tool_id;
-        }
-        data["delta"] = preview_payload(*p);
         OutEvent ev;
         ev.kind = OutEvent::Kind::preview;
-        ev.data = json::serialize(data);
+        ev.data = wire::preview_json(*p);
         out.push_back(std::move(ev));
     }
 }
 
 // ---- history and summary -------------------------------------------------------------------
-
-namespace {
-
-std::string page_json(const Page& page) {
-    std::string s = R"({"turns":[)";
-    bool first_turn = true;
-    for (const auto& t : page.turns) {
-        if (!first_turn) {
-            s += ',';
-        }
-        first_turn = false;
-        s += R"({"first":)";
-        s += std::to_string(t.first);
-        s += R"(,"frames":[)";
-        bool comma = false;
-        for (const auto& f : t.frames) {
-            if (comma) {
-                s += ',';
-            }
-            s += f->json();
-            comma = true;
-        }
-        s += "]}";
-    }
-    s += R"(],"cursor":)";
-    s += page.cursor ? std::to_string(*page.cursor) : std::string("null");
-    s += '}';
-    return s;
-}
-
-} // namespace
 
 boost::system::result<HistoryPage> Seat::history(
     std::optional<std::uint64_t> before, std::size_t turns) {
@@ -581,13 +492,13 @@ boost::system::result<HistoryPage> Seat::history(
         return make_error_code(errc::bad_request);
     }
     if (auto page = window_.page(at, turns)) {
-        return HistoryPage{page_json(*page)};
+        return HistoryPage{wire::page_json(*page)};
     }
     auto page = transcript_->page(at, turns);
     if (!page) {
         return page.error();
     }
-    return HistoryPage{page_json(*page)};
+    return HistoryPage{wire::page_json(*page)};
 }
 
 void Seat::update_summary() {

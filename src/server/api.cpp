@@ -182,11 +182,12 @@ Response bad(const Request& req, const Refusal& r) {
 
 // 405, naming the method refused and the ones the route takes.
 Response method_not_allowed(const Request& req, std::string_view allowed) {
-    json::object err{
-        {"code", "method_not_allowed"},
-        {"message",
-         std::string(req.method_string()) + " is not allowed here; this route takes " + std::string(allowed)}};
-    auto res = json_response(req, 405, json::serialize(json::object{{"error", std::move(err)}}));
+    auto res = json_response(
+        req,
+        405,
+        error_body(
+            "method_not_allowed",
+            std::string(req.method_string()) + " is not allowed here; this route takes " + std::string(allowed)));
     res.set(http::field::allow, allowed);
     return res;
 }

@@ -1,7 +1,5 @@
-// Error → HTTP status and JSON body.
+// Error → HTTP status, and the refusal messages both transports share.
 #include <sluice/server/errors.hpp>
-
-#include <boost/json.hpp>
 
 namespace sluice::server {
 
@@ -21,38 +19,6 @@ unsigned http_status(const boost::system::error_code& ec) noexcept {
     case errc::provider_error: return 502;
     default: return 500;
     }
-}
-
-std::string_view error_code_name(const boost::system::error_code& ec) noexcept {
-    if (ec.category() != error_category()) {
-        return "internal";
-    }
-    switch (static_cast<errc>(ec.value())) {
-    case errc::ok: return "ok";
-    case errc::bad_request: return "bad_request";
-    case errc::not_found: return "not_found";
-    case errc::conflict: return "conflict";
-    case errc::payload_too_large: return "payload_too_large";
-    case errc::overloaded: return "overloaded";
-    case errc::unauthorized: return "unauthorized";
-    case errc::cancelled: return "cancelled";
-    case errc::timed_out: return "timed_out";
-    case errc::protocol_error: return "protocol_error";
-    case errc::provider_error: return "provider_error";
-    case errc::io_error: return "io_error";
-    case errc::corrupt_data: return "corrupt_data";
-    case errc::relay_closed: return "relay_closed";
-    }
-    return "internal";
-}
-
-std::string error_body(const boost::system::error_code& ec, std::string_view message) {
-    boost::json::object err;
-    err["code"] = error_code_name(ec);
-    err["message"] = message;
-    boost::json::object body;
-    body["error"] = std::move(err);
-    return boost::json::serialize(body);
 }
 
 std::string_view submit_refusal(const boost::system::error_code& ec) noexcept {

@@ -13,74 +13,30 @@ void encode_sse(
     std::vector<net::const_buffer>& bufs) {
     heads.clear();
     bufs.clear();
-    heads.reserve(batch.size() * 2);
+    heads.reserve(batch.size()); // no reallocation below: the buffers point into these strings
+    std::vector<hub::wire::SsePieces> pieces;
+    pieces.reserve(batch.size());
     for (const auto& ev : batch) {
-        std::string head;
-        if (!ev.id.empty()) {
-            head += "id: ";
-            head += ev.id;
-            head += '\n';
-        }
-        head += "event: ";
-        head += hub::event_name(ev.kind);
-        head += "\ndata: ";
-        if (ev.kind == hub::OutEvent::Kind::frame) {
-            head += R"({"seq":)";
-            head += std::to_string(ev.seq);
-            head += R"(,"row":)";
-            heads.push_back(std::move(head));
-            heads.emplace_back("}\n\n");
-        } else {
-            if (ev.shared) {
-                heads.push_back(std::move(head)); // the shared page is gathered, not copied
-                heads.emplace_back("\n\n");
-            } else {
-                head += ev.data;
-                head += "\n\n";
-                heads.push_back(std::move(head));
-            }
-        }
+        pieces.push_back(hub::wire::sse_pieces(ev));
+        heads.push_back(std::move(pieces.back().head));
     }
-    std::size_t h = 0;
-    for (const auto& ev : batch) {
-        bufs.push_back(net::buffer(heads[h++]));
-        if (ev.kind == hub::OutEvent::Kind::frame) {
-            bufs.push_back(net::buffer(ev.frame->json().data(), ev.frame->json().size()));
-            bufs.push_back(net::buffer(heads[h++]));
-        } else if (ev.shared) {
-            bufs.push_back(net::buffer(ev.shared->data(), ev.shared->size()));
-            bufs.push_back(net::buffer(heads[h++]));
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+        bufs.push_back(net::buffer(heads[i]));
+        if (!pieces[i].body.empty()) {
+            bufs.push_back(net::buffer(pieces[i].body.data(), pieces[i].body.size())); // gathered
         }
+        bufs.push_back(net::buffer(pieces[i].tail.data(), pieces[i].tail.size()));
     }
-}
-
-std::string ws_message(const hub::OutEvent& ev) {
-    std::string m = R"({"event":")";
-    m += hub::event_name(ev.kind);
-    m += R"(","id":)";
-    m += ev.id.empty() ? std::string("null") : json::serialize(json::value(ev.id));
-    m += R"(,"data":)";
-    if (ev.kind == hub::OutEvent::Kind::frame) {
-        m += R"({"seq":)";
-        m += std::to_string(ev.seq);
-        m += R"(,"row":)";
-        m += ev.frame->json();
-        m += '}';
-    } else {
-        m += ev.json();
-    }
-    m += '}';
-    return m;
 }
 
 namespace {
 
-std::string ws_event(std::string_view event, json::value data) {
-    return json::serialize(json::object{{"event", event}, {"id", nullptr}, {"data", std::move(data)}});
+std::string ws_event(std::string_view event, const json::object& data) {
+    return hub::wire::ws_reply(event, json::serialize(data));
 }
 
 std::string ws_error(const boost::system::error_code& ec, std::string_view message) {
-    return R"({"event":"error","id":null,"data":)" + error_body(ec, message) + "}";
+    return hub::wire::ws_error(hub::wire::error_code_name(ec), message);
 }
 
 std::string ws_refusal(const Refusal& r) {
@@ -120,7 +76,7 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
         if (!page) {
             return ws_error(page.error(), "cannot read that page: " + page.error().message());
         }
-        return R"({"event":"history","id":null,"data":)" + page->json + "}";
+        return hub::wire::ws_reply("history", page->json);
     }
     return ws_refusal(
         {errc::bad_request,

@@ -6,6 +6,7 @@
 #include "impl.hpp"
 
 #include <sluice/server/errors.hpp>
+#include <sluice/hub/wire.hpp>
 #include <sluice/server/validate.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -24,6 +25,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <deque>
 #include <vector>
 
@@ -92,12 +94,10 @@ void encode_sse(
     std::vector<std::string>& heads,
     std::vector<net::const_buffer>& bufs);
 
-/// One WebSocket text message for an event.
-std::string ws_message(const hub::OutEvent& ev);
-
 /// The answer to one WebSocket client message (an op), run on the seat strand.
 std::string ws_answer(hub::Seat& seat, std::string_view message);
 
+/// The response head of an SSE stream (the first event, `retry`, follows it).
 inline constexpr std::string_view SSE_HEAD =
     "HTTP/1.1 200 OK\r\n"
     "Server: sluice\r\n"
@@ -105,8 +105,7 @@ inline constexpr std::string_view SSE_HEAD =
     "Cache-Control: no-store\r\n"
     "X-Accel-Buffering: no\r\n"
     "Connection: keep-alive\r\n"
-    "\r\n"
-    "retry: 1000\n\n";
+    "\r\n";
 
 template <class Stream>
 net::awaitable<void> sse_writer(
@@ -116,7 +115,7 @@ net::awaitable<void> sse_writer(
     std::vector<hub::OutEvent> batch;
     std::vector<std::string> heads;
     std::vector<net::const_buffer> bufs;
-    static constexpr std::string_view heartbeat = ": heartbeat\n\n";
+    constexpr std::string_view heartbeat = hub::wire::SSE_HEARTBEAT;
     std::size_t end_batches = 0;
     std::uint64_t gap_seen = 0;
     for (;;) {
@@ -129,7 +128,7 @@ net::awaitable<void> sse_writer(
         if (batch.empty()) {
             if (ending) {
                 // Flushed: say why in a comment, then end the stream (the reader sees EOF).
-                const std::string bye = std::string(": bye: ") + end_reason(ctl, seat) + "\n\n";
+                const std::string bye = hub::wire::sse_comment(std::string("bye: ") + end_reason(ctl, seat));
                 (void)co_await net::async_write(stream, net::buffer(bye), as_tuple(use_awaitable));
                 StreamOps<Stream>::shutdown(stream);
                 co_return;
@@ -179,7 +178,8 @@ net::awaitable<void> sse_on_strand(
     bool cancel_on_disconnect,
     Connections::Ticket& ticket) {
     using net::experimental::awaitable_operators::operator||;
-    auto [ec, n] = co_await net::async_write(stream, net::buffer(SSE_HEAD), net::as_tuple(net::use_awaitable));
+    const std::array<net::const_buffer, 2> head{net::buffer(SSE_HEAD), net::buffer(hub::wire::SSE_RETRY)};
+    auto [ec, n] = co_await net::async_write(stream, head, net::as_tuple(net::use_awaitable));
     if (ec) {
         co_return;
     }
@@ -245,7 +245,7 @@ net::awaitable<void> ws_write_loop(
             ++end_batches;
         }
         for (const auto& ev : batch) {
-            const std::string m = ws_message(ev);
+            const std::string m = hub::wire::ws_message(ev);
             auto [ec, n] = co_await ws.async_write(net::buffer(m), as_tuple(use_awaitable));
             if (ec) {
                 co_return;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sluice/core/relay_queue.hpp>
+#include <sluice/hub/wire.hpp>
 
 #include <boost/json/value.hpp>
 
@@ -33,24 +34,9 @@ inline constexpr std::size_t SUBSCRIBER_BATCH_FRAMES = 64;
 /// Most turn-state events held for a stalled subscriber before it is resynced instead.
 inline constexpr std::size_t SUBSCRIBER_CONTROL_CAP = 256;
 
-/// One event for a subscriber, transport-neutral (SSE and WebSocket encode it).
-struct OutEvent {
-    enum class Kind : std::uint8_t { connected, resumed, frame, preview, gap, turn };
-    Kind kind{Kind::frame};
-    std::string id;                       ///< "<epoch>:<seq>" or empty (no id)
-    std::shared_ptr<const Frame> frame;   ///< for `frame`: shared, never copied
-    std::uint64_t seq{};                  ///< for `frame`: its position
-    std::string data;                     ///< for every other kind: the JSON data
-    /// For `connected`: the window page, shared by every subscriber resynced to the same
-    /// window (a page can be megabytes; it is built once, never copied per subscriber).
-    std::shared_ptr<const std::string> shared;
-
-    /// The JSON data, wherever it is held.
-    [[nodiscard]] const std::string& json() const noexcept { return shared ? *shared : data; }
-};
-
-/// The name of an event kind on the wire ("connected", "frame", …).
-[[nodiscard]] const char* event_name(OutEvent::Kind k) noexcept;
+/// One event for a subscriber (defined with its encoders in hub/wire.hpp).
+using wire::OutEvent;
+using wire::event_name;
 
 /// Where a subscriber stands in its seat's stream.
 ///
