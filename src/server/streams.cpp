@@ -7,6 +7,29 @@ namespace stream_detail {
 
 namespace json = boost::json;
 
+Subscription::Subscription(
+    std::shared_ptr<hub::Seat> seat, net::any_io_executor ex, Connections::Ticket& ticket, SubscribeOptions opt)
+    : seat_(std::move(seat))
+    , ctl_(std::make_shared<StreamControl>(std::move(ex)))
+    , sub_(std::make_shared<hub::Subscriber>(opt.cancel_on_disconnect)) {
+    // At shutdown: post to the seat strand, mark the stream as ending, wake its writer.
+    ticket.on_stop([strand = seat_->strand(), weak = std::weak_ptr<StreamControl>(ctl_)] {
+        net::post(strand, [weak] {
+            if (auto c = weak.lock()) {
+                c->stop = true;
+                c->wake.cancel();
+            }
+        });
+    });
+    sub_->wake = [c = ctl_.get()] { c->wake.cancel(); };
+    seat_->attach(sub_, std::move(opt.last_event_id));
+}
+
+Subscription::~Subscription() {
+    sub_->wake = nullptr;
+    seat_->detach(sub_);
+}
+
 void encode_sse(
     const std::vector<hub::OutEvent>& batch,
     std::vector<std::string>& heads,

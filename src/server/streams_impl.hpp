@@ -58,35 +58,34 @@ inline const char* end_reason(const StreamControl& ctl, const hub::Seat& seat) {
     return ctl.stop ? "the server is shutting down" : seat.closed() ? "the seat is closed" : "";
 }
 
-// Holds the subscriber attached for the life of a stream and detaches it on every exit path.
-class Attachment {
+/// What a subscriber stream asks of its seat: `connected` or a resume from Last-Event-ID, and
+/// whether it is the turn's caller (it cancels the turn when it goes).
+struct SubscribeOptions {
+    std::optional<std::string> last_event_id; ///< "<epoch>:<seq>", or none
+    bool cancel_on_disconnect{false};         ///< SSE `?cancel_on_disconnect=1`
+};
+
+/// A stream's hold on its seat: the control (wake-up, stop request), the stop hook in the
+/// connection gate, and the subscriber, attached for the life of this object and detached on
+/// every exit path. Created and destroyed on the seat's strand.
+class Subscription {
 public:
-    Attachment(std::shared_ptr<hub::Seat> seat, std::shared_ptr<hub::Subscriber> sub)
-        : seat_(std::move(seat)), sub_(std::move(sub)) {}
-    ~Attachment() {
-        sub_->wake = nullptr;
-        seat_->detach(sub_);
-    }
-    Attachment(const Attachment&) = delete;
-    Attachment& operator=(const Attachment&) = delete;
+    Subscription(
+        std::shared_ptr<hub::Seat> seat, net::any_io_executor ex, Connections::Ticket& ticket, SubscribeOptions opt);
+    ~Subscription();
+    Subscription(const Subscription&) = delete;
+    Subscription& operator=(const Subscription&) = delete;
+
+    /// The stream's wake-up and stop request.
+    [[nodiscard]] StreamControl& control() noexcept { return *ctl_; }
+    /// The attached subscriber.
+    [[nodiscard]] hub::Subscriber& subscriber() noexcept { return *sub_; }
 
 private:
     std::shared_ptr<hub::Seat> seat_;
+    std::shared_ptr<StreamControl> ctl_; // shared: the stop hook holds it weakly
     std::shared_ptr<hub::Subscriber> sub_;
 };
-
-/// Registers the stream's stop hook: on shutdown, post to the seat strand, mark and wake.
-template <class Strand>
-void stop_on_shutdown(Connections::Ticket& ticket, Strand strand, const std::shared_ptr<StreamControl>& ctl) {
-    ticket.on_stop([strand, weak = std::weak_ptr<StreamControl>(ctl)] {
-        net::post(strand, [weak] {
-            if (auto c = weak.lock()) {
-                c->stop = true;
-                c->wake.cancel();
-            }
-        });
-    });
-}
 
 /// Encodes a batch as SSE into `heads` (owned text) and `bufs` (gathered, frames not copied).
 void encode_sse(
@@ -171,25 +170,15 @@ net::awaitable<void> wait_for_close(Stream& stream) {
 
 template <class Stream>
 net::awaitable<void> sse_on_strand(
-    Server::Impl& s,
-    std::shared_ptr<hub::Seat> seat,
-    Stream& stream,
-    std::optional<std::string> last,
-    bool cancel_on_disconnect,
-    Connections::Ticket& ticket) {
+    Server::Impl& s, std::shared_ptr<hub::Seat> seat, Stream& stream, SubscribeOptions opt, Connections::Ticket& t) {
     using net::experimental::awaitable_operators::operator||;
     const std::array<net::const_buffer, 2> head{net::buffer(SSE_HEAD), net::buffer(hub::wire::SSE_RETRY)};
     auto [ec, n] = co_await net::async_write(stream, head, net::as_tuple(net::use_awaitable));
     if (ec) {
         co_return;
     }
-    auto ctl = std::make_shared<StreamControl>(co_await net::this_coro::executor);
-    stop_on_shutdown(ticket, seat->strand(), ctl);
-    auto sub = std::make_shared<hub::Subscriber>(cancel_on_disconnect);
-    sub->wake = [c = ctl.get()] { c->wake.cancel(); };
-    seat->attach(sub, std::move(last));
-    Attachment attached(seat, sub);
-    co_await (sse_writer(s, *seat, *sub, stream, *ctl) || wait_for_close(stream));
+    Subscription sub(seat, co_await net::this_coro::executor, t, std::move(opt));
+    co_await (sse_writer(s, *seat, sub.subscriber(), stream, sub.control()) || wait_for_close(stream));
     StreamOps<Stream>::shutdown(stream);
 }
 
@@ -296,20 +285,16 @@ net::awaitable<void> ws_on_strand(
     if (aec) {
         co_return;
     }
-    auto ctl = std::make_shared<StreamControl>(co_await net::this_coro::executor);
-    stop_on_shutdown(ticket, seat->strand(), ctl);
-    WsState st;
-    auto sub = std::make_shared<hub::Subscriber>(false);
-    sub->wake = [c = ctl.get()] { c->wake.cancel(); };
-    std::optional<std::string> last;
+    SubscribeOptions opt;
     if (auto h = req["Last-Event-ID"]; !h.empty()) {
-        last = std::string(h);
+        opt.last_event_id = std::string(h);
     } else if (auto url = boost::urls::parse_origin_form(req.target()); url) {
-        last = query_param(*url, "last_event_id");
+        opt.last_event_id = query_param(*url, "last_event_id");
     }
-    seat->attach(sub, std::move(last));
-    Attachment attached(seat, sub);
-    co_await (ws_writer(s, *seat, *sub, ws, *ctl, st) || ws_reader(*seat, ws, *ctl, st));
+    Subscription sub(seat, co_await net::this_coro::executor, ticket, std::move(opt));
+    WsState st;
+    auto& ctl = sub.control();
+    co_await (ws_writer(s, *seat, sub.subscriber(), ws, ctl, st) || ws_reader(*seat, ws, ctl, st));
 }
 
 // Runs `body` on the seat's strand; an exception ends the stream with one log line.
@@ -336,10 +321,9 @@ net::awaitable<void> serve_sse(
     bool cancel_on_disconnect,
     Connections::Ticket& ticket) {
     auto keep = seat;
+    stream_detail::SubscribeOptions opt{std::move(last_event_id), cancel_on_disconnect};
     co_await stream_detail::on_seat_strand(
-        std::move(keep),
-        "SSE",
-        stream_detail::sse_on_strand(s, std::move(seat), stream, std::move(last_event_id), cancel_on_disconnect, ticket));
+        std::move(keep), "SSE", stream_detail::sse_on_strand(s, std::move(seat), stream, std::move(opt), ticket));
 }
 
 template <class Stream>
