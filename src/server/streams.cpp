@@ -30,6 +30,21 @@ Subscription::~Subscription() {
     seat_->detach(sub_);
 }
 
+bool Batches::next(
+    Server::Impl& s, hub::Seat& seat, hub::Subscriber& sub, const StreamControl& ctl, std::vector<hub::OutEvent>& batch) {
+    const bool ending = ctl.stop || seat.closed();
+    batch.clear();
+    if (ending && end_batches_ >= END_DRAIN_BATCHES) {
+        return true; // a seat still publishing cannot hold the end open
+    }
+    seat.collect(sub, batch);
+    s.note_lane(sub, gap_seen_);
+    if (ending && !batch.empty()) {
+        ++end_batches_;
+    }
+    return ending;
+}
+
 void encode_sse(
     const std::vector<hub::OutEvent>& batch,
     std::vector<std::string>& heads,

@@ -87,6 +87,43 @@ private:
     std::shared_ptr<hub::Subscriber> sub_;
 };
 
+/// Where a writer takes its batches from: the seat's `collect` while the stream runs; once it
+/// is ending, what is queued (at most END_DRAIN_BATCHES more), then nothing. Notes the lane's
+/// figures for /v1/stats after each collect. Confined to the seat's strand.
+class Batches {
+public:
+    /// Fills `batch` (cleared first). Returns whether the stream is ending: an empty batch
+    /// then means everything queued is out and the stream ends now.
+    bool next(Server::Impl& s, hub::Seat& seat, hub::Subscriber& sub, const StreamControl& ctl, std::vector<hub::OutEvent>& batch);
+
+private:
+    std::size_t end_batches_{};
+    std::uint64_t gap_seen_{};
+};
+
+/// Ends the transport under a stream when the writer returns, on every path, so the reader's
+/// pending read completes whether or not the stream supports per-operation cancellation
+/// (test::stream does not).
+template <class Stream>
+class EndOnExit {
+public:
+    explicit EndOnExit(Stream& s) noexcept : s_(s) {}
+    ~EndOnExit() { StreamOps<Stream>::shutdown(s_); }
+    EndOnExit(const EndOnExit&) = delete;
+    EndOnExit& operator=(const EndOnExit&) = delete;
+
+private:
+    Stream& s_;
+};
+
+/// Whether this coroutine was cancelled (by `||` when the other side finished first); a
+/// cancelled wait and a wake-up (the timer cancelled by the seat) both end with
+/// operation_aborted, so the wait's own error cannot tell them apart.
+inline net::awaitable<bool> cancelled() {
+    const auto state = co_await net::this_coro::cancellation_state;
+    co_return state.cancelled() != net::cancellation_type::none;
+}
+
 /// Encodes a batch as SSE into `heads` (owned text) and `bufs` (gathered, frames not copied).
 void encode_sse(
     const std::vector<hub::OutEvent>& batch,
@@ -111,45 +148,37 @@ net::awaitable<void> sse_writer(
     Server::Impl& s, hub::Seat& seat, hub::Subscriber& sub, Stream& stream, StreamControl& ctl) {
     using net::as_tuple;
     using net::use_awaitable;
+    const EndOnExit<Stream> end(stream); // the reader sees the end when this writer returns
     std::vector<hub::OutEvent> batch;
     std::vector<std::string> heads;
     std::vector<net::const_buffer> bufs;
     constexpr std::string_view heartbeat = hub::wire::SSE_HEARTBEAT;
-    std::size_t end_batches = 0;
-    std::uint64_t gap_seen = 0;
+    Batches batches;
     for (;;) {
-        const bool ending = ctl.stop || seat.closed();
-        batch.clear();
-        if (!ending || end_batches < END_DRAIN_BATCHES) {
-            seat.collect(sub, batch);
-            s.note_lane(sub, gap_seen);
-        }
+        const bool ending = batches.next(s, seat, sub, ctl, batch);
         if (batch.empty()) {
             if (ending) {
-                // Flushed: say why in a comment, then end the stream (the reader sees EOF).
+                // Flushed: say why in a comment, then end the stream.
                 const std::string bye = hub::wire::sse_comment(std::string("bye: ") + end_reason(ctl, seat));
                 (void)co_await net::async_write(stream, net::buffer(bye), as_tuple(use_awaitable));
-                StreamOps<Stream>::shutdown(stream);
                 co_return;
             }
             ctl.wake.expires_after(s.cfg.heartbeat);
             auto [ec] = co_await ctl.wake.async_wait(as_tuple(use_awaitable));
+            if (co_await cancelled()) {
+                co_return; // the reader ended first (the peer went)
+            }
             if (!ec) {
                 auto [wec, n] = co_await net::async_write(stream, net::buffer(heartbeat), as_tuple(use_awaitable));
                 if (wec) {
-                    StreamOps<Stream>::shutdown(stream);
                     co_return;
                 }
             }
             continue;
         }
-        if (ending) {
-            ++end_batches;
-        }
         encode_sse(batch, heads, bufs);
         auto [ec, n] = co_await net::async_write(stream, bufs, as_tuple(use_awaitable));
         if (ec) {
-            StreamOps<Stream>::shutdown(stream);
             co_return;
         }
     }
@@ -187,7 +216,7 @@ struct WsState {
 };
 
 template <class Stream>
-net::awaitable<void> ws_write_loop(
+net::awaitable<void> ws_writer(
     Server::Impl& s,
     hub::Seat& seat,
     hub::Subscriber& sub,
@@ -196,11 +225,10 @@ net::awaitable<void> ws_write_loop(
     WsState& st) {
     using net::as_tuple;
     using net::use_awaitable;
+    const EndOnExit<std::remove_reference_t<decltype(beast::get_lowest_layer(ws))>> end(beast::get_lowest_layer(ws));
     std::vector<hub::OutEvent> batch;
-    std::size_t end_batches = 0;
-    std::uint64_t gap_seen = 0;
+    Batches batches;
     for (;;) {
-        const bool ending = ctl.stop || seat.closed();
         while (!st.replies.empty()) {
             std::string m = std::move(st.replies.front());
             st.replies.pop_front();
@@ -209,11 +237,7 @@ net::awaitable<void> ws_write_loop(
                 co_return;
             }
         }
-        batch.clear();
-        if (!ending || end_batches < END_DRAIN_BATCHES) {
-            seat.collect(sub, batch);
-            s.note_lane(sub, gap_seen);
-        }
+        const bool ending = batches.next(s, seat, sub, ctl, batch);
         if (batch.empty()) {
             if (ending) {
                 const websocket::close_reason why(websocket::close_code::going_away, end_reason(ctl, seat));
@@ -222,6 +246,9 @@ net::awaitable<void> ws_write_loop(
             }
             ctl.wake.expires_after(s.cfg.heartbeat);
             auto [ec] = co_await ctl.wake.async_wait(as_tuple(use_awaitable));
+            if (co_await cancelled()) {
+                co_return; // the reader ended first (the peer went)
+            }
             if (!ec) {
                 auto [pec] = co_await ws.async_ping({}, as_tuple(use_awaitable));
                 if (pec) {
@@ -229,9 +256,6 @@ net::awaitable<void> ws_write_loop(
                 }
             }
             continue;
-        }
-        if (ending) {
-            ++end_batches;
         }
         for (const auto& ev : batch) {
             const std::string m = hub::wire::ws_message(ev);
@@ -241,20 +265,6 @@ net::awaitable<void> ws_write_loop(
             }
         }
     }
-}
-
-// The writer, then the end of the transport on every path, so that the reader's pending read
-// completes whether or not the stream supports per-operation cancellation (test::stream does not).
-template <class Stream>
-net::awaitable<void> ws_writer(
-    Server::Impl& s,
-    hub::Seat& seat,
-    hub::Subscriber& sub,
-    websocket::stream<Stream>& ws,
-    StreamControl& ctl,
-    WsState& st) {
-    co_await ws_write_loop(s, seat, sub, ws, ctl, st);
-    StreamOps<Stream>::shutdown(beast::get_lowest_layer(ws));
 }
 
 template <class Stream>
