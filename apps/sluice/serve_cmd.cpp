@@ -8,13 +8,12 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <map>
 #include <string>
 #include <thread>
@@ -22,6 +21,11 @@
 namespace sluice::app {
 
 namespace {
+
+/// How long shutdown waits for connections to drain after asking them to end. Streams end
+/// after what is queued; a client that does not read its last bytes for this long is cut.
+constexpr std::chrono::milliseconds SHUTDOWN_GRACE{3000};
+
 std::map<const CLI::App*, std::function<int()>>& actions() {
     static std::map<const CLI::App*, std::function<int()>> a;
     return a;
@@ -101,18 +105,22 @@ int run_serve(const ServeOptions& o) {
     std::printf("seats restored: %zu, data in %s, provider %s\n", restored, o.data.c_str(), o.runtime.provider.c_str());
     std::fflush(stdout);
 
-    // Two-phase shutdown: stop accepting and end every stream, then stop after a grace period.
+    // Two-phase shutdown (STYLE.md): stop accepting and end every stream after what is queued
+    // (the server flushes its streams; the hub cancels turns and syncs transcripts), wait for
+    // the connections to drain, at most the grace deadline, then stop the context.
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    boost::asio::steady_timer grace(io);
-    signals.async_wait([&](boost::system::error_code ec, int) {
+    signals.async_wait([&](boost::system::error_code ec, int sig) {
         if (ec) {
             return;
         }
-        spdlog::info("shutting down");
-        srv.stop();
+        spdlog::info("shutting down ({})", sig == SIGINT ? "SIGINT" : "SIGTERM");
         hub.shutdown();
-        grace.expires_after(std::chrono::milliseconds(1500));
-        grace.async_wait([&](boost::system::error_code) { io.stop(); });
+        srv.shutdown(SHUTDOWN_GRACE, [&io](std::size_t open) {
+            if (open > 0) {
+                spdlog::warn("stopping with {} connection(s) still open", open);
+            }
+            io.stop();
+        });
     });
     std::vector<std::thread> threads;
     for (std::size_t i = 1; i < o.threads; ++i) {

@@ -1,11 +1,12 @@
 // Small helpers of the hub: ids, timestamps, Last-Event-ID parsing.
 #include "ids.hpp"
 
+#include <sluice/core/clock.hpp>
+
 #include <array>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <random>
 
 namespace sluice::hub {
@@ -18,26 +19,7 @@ std::string new_id(std::string_view prefix) {
 }
 
 std::string iso_now() {
-    const auto now = std::chrono::system_clock::now();
-    const auto secs = std::chrono::system_clock::to_time_t(now);
-    const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count()
-        % 1000;
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    std::array<char, 64> buf{}; // roomy: GCC cannot prove the fields stay 2-4 digits
-    std::snprintf(
-        buf.data(),
-        buf.size(),
-        "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec,
-        static_cast<int>(ms));
-    return buf.data();
+    return iso8601_utc(std::chrono::system_clock::now());
 }
 
 std::optional<std::pair<std::string, std::int64_t>> parse_event_id(std::string_view id) {

@@ -12,7 +12,7 @@ namespace sluice::hub {
 /// A new random id with a prefix, e.g. "s-3f9a0c1b2d4e".
 std::string new_id(std::string_view prefix);
 
-/// The current UTC time as ISO-8601 with milliseconds.
+/// The current UTC time as ISO-8601 with milliseconds (`iso8601_utc` of now).
 std::string iso_now();
 
 /// Parses "<epoch>:<seq>" (seq may be -1); nullopt when malformed.

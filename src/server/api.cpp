@@ -1,8 +1,10 @@
 // The JSON API, /healthz, /metrics, /v1/stats and the page's static files.
 #include "impl.hpp"
 
+#include <sluice/core/clock.hpp>
 #include <sluice/core/relay.hpp>
 #include <sluice/server/errors.hpp>
+#include <sluice/server/validate.hpp>
 #include <sluice/server/web_assets.hpp>
 
 #include <boost/asio/associated_executor.hpp>
@@ -11,8 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
-#include <charconv>
-#include <ctime>
+#include <spdlog/spdlog.h>
 
 namespace sluice::server {
 
@@ -39,15 +40,6 @@ auto on_seat(hub::Seat& seat, const Fn& fn) {
         std::move(initiate), net::use_awaitable, Fn(fn));
 }
 
-std::string iso(std::chrono::system_clock::time_point tp) {
-    const auto t = std::chrono::system_clock::to_time_t(tp);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
 json::object seat_json(const hub::SeatSummary& s, bool detail) {
     json::object o;
     o["id"] = s.id;
@@ -63,7 +55,7 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     o["turns"] = s.turns;
     o["frames"] = s.frames;
     o["queued"] = s.queued;
-    o["last_activity"] = s.last_activity ? json::value(iso(*s.last_activity)) : json::value(nullptr);
+    o["last_activity"] = s.last_activity ? json::value(iso8601_utc(*s.last_activity)) : json::value(nullptr);
     if (detail) {
         o["epoch"] = s.epoch;
         o["window"] = json::object{{"first", s.window_first}, {"frames", s.window_frames}, {"bytes", s.window_bytes}};
@@ -97,7 +89,16 @@ std::vector<Stat> hub_stats(const Server::Impl& s) {
         {"preview_dropped_bytes", "subscriber_preview_dropped_bytes_total", "counter",
          "Preview bytes dropped for subscribers (reported as gap).", h.preview_dropped_bytes, false},
         {"resyncs", "subscriber_resyncs_total", "counter", "Subscribers resynced with connected.", h.resyncs, false},
-        {"connections", "connections", "gauge", "Open HTTP connections.", s.connections.load(), false},
+        {"subscriber_preview_budget_bytes", "subscriber_preview_budget_bytes", "gauge",
+         "Preview bytes a subscriber's lane may retain (its budget).", hub::SUBSCRIBER_PREVIEW_LIMITS.retained_budget,
+         false},
+        {"subscriber_preview_peak_retained_bytes", "subscriber_preview_peak_retained_bytes", "gauge",
+         "Most preview bytes any one subscriber's lane has retained (noted when its writer collects).",
+         s.lane_peak_retained.load(), false},
+        {"subscriber_gap_bytes", "subscriber_gap_bytes_total", "counter",
+         "Preview bytes reported lost to subscribers in gap events (noted when their writers collect).",
+         s.gap_bytes.load(), false},
+        {"connections", "connections", "gauge", "Open HTTP connections.", s.connections->open(), false},
         {"requests", "http_requests_total", "counter", "HTTP requests read.", s.requests.load(), false},
         {"connections_rejected", "connections_rejected_total", "counter", "Connections refused over the limit.",
          s.rejected.load(), false},
@@ -177,21 +178,23 @@ bool string_field(const json::object& o, std::string_view key, std::string& out,
     return true;
 }
 
-std::optional<std::uint64_t> parse_u64(std::string_view s) {
-    std::uint64_t v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size()) {
-        return std::nullopt;
-    }
-    return v;
-}
-
 Response bad(const Request& req, std::string_view why) {
     return error_response(req, make_error_code(errc::bad_request), why);
 }
 
-Response method_not_allowed(const Request& req) {
-    auto res = json_response(req, 405, R"({"error":{"code":"method_not_allowed","message":"method not allowed here"}})");
+Response bad(const Request& req, const Refusal& r) {
+    return error_response(req, make_error_code(r.code), r.message);
+}
+
+// 405, naming the method refused and the ones the route takes.
+Response method_not_allowed(const Request& req, std::string_view allowed) {
+    auto res = json_response(
+        req,
+        405,
+        error_body(
+            "method_not_allowed",
+            std::string(req.method_string()) + " is not allowed here; this route takes " + std::string(allowed)));
+    res.set(http::field::allow, allowed);
     return res;
 }
 
@@ -199,7 +202,7 @@ net::awaitable<Response> seat_routes(
     Server::Impl& s, const Request& req, const boost::urls::url_view& url, const std::vector<std::string>& parts) {
     auto seat = s.hub.find(parts[2]);
     if (!seat) {
-        co_return error_response(req, make_error_code(errc::not_found), "no such seat");
+        co_return error_response(req, make_error_code(errc::not_found), "no such seat: " + parts[2]);
     }
     const auto method = req.method();
     if (parts.size() == 3) {
@@ -208,27 +211,27 @@ net::awaitable<Response> seat_routes(
         }
         if (method == http::verb::delete_) {
             if (auto r = s.hub.remove(parts[2]); !r) {
-                co_return error_response(req, r.error(), "cannot delete the seat");
+                co_return error_response(req, r.error(), "cannot delete the seat: " + r.error().message());
             }
             co_return json_response(req, 200, R"({"deleted":true})");
         }
-        co_return method_not_allowed(req);
+        co_return method_not_allowed(req, "GET, DELETE");
     }
     const auto& action = parts[3];
     if (action == "messages") {
         if (method != http::verb::post) {
-            co_return method_not_allowed(req);
+            co_return method_not_allowed(req, "POST");
         }
         std::string why;
         auto body = parse_body(req, why);
         if (!body) {
             co_return bad(req, why);
         }
-        const auto* text = body->if_contains("text");
-        if (text == nullptr || !text->is_string() || text->get_string().empty()) {
-            co_return bad(req, "field 'text' (a non-empty string) is required");
+        SendOp send;
+        if (auto refused = validate_send(*body, send)) {
+            co_return bad(req, *refused);
         }
-        auto t = std::make_shared<std::string>(text->get_string());
+        auto t = std::make_shared<std::string>(std::move(send.text));
         const auto submit = [seat, t] { return seat->submit(std::move(*t)); };
         auto r = co_await on_seat(*seat, submit);
         if (!r) {
@@ -238,7 +241,7 @@ net::awaitable<Response> seat_routes(
     }
     if (action == "cancel") {
         if (method != http::verb::post) {
-            co_return method_not_allowed(req);
+            co_return method_not_allowed(req, "POST");
         }
         const auto do_cancel = [seat] { return seat->cancel(); };
         const bool was = co_await on_seat(*seat, do_cancel);
@@ -246,31 +249,24 @@ net::awaitable<Response> seat_routes(
     }
     if (action == "history") {
         if (method != http::verb::get) {
-            co_return method_not_allowed(req);
+            co_return method_not_allowed(req, "GET");
         }
-        std::optional<std::uint64_t> before;
-        std::size_t turns = 20;
-        if (auto b = query_param(url, "before")) {
-            before = parse_u64(*b);
-            if (!before) {
-                co_return bad(req, "'before' must be a frame position (a non-negative integer)");
-            }
+        const auto b = query_param(url, "before");
+        const auto t = query_param(url, "turns");
+        const json::value bv = b ? query_value(*b) : json::value(nullptr);
+        const json::value tv = t ? query_value(*t) : json::value(nullptr);
+        MoreOp more;
+        if (auto refused = validate_more(b ? &bv : nullptr, t ? &tv : nullptr, more)) {
+            co_return bad(req, *refused);
         }
-        if (auto t = query_param(url, "turns")) {
-            auto v = parse_u64(*t);
-            if (!v || *v == 0 || *v > 20) {
-                co_return bad(req, "'turns' must be an integer from 1 to 20");
-            }
-            turns = static_cast<std::size_t>(*v);
-        }
-        const auto read_page = [seat, before, turns] { return seat->history(before, turns); };
+        const auto read_page = [seat, more] { return seat->history(more.before, more.turns); };
         auto page = co_await on_seat(*seat, read_page);
         if (!page) {
             co_return error_response(req, page.error().code, page.error().message);
         }
         co_return json_response(req, 200, std::move(page->json));
     }
-    co_return error_response(req, make_error_code(errc::not_found), "no such route");
+    co_return error_response(req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
 }
 
 } // namespace
@@ -298,7 +294,9 @@ Response error_response(const Request& req, const boost::system::error_code& ec,
     return json_response(req, http_status(ec), error_body(ec, message));
 }
 
-net::awaitable<Response> handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
+namespace {
+
+net::awaitable<Response> route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
     auto segs = url.segments();
     std::vector<std::string> parts(segs.begin(), segs.end());
     if (!parts.empty() && parts.back().empty()) {
@@ -346,13 +344,13 @@ net::awaitable<Response> handle_api(Server::Impl& s, const Request& req, const b
                     }
                     co_return json_response(req, 201, json::serialize(json::object{{"seat", (*seat)->id()}}));
                 }
-                co_return method_not_allowed(req);
+                co_return method_not_allowed(req, "GET, POST");
             }
             if (parts.size() <= 4) {
                 co_return co_await seat_routes(s, req, url, parts);
             }
         }
-        co_return error_response(req, make_error_code(errc::not_found), "no such route");
+        co_return error_response(req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
     }
     if (method == http::verb::get || method == http::verb::head) {
         if (const auto* asset = web::find_asset(url.path()); asset != nullptr) {
@@ -364,7 +362,20 @@ net::awaitable<Response> handle_api(Server::Impl& s, const Request& req, const b
             co_return res;
         }
     }
-    co_return error_response(req, make_error_code(errc::not_found), "no such route");
+    co_return error_response(req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
+}
+
+} // namespace
+
+net::awaitable<Response> handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
+    std::string what;
+    try {
+        co_return co_await route_api(s, req, url);
+    } catch (const std::exception& e) {
+        what = e.what();
+    }
+    spdlog::error("{} {}: handler ended by an exception: {}", req.method_string(), req.target(), what);
+    co_return error_response(req, internal_error(), "internal error: " + what);
 }
 
 } // namespace sluice::server

@@ -1,6 +1,8 @@
 // Private pieces of the server shared by its files: the state, the request type, helpers.
 #pragma once
 
+#include "connections.hpp"
+
 #include <sluice/server/server.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -28,16 +30,57 @@ using Response = http::response<http::string_body>;
 /// Server state shared by every connection.
 struct Server::Impl {
     Impl(net::io_context& io_, hub::Hub& hub_, ServerConfig cfg_)
-        : io(io_), hub(hub_), cfg(std::move(cfg_)), acceptor(net::make_strand(io_)) {}
+        : io(io_)
+        , hub(hub_)
+        , cfg(std::move(cfg_))
+        , acceptor(net::make_strand(io_))
+        , connections(std::make_shared<Connections>(cfg.max_connections)) {}
 
     net::io_context& io;
     hub::Hub& hub;
     ServerConfig cfg;
     tcp::acceptor acceptor;
-    std::atomic<std::size_t> connections{0};
+    std::shared_ptr<Connections> connections; ///< the gate: counted, stoppable, drainable
     std::atomic<std::uint64_t> requests{0};
     std::atomic<std::uint64_t> rejected{0};
     std::atomic<bool> stopping{false};
+    std::atomic<std::uint64_t> lane_peak_retained{0}; ///< highest preview-lane peak of any subscriber
+    std::atomic<std::uint64_t> gap_bytes{0};          ///< preview bytes reported as gap, all streams
+
+    /// Notes a subscriber's lane figures after its writer collected (on the seat strand).
+    /// `gap_seen` is what the subscriber's `gap_bytes` was at the last note.
+    void note_lane(const hub::Subscriber& sub, std::uint64_t& gap_seen) noexcept {
+        const auto peak = sub.previews.counters().peak_retained;
+        auto cur = lane_peak_retained.load(std::memory_order_relaxed);
+        while (peak > cur && !lane_peak_retained.compare_exchange_weak(cur, peak, std::memory_order_relaxed)) {
+        }
+        gap_bytes.fetch_add(sub.gap_bytes - gap_seen, std::memory_order_relaxed);
+        gap_seen = sub.gap_bytes;
+    }
+};
+
+/// What a stream type must offer the sessions beyond AsyncReadStream/AsyncWriteStream: the
+/// deadline and the ways to end. Specialized for `beast::tcp_stream` here and for
+/// `beast::test::stream` in the failure-matrix tests.
+template <class Stream>
+struct StreamOps;
+
+template <>
+struct StreamOps<beast::tcp_stream> {
+    static void expires_after(beast::tcp_stream& s, std::chrono::milliseconds d) { s.expires_after(d); }
+    static void expires_never(beast::tcp_stream& s) { s.expires_never(); }
+    /// Stops sending (the peer reads the end of the stream) and keeps reading.
+    static void shutdown_send(beast::tcp_stream& s) {
+        boost::system::error_code ec;
+        s.socket().shutdown(tcp::socket::shutdown_send, ec);
+    }
+    /// Ends the connection both ways.
+    static void shutdown(beast::tcp_stream& s) {
+        boost::system::error_code ec;
+        s.socket().shutdown(tcp::socket::shutdown_both, ec);
+    }
+    /// Cancels pending operations (a read waiting for the next request ends).
+    static void cancel(beast::tcp_stream& s) { s.cancel(); }
 };
 
 /// A JSON response with `status` and `body`.
@@ -46,20 +89,31 @@ Response json_response(const Request& req, unsigned status, std::string body);
 /// A JSON error response for `ec`.
 Response error_response(const Request& req, const boost::system::error_code& ec, std::string_view message);
 
-/// Answers a plain (non-streaming) request.
+/// Answers a plain (non-streaming) request. Never throws: a handler's exception becomes a 500
+/// with its message, and one log line.
 net::awaitable<Response> handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url);
 
-/// Serves an SSE subscription on `stream` until the client or the seat goes.
+/// Serves one HTTP connection until the peer goes, an error, or shutdown; leaves `ticket` at
+/// the end. Runs on `stream`'s executor (the connection's strand).
+template <class Stream>
+net::awaitable<void> serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket ticket);
+
+/// Serves an SSE subscription on `stream` until the client or the seat goes, or shutdown
+/// (then what is queued is written and the stream ends with a comment naming why).
+template <class Stream>
 net::awaitable<void> serve_sse(
     Server::Impl& s,
     std::shared_ptr<hub::Seat> seat,
-    beast::tcp_stream& stream,
+    Stream& stream,
     std::optional<std::string> last_event_id,
-    bool cancel_on_disconnect);
+    bool cancel_on_disconnect,
+    Connections::Ticket& ticket);
 
-/// Accepts a WebSocket upgrade and serves the seat's events over it.
+/// Accepts a WebSocket upgrade and serves the seat's events over it; at shutdown, what is
+/// queued is written, then a close frame (going_away) with its reason.
+template <class Stream>
 net::awaitable<void> serve_websocket(
-    Server::Impl& s, std::shared_ptr<hub::Seat> seat, beast::tcp_stream& stream, Request req);
+    Server::Impl& s, std::shared_ptr<hub::Seat> seat, Stream& stream, Request req, Connections::Ticket& ticket);
 
 /// The value of query parameter `key`, if present.
 std::optional<std::string> query_param(const boost::urls::url_view& url, std::string_view key);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -44,8 +45,19 @@ public:
     /// The bound port (after `start`).
     [[nodiscard]] std::uint16_t port() const noexcept;
 
-    /// Stops accepting (phase one of shutdown; the hub ends the streams).
+    /// Stops accepting (phase one of shutdown alone). Safe from any thread.
     void stop();
+
+    /// Two-phase shutdown: stops accepting and refuses new work; asks every connection to end
+    /// after what is queued (an idle keep-alive connection is closed, a request being answered
+    /// is answered with `Connection: close`, an SSE stream is flushed and ends with a comment,
+    /// a WebSocket gets a close frame naming the reason); then calls `done` once, on the
+    /// io_context, with the connections still open: 0 when all drained, more when `grace`
+    /// passed first. The caller stops the io_context from `done`. Safe from any thread.
+    void shutdown(std::chrono::milliseconds grace, std::function<void(std::size_t open)> done);
+
+    /// Connections open now (the gate's count).
+    [[nodiscard]] std::size_t connections() const;
 
     struct Impl; ///< implementation, private to src/server
 private:

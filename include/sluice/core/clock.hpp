@@ -1,0 +1,15 @@
+// Wall-clock timestamps as the API and the transcripts write them: ISO-8601, UTC.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace sluice {
+
+/// `tp` as ISO-8601 UTC with milliseconds, e.g. "2026-12-01T08:35:19.042Z" (24 characters).
+///
+/// @par Thread safety
+/// Safe from any thread (`gmtime_r`, no shared state).
+[[nodiscard]] std::string iso8601_utc(std::chrono::system_clock::time_point tp);
+
+} // namespace sluice

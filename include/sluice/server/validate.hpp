@@ -1,0 +1,53 @@
+// The one validator of client operations (`send`, `more`) shared by HTTP and WebSocket.
+#pragma once
+
+#include <sluice/core/error.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sluice::server {
+
+/// A client mistake: the error (a 4xx) and a message naming the field and the limit.
+struct Refusal {
+    errc code{errc::bad_request}; ///< maps to the status through `http_status`
+    std::string message;          ///< for a person: names the field, the limit or the flag
+};
+
+/// A prompt to send, validated.
+struct SendOp {
+    std::string text; ///< non-empty
+};
+
+/// A request for an older page, validated.
+struct MoreOp {
+    std::optional<std::uint64_t> before; ///< a frame position; empty: the newest page
+    std::size_t turns{};                 ///< 1..SUBSCRIBE_TURNS
+};
+
+/// Validates a `send`: `{"text": <non-empty string>, …}`.
+/// @param body the request's JSON object (HTTP body or WebSocket message)
+/// @param out  filled when valid
+/// @return nothing when valid, else why not
+[[nodiscard]] std::optional<Refusal> validate_send(const boost::json::object& body, SendOp& out);
+
+/// Validates a `more`: `before` (absent/null, or a non-negative integer position) and `turns`
+/// (absent/null: SUBSCRIBE_TURNS, else an integer from 1 to SUBSCRIBE_TURNS).
+/// @param before the `before` value, or nullptr when absent
+/// @param turns  the `turns` value, or nullptr when absent
+/// @param out    filled when valid
+/// @return nothing when valid, else why not
+[[nodiscard]] std::optional<Refusal> validate_more(
+    const boost::json::value* before, const boost::json::value* turns, MoreOp& out);
+
+/// A query-string parameter as the JSON value `validate_more` takes: an unsigned integer when
+/// it is one in decimal, else the string itself (which the validator then refuses by name).
+[[nodiscard]] boost::json::value query_value(std::string_view text);
+
+} // namespace sluice::server

@@ -1,0 +1,198 @@
+// The HTTP session, generic over the stream (tcp_stream in the server, test::stream in the
+// failure-matrix tests): read with limits and timeouts, authorize, route, stop at shutdown.
+// Included only by the .cpp files that instantiate it.
+#pragma once
+
+#include "impl.hpp"
+
+#include <sluice/server/errors.hpp>
+#include <sluice/server/web_assets.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/url/parse.hpp>
+
+#include <array>
+#include <vector>
+
+namespace sluice::server {
+
+namespace session_detail {
+
+bool authorized(const Server::Impl& s, const Request& req, const boost::urls::url_view& url);
+
+// Which seat a streaming route names, if the target is /v1/seats/{id}/{events|ws}.
+std::optional<std::pair<std::string, std::string>> stream_route(const boost::urls::url_view& url);
+
+// Where the session stands, for the stop hook (touched on the connection's strand only).
+enum class Phase : std::uint8_t { reading, busy, streaming };
+
+// Closes after an early error answer without resetting the peer: stop sending, then read and
+// discard what the client is still sending (bounded in bytes and time), so it can read our
+// answer before the connection goes (a reset would destroy the unread response).
+template <class Stream>
+net::awaitable<void> lingering_close(Stream& stream) {
+    using net::as_tuple;
+    using net::use_awaitable;
+    StreamOps<Stream>::shutdown_send(stream);
+    StreamOps<Stream>::expires_after(stream, std::chrono::seconds(2));
+    std::array<char, 16 * 1024> sink{};
+    std::size_t discarded = 0;
+    while (discarded < 4U * 1024U * 1024U) {
+        auto [rec, n] = co_await stream.async_read_some(net::buffer(sink), as_tuple(use_awaitable));
+        if (rec) {
+            break;
+        }
+        discarded += n;
+    }
+}
+
+template <class Stream>
+net::awaitable<bool> write_response(Stream& stream, Response res) {
+    res.prepare_payload();
+    auto [ec, n] = co_await http::async_write(stream, res, net::as_tuple(net::use_awaitable));
+    co_return !ec;
+}
+
+} // namespace session_detail
+
+template <class Stream>
+net::awaitable<void> serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket ticket) {
+    using namespace session_detail;
+    using net::as_tuple;
+    using net::use_awaitable;
+    // The stop hook cancels a read that waits for the next request; a request being answered
+    // finishes (with Connection: close) and a stream gets its own hook (serve_sse/serve_websocket).
+    // `phase` lives as long as the session; the hook holds it weakly and runs on this strand.
+    auto phase = std::make_shared<Phase>(Phase::reading);
+    ticket.on_stop([ex = stream.get_executor(), weak = std::weak_ptr<Phase>(phase), &stream] {
+        net::post(ex, [weak, &stream] {
+            if (auto p = weak.lock(); p && *p == Phase::reading) {
+                StreamOps<Stream>::cancel(stream);
+            }
+        });
+    });
+    beast::flat_buffer buffer;
+    bool first = true;
+    for (;;) {
+        if (s->connections->closing()) {
+            co_return;
+        }
+        *phase = Phase::reading;
+        http::request_parser<http::string_body> parser;
+        parser.header_limit(16 * 1024);
+        parser.body_limit(s->cfg.max_body_bytes);
+        StreamOps<Stream>::expires_after(stream, first ? s->cfg.header_timeout : s->cfg.idle_timeout);
+        auto [ec, n] = co_await http::async_read(stream, buffer, parser, as_tuple(use_awaitable));
+        *phase = Phase::busy;
+        if (ec == http::error::body_limit || ec == http::error::header_limit) {
+            Request dummy;
+            dummy.version(11);
+            auto res = error_response(
+                dummy,
+                make_error_code(errc::payload_too_large),
+                ec == http::error::body_limit
+                    ? "request body over the limit (" + std::to_string(s->cfg.max_body_bytes) + " bytes)"
+                    : std::string("request header over the limit (16384 bytes)"));
+            res.keep_alive(false);
+            if (co_await write_response(stream, std::move(res))) {
+                co_await lingering_close(stream);
+            }
+            co_return;
+        }
+        if (ec) {
+            // A malformed request (not a closed, reset or timed-out connection) gets a 400.
+            const bool malformed = ec.category() == http::make_error_code(http::error::bad_method).category()
+                                   && ec != http::error::end_of_stream && ec != http::error::partial_message;
+            if (malformed) {
+                Request dummy;
+                dummy.version(11);
+                auto res = error_response(
+                    dummy, make_error_code(errc::bad_request), "malformed HTTP request: " + ec.message());
+                res.keep_alive(false);
+                if (co_await write_response(stream, std::move(res))) {
+                    co_await lingering_close(stream);
+                }
+            }
+            co_return;
+        }
+        first = false;
+        s->requests.fetch_add(1, std::memory_order_relaxed);
+        Request req = parser.release();
+        auto url = boost::urls::parse_origin_form(req.target());
+        if (!url) {
+            auto res = error_response(req, make_error_code(errc::bad_request), "malformed request target");
+            if (!co_await write_response(stream, std::move(res))) {
+                co_return;
+            }
+            continue;
+        }
+        // The page's own files hold no secret; without them a browser could never show the
+        // token form. Everything else needs the token.
+        const bool page_file = (req.method() == http::verb::get || req.method() == http::verb::head)
+                               && web::find_asset(url->path()) != nullptr;
+        if (!page_file && !authorized(*s, req, *url)) {
+            auto res = error_response(
+                req,
+                make_error_code(errc::unauthorized),
+                "a bearer token is required (Authorization: Bearer <token>, or ?access_token=)");
+            res.set(http::field::www_authenticate, "Bearer");
+            if (!co_await write_response(stream, std::move(res))) {
+                co_return;
+            }
+            continue;
+        }
+        if (auto route = stream_route(*url); route && req.method() == http::verb::get) {
+            auto seat = s->hub.find(route->first);
+            if (!seat) {
+                auto res = error_response(req, make_error_code(errc::not_found), "no such seat: " + route->first);
+                if (!co_await write_response(stream, std::move(res))) {
+                    co_return;
+                }
+                continue;
+            }
+            if (s->connections->closing()) {
+                auto res = error_response(req, make_error_code(errc::overloaded), "the server is shutting down");
+                res.keep_alive(false);
+                (void)co_await write_response(stream, std::move(res));
+                co_return;
+            }
+            *phase = Phase::streaming; // from here on the stream's own hook stops it
+            StreamOps<Stream>::expires_never(stream);
+            if (route->second == "ws") {
+                co_await serve_websocket(*s, std::move(seat), stream, std::move(req), ticket);
+                co_return;
+            }
+            std::optional<std::string> last;
+            if (auto h = req["Last-Event-ID"]; !h.empty()) {
+                last = std::string(h);
+            } else if (auto q = query_param(*url, "last_event_id")) {
+                last = std::move(*q);
+            }
+            const auto cod = query_param(*url, "cancel_on_disconnect");
+            const bool cancel_on_disconnect = cod && (*cod == "1" || *cod == "true");
+            // A subscriber costs its socket and its preview lane: give back the read buffer
+            // and the request before the long-lived stream starts (measured by
+            // bench/hub_idle_rss.py).
+            buffer.clear();
+            buffer.shrink_to_fit();
+            req = {};
+            co_await serve_sse(*s, std::move(seat), stream, std::move(last), cancel_on_disconnect, ticket);
+            co_return;
+        }
+        Response res = co_await handle_api(*s, req, *url);
+        if (s->connections->closing()) {
+            res.keep_alive(false); // shutting down: answer this one, then go
+        }
+        const bool keep = res.keep_alive();
+        if (!co_await write_response(stream, std::move(res)) || !keep) {
+            co_return;
+        }
+    }
+}
+
+} // namespace sluice::server

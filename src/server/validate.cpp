@@ -1,0 +1,73 @@
+// Validation of `send` and `more`, for HTTP and WebSocket alike.
+#include <sluice/conversation/window.hpp>
+#include <sluice/server/validate.hpp>
+
+#include <charconv>
+
+namespace sluice::server {
+
+namespace json = boost::json;
+
+std::optional<Refusal> validate_send(const json::object& body, SendOp& out) {
+    const auto* text = body.if_contains("text");
+    if (text == nullptr || text->is_null()) {
+        return Refusal{errc::bad_request, "field 'text' (a non-empty string) is required"};
+    }
+    if (!text->is_string()) {
+        return Refusal{errc::bad_request, "field 'text' must be a string"};
+    }
+    if (text->get_string().empty()) {
+        return Refusal{errc::bad_request, "field 'text' must not be empty"};
+    }
+    out.text = std::string(text->get_string());
+    return std::nullopt;
+}
+
+namespace {
+
+// A JSON number that is a whole non-negative integer, as uint64.
+std::optional<std::uint64_t> whole(const json::value& v) {
+    if (v.is_uint64()) {
+        return v.get_uint64();
+    }
+    if (v.is_int64() && v.get_int64() >= 0) {
+        return static_cast<std::uint64_t>(v.get_int64());
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Refusal> validate_more(const json::value* before, const json::value* turns, MoreOp& out) {
+    out.before.reset();
+    out.turns = SUBSCRIBE_TURNS;
+    if (before != nullptr && !before->is_null()) {
+        const auto b = whole(*before);
+        if (!b) {
+            return Refusal{errc::bad_request, "'before' must be a frame position (a non-negative integer)"};
+        }
+        out.before = *b;
+    }
+    if (turns != nullptr && !turns->is_null()) {
+        const auto t = whole(*turns);
+        if (!t || *t == 0 || *t > SUBSCRIBE_TURNS) {
+            return Refusal{
+                errc::bad_request,
+                "'turns' must be an integer from 1 to " + std::to_string(SUBSCRIBE_TURNS)};
+        }
+        out.turns = static_cast<std::size_t>(*t);
+    }
+    return std::nullopt;
+}
+
+json::value query_value(std::string_view text) {
+    std::uint64_t v = 0;
+    const auto* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data(), end, v);
+    if (!text.empty() && ec == std::errc{} && p == end) {
+        return json::value(v);
+    }
+    return json::value(json::string(text));
+}
+
+} // namespace sluice::server

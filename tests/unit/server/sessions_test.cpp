@@ -1,0 +1,284 @@
+// The failure matrix: the HTTP session, the SSE stream and the WebSocket session over
+// beast::test::stream, failing at I/O operation N = 0, 1, … until a run succeeds. Every
+// failure must end the session cleanly: no exception, the connection counter back to zero,
+// the subscriber detached. Shutdown (the connection gate closing) ends live ones in order.
+#include "test_stream_sessions.hpp"
+#include "unit/conversation/fixtures.hpp"
+
+#include <sluice/hub/hub.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace sluice;
+using namespace std::chrono_literals;
+namespace beast = boost::beast;
+namespace net = boost::asio;
+namespace websocket = beast::websocket;
+using server::Connections;
+
+// A hub with one seat (no agent: nothing here sends a prompt) and the server's state.
+struct Rig {
+    net::io_context io;
+    test::TempDir dir;
+    std::unique_ptr<hub::Hub> hub;
+    std::shared_ptr<server::Server::Impl> s;
+    std::string seat;
+
+    Rig() {
+        hub::HubConfig hc;
+        hc.data_dir = dir.path();
+        hc.make_agent = [](const hub::SeatSpec&, std::vector<boost::json::object>) -> std::unique_ptr<runtime::Agent> {
+            return nullptr;
+        };
+        hub = std::make_unique<hub::Hub>(io, std::move(hc));
+        auto created = hub->create(hub::SeatSpec{});
+        EXPECT_TRUE(created);
+        seat = (*created)->id();
+        server::ServerConfig cfg;
+        cfg.heartbeat = 1h; // no heartbeat inside a test: the matrix counts only the writes it causes
+        cfg.max_body_bytes = 64;
+        s = std::make_shared<server::Server::Impl>(io, *hub, cfg);
+    }
+
+    ~Rig() {
+        hub->shutdown();
+        settle();
+    }
+
+    Rig(const Rig&) = delete;
+    Rig& operator=(const Rig&) = delete;
+
+    // Runs every handler that is ready (timers far in the future stay pending).
+    void settle() {
+        for (int i = 0; i < 1000; ++i) {
+            io.restart();
+            if (io.poll() == 0) {
+                break;
+            }
+        }
+    }
+
+    // A fresh gate for one run (a closed gate stays closed).
+    void new_gate() { s->connections = std::make_shared<Connections>(100); }
+};
+
+// One run of a session: serves `stream` and records how it ended.
+struct SessionEnd {
+    bool ended{false};
+    std::exception_ptr error;
+};
+
+void spawn_session(Rig& rig, beast::test::stream stream, SessionEnd& run) {
+    auto ticket = rig.s->connections->enter();
+    ASSERT_TRUE(ticket);
+    net::co_spawn(
+        rig.io,
+        server::serve_http<beast::test::stream>(rig.s, std::move(stream), std::move(ticket)),
+        [&run](const std::exception_ptr& e) {
+            run.ended = true;
+            run.error = e;
+        });
+}
+
+// Closes the gate (shutdown) and runs until the drained callback; returns whether it came.
+bool shut_down(Rig& rig) {
+    bool drained = false;
+    rig.s->connections->close([&drained] { drained = true; });
+    rig.settle();
+    return drained;
+}
+
+constexpr std::size_t MAX_FAIL_POINTS = 400;
+
+TEST(HttpSession, EveryFailPointEndsTheSessionCleanly) {
+    Rig rig;
+    struct Row {
+        std::string request;
+        std::string answer_has; // in the response of a successful run
+    };
+    const std::vector<Row> rows{
+        {"GET /v1/seats/" + rig.seat + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "\"id\":\"" + rig.seat},
+        {"GET /v1/seats/" + rig.seat + "/history?turns=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+         "from 1 to 20"},
+        {"POST /v1/seats HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'a'),
+         "413 Payload Too Large"},
+        {"\x01\x02 garbage\r\n\r\n", "malformed HTTP request"},
+        {"GET /v1/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "no such route: /v1/nothing"},
+    };
+    for (const auto& row : rows) {
+        bool succeeded = false;
+        std::size_t n = 0;
+        for (; n < MAX_FAIL_POINTS && !succeeded; ++n) {
+            rig.new_gate();
+            beast::test::fail_count fc(n);
+            beast::test::stream ss(rig.io, fc);
+            beast::test::stream client(rig.io);
+            ss.connect(client);
+            ss.read_size(7); // many small reads: many fail points
+            ss.write_size(32);
+            ss.append(row.request);
+            SessionEnd run;
+            spawn_session(rig, std::move(ss), run);
+            rig.settle();
+            ASSERT_TRUE(run.ended) << row.request << " at fail point " << n;
+            EXPECT_FALSE(run.error) << row.request << " at fail point " << n;
+            EXPECT_EQ(rig.s->connections->open(), 0U) << row.request << " at fail point " << n;
+            succeeded = client.str().find(row.answer_has) != std::string::npos;
+        }
+        EXPECT_TRUE(succeeded) << row.request;
+        EXPECT_GT(n, 3U) << row.request; // the matrix really failed some operations first
+    }
+}
+
+TEST(HttpSession, AnIdleKeepAliveConnectionEndsAtShutdown) {
+    Rig rig;
+    beast::test::stream ss(rig.io);
+    beast::test::stream client(rig.io);
+    ss.connect(client);
+    ss.append("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    SessionEnd run;
+    spawn_session(rig, std::move(ss), run);
+    rig.settle();
+    EXPECT_FALSE(run.ended); // answered, and waiting for the next request
+    EXPECT_NE(client.str().find(R"({"ok":true})"), std::string::npos);
+    EXPECT_EQ(rig.s->connections->open(), 1U);
+    EXPECT_TRUE(shut_down(rig));
+    EXPECT_TRUE(run.ended);
+    EXPECT_FALSE(run.error);
+    EXPECT_EQ(rig.s->connections->open(), 0U);
+}
+
+TEST(SseStream, EveryFailPointEndsTheStreamAndDetachesTheSubscriber) {
+    Rig rig;
+    const std::string request = "GET /v1/seats/" + rig.seat + "/events HTTP/1.1\r\nHost: x\r\n\r\n";
+    bool succeeded = false;
+    std::size_t n = 0;
+    for (; n < MAX_FAIL_POINTS && !succeeded; ++n) {
+        rig.new_gate();
+        beast::test::fail_count fc(n);
+        beast::test::stream ss(rig.io, fc);
+        beast::test::stream client(rig.io);
+        ss.connect(client);
+        ss.read_size(9);
+        ss.write_size(64);
+        ss.append(request);
+        SessionEnd run;
+        spawn_session(rig, std::move(ss), run);
+        rig.settle();
+        if (!run.ended) {
+            EXPECT_EQ(rig.hub->stats().subscribers, 1U) << "fail point " << n;
+            EXPECT_TRUE(shut_down(rig)) << "fail point " << n; // a live stream ends at shutdown
+        }
+        ASSERT_TRUE(run.ended) << "fail point " << n;
+        EXPECT_FALSE(run.error) << "fail point " << n;
+        EXPECT_EQ(rig.s->connections->open(), 0U) << "fail point " << n;
+        EXPECT_EQ(rig.hub->stats().subscribers, 0U) << "fail point " << n;
+        const auto got = client.str();
+        succeeded = got.find("event: connected") != std::string::npos
+                    && got.find(": bye: the server is shutting down\n\n") != std::string::npos;
+    }
+    EXPECT_TRUE(succeeded);
+    EXPECT_GT(n, 3U);
+}
+
+TEST(SseStream, EndsWhenTheClientGoes) {
+    Rig rig;
+    beast::test::stream ss(rig.io);
+    beast::test::stream client(rig.io);
+    ss.connect(client);
+    ss.append("GET /v1/seats/" + rig.seat + "/events HTTP/1.1\r\nHost: x\r\n\r\n");
+    SessionEnd run;
+    spawn_session(rig, std::move(ss), run);
+    rig.settle();
+    ASSERT_FALSE(run.ended);
+    EXPECT_NE(client.str().find("event: connected"), std::string::npos);
+    client.close();
+    rig.settle();
+    EXPECT_TRUE(run.ended);
+    EXPECT_FALSE(run.error);
+    EXPECT_EQ(rig.s->connections->open(), 0U);
+    EXPECT_EQ(rig.hub->stats().subscribers, 0U);
+}
+
+// A WebSocket client on the other end of the pipe: handshakes, then reads until the end.
+struct WsClientResult {
+    bool handshook{false};
+    std::vector<std::string> messages;
+    boost::system::error_code end;
+    websocket::close_reason reason;
+};
+
+net::awaitable<void> ws_client(websocket::stream<beast::test::stream>& ws, std::string target, WsClientResult& out) {
+    using net::as_tuple;
+    using net::use_awaitable;
+    auto [hec] = co_await ws.async_handshake("x", target, as_tuple(use_awaitable));
+    if (hec) {
+        out.end = hec;
+        co_return;
+    }
+    out.handshook = true;
+    for (;;) {
+        beast::flat_buffer buf;
+        auto [ec, n] = co_await ws.async_read(buf, as_tuple(use_awaitable));
+        if (ec) {
+            out.end = ec;
+            out.reason = ws.reason();
+            co_return;
+        }
+        out.messages.push_back(beast::buffers_to_string(buf.data()));
+    }
+}
+
+TEST(WebSocketSession, EveryFailPointEndsTheSessionAndDetachesTheSubscriber) {
+    Rig rig;
+    bool succeeded = false;
+    std::size_t n = 0;
+    for (; n < MAX_FAIL_POINTS && !succeeded; ++n) {
+        rig.new_gate();
+        beast::test::fail_count fc(n);
+        beast::test::stream ss(rig.io, fc);
+        websocket::stream<beast::test::stream> client(rig.io);
+        ss.connect(client.next_layer());
+        ss.write_size(64);
+        SessionEnd run;
+        spawn_session(rig, std::move(ss), run);
+        WsClientResult got;
+        bool client_done = false;
+        net::co_spawn(rig.io, ws_client(client, "/v1/seats/" + rig.seat + "/ws", got), [&](const std::exception_ptr&) {
+            client_done = true;
+        });
+        rig.settle();
+        if (!run.ended) {
+            EXPECT_EQ(rig.hub->stats().subscribers, 1U) << "fail point " << n;
+            EXPECT_TRUE(shut_down(rig)) << "fail point " << n;
+        }
+        ASSERT_TRUE(run.ended) << "fail point " << n;
+        EXPECT_FALSE(run.error) << "fail point " << n;
+        EXPECT_EQ(rig.s->connections->open(), 0U) << "fail point " << n;
+        EXPECT_EQ(rig.hub->stats().subscribers, 0U) << "fail point " << n;
+        if (!client_done) {
+            client.next_layer().close(); // the server end is gone; end the client's read
+            rig.settle();
+        }
+        EXPECT_TRUE(client_done) << "fail point " << n;
+        const bool saw_connected = !got.messages.empty()
+                                   && got.messages.front().find(R"("event":"connected")") != std::string::npos;
+        succeeded = saw_connected && got.end == websocket::error::closed
+                    && got.reason.code == websocket::close_code::going_away
+                    && got.reason.reason == "the server is shutting down";
+    }
+    EXPECT_TRUE(succeeded);
+    EXPECT_GT(n, 3U);
+}
+
+} // namespace
