@@ -50,12 +50,12 @@ struct Server::Impl {
     /// Notes a subscriber's lane figures after its writer collected (on the seat strand).
     /// `gap_seen` is what the subscriber's `gap_bytes` was at the last note.
     void note_lane(const hub::Subscriber& sub, std::uint64_t& gap_seen) noexcept {
-        const auto peak = sub.previews.counters().peak_retained;
+        const auto peak = sub.preview_peak_retained();
         auto cur = lane_peak_retained.load(std::memory_order_relaxed);
         while (peak > cur && !lane_peak_retained.compare_exchange_weak(cur, peak, std::memory_order_relaxed)) {
         }
-        gap_bytes.fetch_add(sub.gap_bytes - gap_seen, std::memory_order_relaxed);
-        gap_seen = sub.gap_bytes;
+        gap_bytes.fetch_add(sub.gap_bytes() - gap_seen, std::memory_order_relaxed);
+        gap_seen = sub.gap_bytes();
     }
 };
 

@@ -21,12 +21,12 @@ Subscription::Subscription(
             }
         });
     });
-    sub_->wake = [c = ctl_.get()] { c->wake.cancel(); };
+    sub_->set_wake([c = ctl_.get()] { c->wake.cancel(); });
     seat_->attach(sub_, std::move(opt.last_event_id));
 }
 
 Subscription::~Subscription() {
-    sub_->wake = nullptr;
+    sub_->set_wake(nullptr);
     seat_->detach(sub_);
 }
 
@@ -98,7 +98,7 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
         }
         auto r = seat.submit(std::move(send.text));
         if (!r) {
-            return ws_error(r.error(), submit_refusal(r.error()));
+            return ws_error(r.error().code, r.error().message);
         }
         return ws_event("sent", json::object{{"turn", r->turn}, {"queued", r->queued}});
     }
@@ -112,7 +112,7 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
         }
         auto page = seat.history(more.before, more.turns);
         if (!page) {
-            return ws_error(page.error(), "cannot read that page: " + page.error().message());
+            return ws_error(page.error().code, "cannot read that page: " + page.error().message);
         }
         return hub::wire::ws_reply("history", page->json);
     }

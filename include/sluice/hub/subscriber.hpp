@@ -116,6 +116,11 @@ public:
         return previews_.counters().retained;
     }
 
+    /// The most preview bytes the lane has held at once (its budget bounds it).
+    [[nodiscard]] std::uint64_t preview_peak_retained() const noexcept {
+        return previews_.counters().peak_retained;
+    }
+
     /// Drops lost but not yet reported (counted by the seat when the subscriber leaves).
     [[nodiscard]] std::uint64_t take_unreported_dropped() noexcept {
         return previews_.take_unreported_dropped() + std::exchange(lost_upstream_, 0);
