@@ -402,7 +402,8 @@ net::awaitable<Outcome> HttpClient::impl::run(
                 why + "; retrying in " + seconds_text(delay) + " (attempt " + std::to_string(i + 1)
                 + " of " + std::to_string(attempts) + ")");
         }
-        net::steady_timer wait(co_await net::this_coro::executor);
+        const auto ex = co_await net::this_coro::executor;
+        net::steady_timer wait(ex);
         live.timer = &wait;
         wait.expires_after(delay);
         co_await wait.async_wait(TUPLE);
@@ -438,7 +439,10 @@ net::awaitable<boost::system::result<HttpResponse>> HttpClient::request(
     }
     // The I/O runs on a strand of the caller's executor, and so does the cancel path: the
     // token's callback (any thread) only posts there, and Asio objects are touched on it alone.
-    const auto strand = net::make_strand(co_await net::this_coro::executor);
+    // (The executor is named first: GCC 12 may destroy a temporary inside a co_await
+    // expression twice, and a strand's is reference-counted.)
+    const auto caller = co_await net::this_coro::executor;
+    const auto strand = net::make_strand(caller);
     const auto live = std::make_shared<Live>();
     const auto registration = cancel.on_cancel([live, strand] {
         live->cancelled = true;

@@ -30,19 +30,23 @@ struct AwaitableValue<boost::asio::awaitable<T>> {
 /// be left pending). Rethrows an exception that escaped the task.
 /// @throws std::logic_error if `io` ran out of work before the task completed.
 template <class F>
-auto run_async(boost::asio::io_context& io, F task) {
+auto run_async(boost::asio::io_context& io, F task);
+
+/// As above, but the task runs on `ex` (an executor of `io`: a strand, say).
+template <class F>
+auto run_async(boost::asio::io_context& io, const boost::asio::any_io_executor& ex, F task) {
     using T = typename detail::AwaitableValue<std::invoke_result_t<F&>>::type;
     std::exception_ptr failure;
     bool done = false;
     if constexpr (std::is_void_v<T>) {
-        boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e) {
+        boost::asio::co_spawn(ex, std::move(task), [&](std::exception_ptr e) {
             failure = e;
             done = true;
         });
     }
     std::optional<std::conditional_t<std::is_void_v<T>, int, T>> out;
     if constexpr (!std::is_void_v<T>) {
-        boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T v) {
+        boost::asio::co_spawn(ex, std::move(task), [&](std::exception_ptr e, T v) {
             failure = e;
             if (!e) {
                 out.emplace(std::move(v));
@@ -62,6 +66,11 @@ auto run_async(boost::asio::io_context& io, F task) {
     if constexpr (!std::is_void_v<T>) {
         return std::move(*out);
     }
+}
+
+template <class F>
+auto run_async(boost::asio::io_context& io, F task) {
+    return run_async(io, io.get_executor(), std::move(task));
 }
 
 } // namespace sluice::test

@@ -273,7 +273,8 @@ public:
         // The replay and its timer live on a strand of the caller's executor, so a cancel from
         // another thread (posted there) never races the timer. (No temporaries with
         // destructors inside a co_await expression: GCC 12 may destroy them twice.)
-        const Strand strand = net::make_strand(co_await net::this_coro::executor);
+        const auto caller = co_await net::this_coro::executor;
+        const Strand strand = net::make_strand(caller);
         const auto replay_on_strand = [this, &request, &cancel, &sink, &strand]() {
             return replay(request, cancel, sink, strand);
         };

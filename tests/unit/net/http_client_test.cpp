@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 
 #include <gtest/gtest.h>
@@ -337,6 +338,26 @@ TEST(HttpClient, CancelFromAnotherThreadEndsARequestMidBodyPromptly) {
     EXPECT_TRUE(reader_on_io_thread);
     EXPECT_TRUE(server_saw_close.load());
     EXPECT_LT(returned_at - cancelled_at, 5s); // generous: it is milliseconds
+}
+
+TEST(HttpClient, RunsOnTheAwaitingCoroutinesStrand) {
+    test::StubProvider stub;
+    stub.enqueue({.body = "data: on a strand\n\n", .chunk_size = 3});
+    transport::HttpClient client(fast_options());
+    net::io_context io;
+    const auto strand = net::make_strand(io.get_executor());
+    std::string got;
+    bool on_strand = true;
+    const auto r = test::run_async(io, strand, [&] {
+        return client.request({.url = stub.base_url() + "/"}, {}, [&](std::string_view c) {
+            on_strand = on_strand && strand.running_in_this_thread();
+            got += c;
+            return true;
+        });
+    });
+    ASSERT_TRUE(r) << client.error_message();
+    EXPECT_EQ(got, "data: on a strand\n\n");
+    EXPECT_TRUE(on_strand);
 }
 
 TEST(HttpClient, BlockingFormRunsTheSameRequest) {

@@ -9,6 +9,7 @@
 #include <sluice/core/relay_async.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <boost/json.hpp>
@@ -378,6 +379,18 @@ TEST(Runtime, RunsAWholeTurnWithAToolOnAOneThreadIoContext) {
     auto rt2 = scripted_runtime(other.executor(), TOOL_TURN, config_with({"echo"}));
     auto rx2 = rt2->run_stream_with_messages(prompt("go"), {});
     EXPECT_EQ(kinds(drain(rx2)), expected);
+}
+
+TEST(Runtime, RunsATurnOnAStrand) {
+    // A seat passes its strand: the same turn, its provider and tool run on it.
+    boost::asio::io_context io;
+    auto rt = scripted_runtime(
+        boost::asio::make_strand(io.get_executor()), TOOL_TURN, config_with({"echo"}));
+    auto rx = rt->run_stream_with_messages(prompt("go"), {});
+    const auto evs = drain_async(io, rx);
+    EXPECT_EQ(kinds(evs).size(), 12U);
+    EXPECT_EQ(joined<llm::Text>(evs), "let me echodone");
+    EXPECT_TRUE(std::holds_alternative<session::Done>(evs.back()));
 }
 
 std::size_t thread_count() {
