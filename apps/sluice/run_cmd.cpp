@@ -123,6 +123,9 @@ int run_builtin(const RunOptions& o) {
                         out.write(row);
                     }
                 }
+                // stdout broke: let go of the receiver now, which cancels the turn (closing the
+                // provider connection, killing tools), so an endless stream cannot hold io.run().
+                rx = RelayReceiver{};
             },
             net::detached); // writes and relay receives do not throw
         io.run();

@@ -7,7 +7,6 @@
 #include <sluice/runtime/tools.hpp>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -380,18 +379,7 @@ std::vector<std::shared_ptr<Tool>> configured_tools(const RuntimeConfig& config)
     return make_tools(names, ToolOptions{config.working_dir});
 }
 
-// TEMP(helper B replaces): the executor of runtimes built without one (the builtin agent until
-// it passes the seat's executor). One thread for all of them, never per runtime or per turn;
-// deliberately leaked so no turn outlives its context at exit.
-boost::asio::any_io_executor legacy_executor() {
-    static auto* pool = new boost::asio::thread_pool(1); // NOLINT(cppcoreguidelines-owning-memory)
-    return pool->get_executor();
-}
-
 } // namespace
-
-Runtime::Runtime(RuntimeConfig config) // TEMP(helper B replaces)
-    : Runtime(legacy_executor(), std::move(config)) {}
 
 Runtime::Runtime(boost::asio::any_io_executor ex, RuntimeConfig config)
     : Runtime(

@@ -57,10 +57,6 @@ struct RuntimeConfig {
 /// cancels a running turn and returns without waiting for it.
 class Runtime {
 public:
-    /// TEMP(helper B replaces): runs turns on one process-wide thread; for the builtin agent
-    /// until it passes its executor. Prefer the constructors that take one.
-    explicit Runtime(RuntimeConfig config);
-
     /// Builds the provider (`make_provider(config.provider)`) and the enabled tools; with the
     /// scripted provider and no tools enabled, its harmless `echo` tool is enabled.
     /// @param ex where turns run (a strand, or an io_context's executor).

@@ -37,8 +37,10 @@ struct Rig {
     Rig() {
         hub::HubConfig hc;
         hc.data_dir = dir.path();
-        hc.make_agent = [](const hub::SeatSpec&, std::vector<boost::json::object>) -> std::unique_ptr<runtime::Agent> {
-            return nullptr;
+        hc.make_agent = [](const hub::SeatSpec&,
+                           std::vector<boost::json::object> rows,
+                           const net::any_io_executor& ex) -> hub::AgentOrReason {
+            return {runtime::make_builtin_agent(ex, runtime::RuntimeConfig{}, std::move(rows)), {}};
         };
         hub = std::make_unique<hub::Hub>(io, std::move(hc));
         auto created = hub->create(hub::SeatSpec{});
