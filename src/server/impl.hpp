@@ -115,6 +115,13 @@ template <class Stream>
 net::awaitable<void> serve_websocket(
     Server::Impl& s, std::shared_ptr<hub::Seat> seat, Stream& stream, Request req, Connections::Ticket& ticket);
 
+namespace stream_detail {
+/// The answer to one WebSocket client message (an op: send, cancel, more), as the message to
+/// send back. Validated by the shared validator; never throws for a client's mistake. On the
+/// seat's strand.
+std::string ws_answer(hub::Seat& seat, std::string_view message);
+} // namespace stream_detail
+
 /// The value of query parameter `key`, if present.
 std::optional<std::string> query_param(const boost::urls::url_view& url, std::string_view key);
 

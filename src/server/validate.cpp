@@ -38,13 +38,15 @@ std::optional<std::uint64_t> whole(const json::value& v) {
 
 } // namespace
 
-std::optional<Refusal> validate_more(const json::value* before, const json::value* turns, MoreOp& out) {
+std::optional<Refusal>
+validate_more(const json::value* before, const json::value* turns, MoreOp& out) {
     out.before.reset();
     out.turns = SUBSCRIBE_TURNS;
     if (before != nullptr && !before->is_null()) {
         const auto b = whole(*before);
         if (!b) {
-            return Refusal{errc::bad_request, "'before' must be a frame position (a non-negative integer)"};
+            return Refusal{
+                errc::bad_request, "'before' must be a frame position (a non-negative integer)"};
         }
         out.before = *b;
     }

@@ -43,8 +43,8 @@ struct MoreOp {
 /// @param turns  the `turns` value, or nullptr when absent
 /// @param out    filled when valid
 /// @return nothing when valid, else why not
-[[nodiscard]] std::optional<Refusal> validate_more(
-    const boost::json::value* before, const boost::json::value* turns, MoreOp& out);
+[[nodiscard]] std::optional<Refusal>
+validate_more(const boost::json::value* before, const boost::json::value* turns, MoreOp& out);
 
 /// A query-string parameter as the JSON value `validate_more` takes: an unsigned integer when
 /// it is one in decimal, else the string itself (which the validator then refuses by name).
