@@ -81,16 +81,20 @@ int run_serve(const ServeOptions& o) {
             o.window_cap > 0 ? o.window_cap : CONVERSATION_CAP,
             o.window_cap_bytes > 0 ? o.window_cap_bytes : CONVERSATION_CAP_BYTES);
     }
-    hc.make_agent = [rc, agent_cmd, workdir](const hub::SeatSpec& spec, std::vector<boost::json::object> rows)
-        -> std::unique_ptr<runtime::Agent> {
+    // Until the agents take the executor (PLAN.md), `ex` is unused; a missing flag or a bad
+    // setting is a reason (the seat is unavailable), never an exception out of the factory.
+    hc.make_agent = [rc, agent_cmd, workdir](
+                        const hub::SeatSpec& spec,
+                        std::vector<boost::json::object> rows,
+                        const boost::asio::any_io_executor& /*ex*/) -> hub::AgentOrReason {
         if (spec.agent == "process") {
             if (agent_cmd.empty()) {
-                throw std::invalid_argument("this hub has no --agent-cmd; process seats are unavailable");
+                return {nullptr, "agent kind 'process' needs the hub to run with --agent-cmd"};
             }
             runtime::ProcessAgentConfig pc;
             pc.argv = runtime::ProcessAgentConfig::shell_argv(agent_cmd);
             pc.working_dir = workdir;
-            return runtime::make_process_agent(std::move(pc));
+            return {runtime::make_process_agent(std::move(pc)), {}};
         }
         auto cfg = rc;
         if (!spec.model.empty()) {
@@ -99,7 +103,11 @@ int run_serve(const ServeOptions& o) {
         if (!spec.system.empty()) {
             cfg.system_prompt = spec.system;
         }
-        return runtime::make_builtin_agent(std::move(cfg), std::move(rows));
+        try {
+            return {runtime::make_builtin_agent(std::move(cfg), std::move(rows)), {}};
+        } catch (const std::invalid_argument& e) {
+            return {nullptr, e.what()};
+        }
     };
 
     boost::asio::io_context io;

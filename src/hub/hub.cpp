@@ -1,67 +1,43 @@
-// Hub: the seat registry, persistence of the seat list, and whole-hub stats.
-#include <sluice/hub/hub.hpp>
-
+// Hub: the seat registry — create (validated, nothing half-made), find, list, remove, restore.
 #include "ids.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/dispatch.hpp>
+#include <sluice/hub/hub.hpp>
+#include <sluice/hub/seat_meta.hpp>
+
 #include <boost/asio/post.hpp>
-#include <boost/json.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 namespace sluice::hub {
 
-namespace json = boost::json;
 namespace net = boost::asio;
 
-namespace {
-
-std::optional<SeatSpec> read_meta(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    if (!in) {
-        return std::nullopt;
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    boost::system::error_code ec;
-    auto v = json::parse(ss.str(), ec);
-    if (ec || !v.is_object()) {
-        return std::nullopt;
-    }
-    const auto& o = v.get_object();
-    auto str = [&](std::string_view k) {
-        const auto* p = o.if_contains(k);
-        return p != nullptr && p->is_string() ? std::string(p->get_string()) : std::string();
-    };
-    SeatSpec spec;
-    spec.id = str("id");
-    spec.name = str("name");
-    spec.agent = str("agent");
-    spec.model = str("model");
-    spec.system = str("system");
-    spec.epoch = str("epoch");
-    if (const auto* t = o.if_contains("turns"); t != nullptr && t->is_number()) {
-        spec.turns = t->to_number<std::uint64_t>();
-    }
-    if (!valid_id(spec.id) || spec.epoch.empty()) {
-        return std::nullopt;
-    }
-    if (spec.agent.empty()) {
-        spec.agent = "builtin";
-    }
-    return spec;
+Hub::Hub(net::io_context& io, HubConfig config)
+    : io_(io)
+    , config_(std::move(config))
+    , writer_(
+          std::make_shared<Writer>(std::max(WRITER_QUEUE_CAPACITY, 2 * config_.max_seats + 64))) {
 }
 
-} // namespace
-
-Hub::Hub(net::io_context& io, HubConfig config) : io_(io), config_(std::move(config)) {}
-
 Hub::~Hub() = default;
+
+SeatOptions Hub::seat_options(std::filesystem::path dir) const {
+    return SeatOptions{
+        std::move(dir),
+        config_.make_agent,
+        writer_,
+        config_.max_queued_prompts,
+        config_.sync_interval,
+        config_.budget};
+}
+
+void Hub::add(std::shared_ptr<Seat> seat) {
+    std::lock_guard lock(mu_);
+    seats_[seat->id()] = seat;
+    order_.push_back(std::move(seat));
+}
 
 std::size_t Hub::restore() {
     const auto root = config_.data_dir / "seats";
@@ -71,74 +47,104 @@ std::size_t Hub::restore() {
     }
     std::vector<std::filesystem::path> dirs;
     for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
-        if (entry.is_directory()) {
+        std::error_code dec;
+        if (entry.is_directory(dec) && valid_id(entry.path().filename().string())) {
             dirs.push_back(entry.path());
         }
     }
     std::sort(dirs.begin(), dirs.end());
-    std::size_t restored = 0;
+    std::size_t listed = 0;
     for (const auto& dir : dirs) {
-        auto spec = read_meta(dir / "meta.json");
-        if (!spec) {
-            spdlog::warn("skipping {}: no readable meta.json", dir.string());
-            continue;
+        try {
+            auto spec = read_meta(dir);
+            std::shared_ptr<Seat> seat;
+            if (!spec) {
+                SeatSpec placeholder;
+                placeholder.id = dir.filename().string(); // a seat's folder is named by its id
+                placeholder.name = placeholder.id;
+                placeholder.agent.clear();
+                placeholder.epoch = new_id("e");
+                seat = Seat::open_unavailable(
+                    io_, std::move(placeholder), seat_options(dir), spec.error().message);
+            } else if (auto opened = Seat::open(io_, *spec, seat_options(dir))) {
+                seat = std::move(*opened);
+            } else {
+                seat = Seat::open_unavailable(
+                    io_, std::move(*spec), seat_options(dir), opened.error().message);
+            }
+            if (const auto s = seat->summary(); s.state == SeatState::unavailable) {
+                spdlog::warn("seat {} is unavailable: {}", s.id, s.reason);
+            }
+            add(std::move(seat));
+            ++listed;
+        } catch (const std::exception& e) {
+            spdlog::error("cannot list the seat in {}: {}", dir.string(), e.what());
         }
-        SeatOptions opt{dir, config_.make_agent, config_.max_queued_prompts, config_.sync_interval, config_.budget};
-        auto seat = Seat::open(io_, std::move(*spec), std::move(opt));
-        if (!seat) {
-            spdlog::error("cannot restore seat in {}: {}", dir.string(), seat.error().message());
-            continue;
-        }
-        std::lock_guard lock(mu_);
-        seats_[(*seat)->id()] = *seat;
-        order_.push_back(*seat);
-        ++restored;
     }
-    return restored;
+    return listed;
 }
 
-boost::system::result<std::shared_ptr<Seat>> Hub::create(SeatSpec spec) {
+Result<std::shared_ptr<Seat>> Hub::create(SeatSpec spec) {
     if (spec.agent.empty()) {
         spec.agent = "builtin";
     }
     if (spec.agent != "builtin" && spec.agent != "process") {
-        return make_error_code(errc::bad_request);
+        return Failure::of(errc::bad_request, "field 'agent' must be \"builtin\" or \"process\"");
     }
-    if (spec.name.size() > 200 || spec.model.size() > 200 || spec.system.size() > 64 * 1024) {
-        return make_error_code(errc::bad_request);
+    if (spec.name.size() > SEAT_NAME_MAX_BYTES) {
+        return Failure::of(
+            errc::bad_request,
+            "field 'name' is over " + std::to_string(SEAT_NAME_MAX_BYTES) + " bytes");
+    }
+    if (spec.model.size() > SEAT_MODEL_MAX_BYTES) {
+        return Failure::of(
+            errc::bad_request,
+            "field 'model' is over " + std::to_string(SEAT_MODEL_MAX_BYTES) + " bytes");
+    }
+    if (spec.system.size() > SEAT_SYSTEM_MAX_BYTES) {
+        return Failure::of(
+            errc::bad_request,
+            "field 'system' is over " + std::to_string(SEAT_SYSTEM_MAX_BYTES) + " bytes");
     }
     {
         std::lock_guard lock(mu_);
         if (seats_.size() >= config_.max_seats) {
-            return make_error_code(errc::overloaded);
+            return Failure::of(
+                errc::overloaded,
+                "too many seats (at most " + std::to_string(config_.max_seats) + ")");
         }
     }
     spec.id = new_id("s");
-    spec.epoch.clear();
+    spec.epoch = new_id("e");
     spec.turns = 0;
     if (spec.name.empty()) {
         spec.name = spec.id;
     }
-    SeatOptions opt{
-        config_.data_dir / "seats" / spec.id,
-        config_.make_agent,
-        config_.max_queued_prompts,
-        config_.sync_interval,
-        config_.budget};
-    std::shared_ptr<Seat> seat;
-    try {
-        auto r = Seat::open(io_, std::move(spec), std::move(opt));
-        if (!r) {
-            return r.error();
-        }
-        seat = std::move(*r);
-    } catch (const std::exception& e) {
-        spdlog::error("cannot create seat: {}", e.what());
-        return make_error_code(errc::bad_request);
+    const auto dir = config_.data_dir / "seats" / spec.id;
+    const auto undo = [&dir] {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+    };
+    std::error_code fec;
+    std::filesystem::create_directories(dir, fec);
+    if (fec) {
+        return Failure::of(errc::io_error, "cannot create " + dir.string() + ": " + fec.message());
     }
-    std::lock_guard lock(mu_);
-    seats_[seat->id()] = seat;
-    order_.push_back(seat);
+    // The seat's first write happens here, before it is listed (it is not on any seat strand).
+    if (auto w = write_meta(dir, spec); !w) {
+        undo();
+        return w.error();
+    }
+    auto seat = Seat::open(io_, std::move(spec), seat_options(dir));
+    if (!seat) {
+        undo();
+        return seat.error();
+    }
+    if (const auto s = (*seat)->summary(); s.state == SeatState::unavailable) {
+        undo(); // a client's choice of an agent kind this hub lacks is refused, not kept
+        return Failure::of(errc::bad_request, s.reason);
+    }
+    add(*seat);
     return seat;
 }
 
@@ -165,12 +171,7 @@ boost::system::result<void> Hub::remove(std::string_view id) {
         seats_.erase(it);
         std::erase(order_, seat);
     }
-    const auto dir = config_.data_dir / "seats" / seat->id();
-    net::post(seat->strand(), [seat, dir] {
-        seat->close();
-        std::error_code ec;
-        std::filesystem::remove_all(dir, ec);
-    });
+    net::post(seat->strand(), [seat] { seat->close(/*then_remove=*/true); });
     return {};
 }
 
@@ -185,7 +186,7 @@ HubStats Hub::stats() const {
     for (const auto& seat : list()) {
         const auto s = seat->summary();
         ++st.seats;
-        st.running += s.state != SeatState::idle ? 1 : 0;
+        st.running += s.state == SeatState::running || s.state == SeatState::queued ? 1 : 0;
         st.subscribers += s.subscribers;
         st.window_frames += s.window_frames;
         st.window_bytes += s.window_bytes;

@@ -45,12 +45,18 @@ std::size_t page_bytes(const Page& page) {
 
 const char* event_name(OutEvent::Kind k) noexcept {
     switch (k) {
-    case OutEvent::Kind::connected: return "connected";
-    case OutEvent::Kind::resumed: return "resumed";
-    case OutEvent::Kind::frame: return "frame";
-    case OutEvent::Kind::preview: return "preview";
-    case OutEvent::Kind::gap: return "gap";
-    case OutEvent::Kind::turn: return "turn";
+    case OutEvent::Kind::connected:
+        return "connected";
+    case OutEvent::Kind::resumed:
+        return "resumed";
+    case OutEvent::Kind::frame:
+        return "frame";
+    case OutEvent::Kind::preview:
+        return "preview";
+    case OutEvent::Kind::gap:
+        return "gap";
+    case OutEvent::Kind::turn:
+        return "turn";
     }
     return "message";
 }
@@ -177,20 +183,34 @@ std::string_view error_code_name(const boost::system::error_code& ec) noexcept {
         return "internal";
     }
     switch (static_cast<errc>(ec.value())) {
-    case errc::ok: return "ok";
-    case errc::bad_request: return "bad_request";
-    case errc::not_found: return "not_found";
-    case errc::conflict: return "conflict";
-    case errc::payload_too_large: return "payload_too_large";
-    case errc::overloaded: return "overloaded";
-    case errc::unauthorized: return "unauthorized";
-    case errc::cancelled: return "cancelled";
-    case errc::timed_out: return "timed_out";
-    case errc::protocol_error: return "protocol_error";
-    case errc::provider_error: return "provider_error";
-    case errc::io_error: return "io_error";
-    case errc::corrupt_data: return "corrupt_data";
-    case errc::relay_closed: return "relay_closed";
+    case errc::ok:
+        return "ok";
+    case errc::bad_request:
+        return "bad_request";
+    case errc::not_found:
+        return "not_found";
+    case errc::conflict:
+        return "conflict";
+    case errc::payload_too_large:
+        return "payload_too_large";
+    case errc::overloaded:
+        return "overloaded";
+    case errc::unauthorized:
+        return "unauthorized";
+    case errc::cancelled:
+        return "cancelled";
+    case errc::timed_out:
+        return "timed_out";
+    case errc::protocol_error:
+        return "protocol_error";
+    case errc::provider_error:
+        return "provider_error";
+    case errc::io_error:
+        return "io_error";
+    case errc::corrupt_data:
+        return "corrupt_data";
+    case errc::relay_closed:
+        return "relay_closed";
     }
     return "internal";
 }

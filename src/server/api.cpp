@@ -46,6 +46,12 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     o["name"] = s.name;
     o["agent"] = s.agent;
     o["state"] = hub::state_name(s.state);
+    if (!s.reason.empty()) {
+        o["reason"] = s.reason;
+    }
+    if (s.degraded) {
+        o["degraded"] = true;
+    }
     o["turns"] = s.turns;
     o["frames"] = s.frames;
     o["queued"] = s.queued;
@@ -87,7 +93,7 @@ std::vector<Stat> hub_stats(const Server::Impl& s) {
          "Preview bytes a subscriber's lane may retain (its budget).", hub::SUBSCRIBER_PREVIEW_LIMITS.retained_budget,
          false},
         {"subscriber_preview_peak_retained_bytes", "subscriber_preview_peak_retained_bytes", "gauge",
-         "Most preview bytes any one subscriber's lane has retained (noted when its writer collects).",
+         "Most preview bytes one subscriber's lane was seen holding (noted when its writer collects).",
          s.lane_peak_retained.load(), false},
         {"subscriber_gap_bytes", "subscriber_gap_bytes_total", "counter",
          "Preview bytes reported lost to subscribers in gap events (noted when their writers collect).",
@@ -177,7 +183,7 @@ Response bad(const Request& req, std::string_view why) {
 }
 
 Response bad(const Request& req, const Refusal& r) {
-    return error_response(req, make_error_code(r.code), r.message);
+    return error_response(req, r.code, r.message);
 }
 
 // 405, naming the method refused and the ones the route takes.
@@ -229,7 +235,7 @@ net::awaitable<Response> seat_routes(
         const auto submit = [seat, t] { return seat->submit(std::move(*t)); };
         auto r = co_await on_seat(*seat, submit);
         if (!r) {
-            co_return error_response(req, r.error(), submit_refusal(r.error()));
+            co_return error_response(req, r.error().code, r.error().message);
         }
         co_return json_response(req, 202, json::serialize(json::object{{"turn", r->turn}, {"queued", r->queued}}));
     }
@@ -256,7 +262,7 @@ net::awaitable<Response> seat_routes(
         const auto read_page = [seat, more] { return seat->history(more.before, more.turns); };
         auto page = co_await on_seat(*seat, read_page);
         if (!page) {
-            co_return error_response(req, page.error(), "cannot read that page: " + page.error().message());
+            co_return error_response(req, page.error().code, page.error().message);
         }
         co_return json_response(req, 200, std::move(page->json));
     }
@@ -334,16 +340,7 @@ net::awaitable<Response> route_api(Server::Impl& s, const Request& req, const bo
                     }
                     auto seat = s.hub.create(std::move(spec));
                     if (!seat) {
-                        const auto& ec = seat.error();
-                        co_return error_response(
-                            req,
-                            ec,
-                            ec == make_error_code(errc::overloaded)
-                                ? std::string("too many seats on this hub (max_seats)")
-                            : ec == make_error_code(errc::bad_request)
-                                ? std::string("bad seat spec: 'name' and 'model' at most 200 bytes, "
-                                              "'system' at most 64 KiB")
-                                : "cannot create the seat: " + ec.message());
+                        co_return error_response(req, seat.error().code, seat.error().message);
                     }
                     co_return json_response(req, 201, json::serialize(json::object{{"seat", (*seat)->id()}}));
                 }

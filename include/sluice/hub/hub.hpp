@@ -1,7 +1,9 @@
 // Hub: the registry of seats — create, find, list, delete, restore from the data directory.
 #pragma once
 
+#include <sluice/hub/failure.hpp>
 #include <sluice/hub/seat.hpp>
+#include <sluice/hub/writer.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/system/result.hpp>
@@ -19,26 +21,33 @@ namespace sluice::hub {
 /// Hub-wide settings.
 struct HubConfig {
     std::filesystem::path data_dir{"sluice-data"}; ///< one folder per seat under `seats/`
-    AgentFactory make_agent;                      ///< builds a seat's agent
-    std::size_t max_seats{1000};                  ///< more is refused (503)
-    std::size_t max_queued_prompts{16};           ///< per seat; more is refused (503)
-    std::chrono::milliseconds sync_interval{500}; ///< transcript fsync timer while a turn runs
-    conversation_budget budget{};                 ///< the seats' window budget
+    AgentFactory make_agent;                       ///< builds a seat's agent
+    std::size_t max_seats{1000};                   ///< more is refused (503)
+    std::size_t max_queued_prompts{16};            ///< per seat; more is refused (503)
+    std::chrono::milliseconds sync_interval{500};  ///< transcript fsync timer while a turn runs
+    conversation_budget budget{};                  ///< the seats' window budget
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.
 struct HubStats {
-    std::uint64_t seats{};               ///< seats hosted
-    std::uint64_t running{};             ///< seats with a turn running
-    std::uint64_t subscribers{};         ///< live subscribers
-    std::uint64_t window_frames{};       ///< frames held in windows
-    std::uint64_t window_bytes{};        ///< wire bytes held in windows
-    std::uint64_t frames_total{};        ///< frames in every conversation
+    std::uint64_t seats{};                 ///< seats hosted
+    std::uint64_t running{};               ///< seats with a turn running
+    std::uint64_t subscribers{};           ///< live subscribers
+    std::uint64_t window_frames{};         ///< frames held in windows
+    std::uint64_t window_bytes{};          ///< wire bytes held in windows
+    std::uint64_t frames_total{};          ///< frames in every conversation
     std::uint64_t preview_dropped_bytes{}; ///< preview bytes dropped for subscribers
-    std::uint64_t resyncs{};             ///< subscribers resynced with `connected`
+    std::uint64_t resyncs{};               ///< subscribers resynced with `connected`
 };
 
-/// The registry of seats.
+/// Limits on a seat's spec, checked by `Hub::create` (each refusal names its field and limit).
+inline constexpr std::size_t SEAT_NAME_MAX_BYTES = 200;
+/// Most bytes of a model name.
+inline constexpr std::size_t SEAT_MODEL_MAX_BYTES = 200;
+/// Most bytes of a system prompt override.
+inline constexpr std::size_t SEAT_SYSTEM_MAX_BYTES = 64 * 1024;
+
+/// The registry of seats. Owns the writer (one thread) that does every seat's disk work.
 ///
 /// @par Thread safety
 /// Safe from any thread (a mutex guards the map; no I/O is done under it).
@@ -50,11 +59,21 @@ public:
     Hub(const Hub&) = delete;
     Hub& operator=(const Hub&) = delete;
 
-    /// Brings back every seat found in the data directory (idle). Returns how many.
+    /// Brings back every seat found in the data directory (idle). Never throws and never
+    /// stops at one seat: a seat that cannot be restored (damaged meta.json, unreadable
+    /// transcript) or whose agent kind this hub lacks is listed `unavailable` with its reason
+    /// (its history readable when its transcript is, its folder removable). Returns how many
+    /// seats are listed.
     std::size_t restore();
 
-    /// Creates a seat. Errors: bad_request (bad spec), overloaded (too many seats), io_error.
-    boost::system::result<std::shared_ptr<Seat>> create(SeatSpec spec);
+    /// Creates a seat. Nothing is made on disk before the spec is valid; a create that fails
+    /// half-way removes what it made. Failures name the reason: bad_request (the field and its
+    /// limit), overloaded (the seat limit), io_error (the file and the OS reason),
+    /// (or bad_request when the agent kind is not available here, and why).
+    /// @par Blocking
+    /// The new seat's folder and first meta.json (safe_write: two fsyncs) are made on the
+    /// calling thread, before the seat exists; every later write of the seat goes to the writer.
+    Result<std::shared_ptr<Seat>> create(SeatSpec spec);
 
     /// The seat with this id, or nullptr.
     [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id) const;
@@ -72,8 +91,12 @@ public:
     [[nodiscard]] HubStats stats() const;
 
 private:
+    [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
+    void add(std::shared_ptr<Seat> seat);
+
     boost::asio::io_context& io_;
     HubConfig config_;
+    std::shared_ptr<Writer> writer_; // one thread for this data dir
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Seat>> order_;
     std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;

@@ -1,17 +1,21 @@
-// Seat: one hosted conversation — its agent, transcript, window (the fan-out ring) and viewers.
+// Seat: one hosted conversation — its agent, turns, transcript, window (the fan-out ring), viewers.
 #pragma once
 
 #include <sluice/conversation/frame.hpp>
 #include <sluice/conversation/window.hpp>
 #include <sluice/core/cancel.hpp>
 #include <sluice/core/error.hpp>
+#include <sluice/core/relay_queue.hpp>
+#include <sluice/hub/failure.hpp>
+#include <sluice/hub/seat_meta.hpp>
 #include <sluice/hub/subscriber.hpp>
+#include <sluice/hub/writer.hpp>
 #include <sluice/runtime/agent.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/system/result.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -24,39 +28,37 @@
 #include <string>
 #include <vector>
 
-namespace sluice {
-class Transcript;
-}
-
 namespace sluice::hub {
 
 using conversation_budget = Budget;
 
-/// What a seat is: its identity and its agent's settings (persisted in `meta.json`).
-struct SeatSpec {
-    std::string id;                ///< stable id (generated when empty)
-    std::string name;              ///< for people
-    std::string agent{"builtin"};  ///< "builtin" | "process"
-    std::string model;             ///< builtin: model override (empty: the server's)
-    std::string system;            ///< builtin: system prompt override
-    std::string epoch;             ///< changes when the conversation is replaced
-    std::uint64_t turns{};         ///< prompts accepted so far
+/// What an agent factory gives: an agent, or the reason there is none (the seat is then
+/// `unavailable` with that reason: e.g. "agent kind 'process' needs --agent-cmd").
+struct AgentOrReason {
+    std::unique_ptr<runtime::Agent> agent; ///< the agent, or null
+    std::string reason;                    ///< why there is no agent (when `agent` is null)
 };
 
 /// Builds a seat's agent from its spec and the rows it already holds (the window's frames).
-using AgentFactory = std::function<std::unique_ptr<runtime::Agent>(
-    const SeatSpec&, std::vector<boost::json::object> history_rows)>;
+/// `ex` is the seat's strand: every TurnSink call of the agent must arrive there (PLAN.md).
+/// It must not throw; a factory that throws anyway is caught and its what() is the reason.
+using AgentFactory = std::function<AgentOrReason(
+    const SeatSpec&,
+    std::vector<boost::json::object> history_rows,
+    boost::asio::any_io_executor ex)>;
 
 /// A seat's state as the API shows it.
-enum class SeatState : std::uint8_t { idle, running, queued };
+enum class SeatState : std::uint8_t { idle, running, queued, unavailable };
 
-/// The name of a seat state ("idle", "running", "queued").
+/// The name of a seat state ("idle", "running", "queued", "unavailable").
 [[nodiscard]] const char* state_name(SeatState s) noexcept;
 
 /// A snapshot of a seat, readable from any thread.
 struct SeatSummary {
     std::string id, name, agent, epoch;
     SeatState state{SeatState::idle};
+    bool degraded{false}; ///< a write failed (see `reason`)
+    std::string reason;   ///< why it is unavailable or degraded (empty otherwise)
     std::uint64_t turns{}, frames{}, window_first{}, window_frames{}, window_bytes{};
     std::uint64_t preview_dropped_bytes{}, subscribers{}, resyncs{}, queued{};
     std::optional<std::chrono::system_clock::time_point> last_activity;
@@ -70,33 +72,48 @@ struct Submitted {
 
 /// A page of history: whole turns, oldest first, with a cursor for older ones.
 struct HistoryPage {
-    std::string json; ///< `{"turns":[{"first","frames":[…]}],"cursor":…}`
+    std::string json; ///< `{"turns":[{"first","frames":[…]}],"cursor":…}` (wire::page_json)
 };
 
 /// Settings a seat takes from its hub.
 struct SeatOptions {
     std::filesystem::path dir;                    ///< the seat's folder
     AgentFactory make_agent;                      ///< builds its agent
+    std::shared_ptr<Writer> writer;               ///< the hub's disk worker (never null)
     std::size_t max_queued_prompts{16};           ///< more is refused
     std::chrono::milliseconds sync_interval{500}; ///< fsync timer while a turn runs
     Budget budget{};                              ///< window budget
 };
 
-/// One conversation. Semantic output becomes frames: appended to the transcript first, then
-/// held in the window and published by position (`seq`) within the seat's `epoch`. Previews go
-/// to live subscribers only, each through its own bounded lane. One turn at a time; later
-/// prompts queue.
+/// One conversation. Semantic output becomes frames: appended to the transcript on the writer
+/// first, published (held in the window, numbered `seq` within the seat's `epoch`) only once
+/// that append completed, in order. Previews go to live subscribers only, each through its own
+/// bounded lane; a preview that arrives while rows are still being appended is held in the
+/// seat (one lane, SUBSCRIBER_PREVIEW_LIMITS) and shown once those rows are published, or
+/// discarded if a newer row supersedes it first (the row carries its content). One turn at a
+/// time; later prompts queue FIFO. A failed append is never published: the turn ends `failed`
+/// with the reason and the seat is marked degraded.
 ///
 /// @par Thread safety
-/// Every member but `summary`, `strand` and `id` is confined to `strand()`. The agent calls
-/// back from its own thread; those calls are handed to the strand through a bounded intake.
+/// Every member but `summary`, `strand`, `id` and `dir` is confined to `strand()`. The agent
+/// calls its TurnSink on the strand (the executor the seat gave it); a call from another
+/// thread is dispatched there.
 class Seat : public std::enable_shared_from_this<Seat> {
 public:
     using strand_type = boost::asio::strand<boost::asio::io_context::executor_type>;
 
-    /// Opens (or creates) the seat in `opt.dir`, restoring its window from the transcript.
-    static boost::system::result<std::shared_ptr<Seat>> open(
-        boost::asio::io_context& io, SeatSpec spec, SeatOptions opt);
+    /// Opens the seat in `opt.dir` (which must exist), restoring its window from the
+    /// transcript, and builds its agent. A factory with no agent gives an `unavailable` seat,
+    /// not an error. @return the reason when the transcript cannot be opened or read.
+    /// @par Thread safety
+    /// Any thread; blocking (opens files): call at creation or restore only.
+    static Result<std::shared_ptr<Seat>>
+    open(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt);
+
+    /// A seat listed as `unavailable` with `reason`: no agent; its history is read from the
+    /// transcript when that opens; prompts are refused with the reason; it can be removed.
+    static std::shared_ptr<Seat> open_unavailable(
+        boost::asio::io_context& io, SeatSpec spec, SeatOptions opt, std::string reason);
 
     ~Seat();
     Seat(const Seat&) = delete;
@@ -104,14 +121,19 @@ public:
 
     /// The strand every confined member runs on.
     [[nodiscard]] strand_type& strand() noexcept { return strand_; }
+
     /// The seat's id.
     [[nodiscard]] const std::string& id() const noexcept { return spec_.id; }
+
+    /// The seat's folder.
+    [[nodiscard]] const std::filesystem::path& dir() const noexcept { return opt_.dir; }
+
     /// A snapshot. Safe from any thread.
     [[nodiscard]] SeatSummary summary() const;
 
-    /// Accepts a prompt: starts a turn, or queues it. Errors: conflict (seat closed),
-    /// overloaded (queue full), bad_request (empty).
-    boost::system::result<Submitted> submit(std::string text);
+    /// Accepts a prompt: starts a turn, or queues it. Failures name the reason: conflict (seat
+    /// closed, or unavailable and why), overloaded (queue full, with the limit), bad_request.
+    Result<Submitted> submit(std::string text);
     /// Cancels the running turn (queued prompts stay queued). Returns whether one was running.
     bool cancel();
 
@@ -122,47 +144,77 @@ public:
     void detach(const std::shared_ptr<Subscriber>& sub);
     /// Appends the subscriber's next events to `out` (nothing when it is up to date).
     void collect(Subscriber& sub, std::vector<OutEvent>& out);
+
     /// Whether the seat is closed (its subscribers' streams should end).
     [[nodiscard]] bool closed() const noexcept { return closed_; }
 
     /// A page of whole turns before `before` (default: the newest), at most `turns` turns.
-    boost::system::result<HistoryPage> history(std::optional<std::uint64_t> before, std::size_t turns);
+    Result<HistoryPage> history(std::optional<std::uint64_t> before, std::size_t turns);
 
-    /// Closes the seat: cancels its turn, syncs the transcript, ends subscriber streams.
-    void close();
+    /// Closes the seat: cancels its turn, syncs the transcript (on the writer), ends streams.
+    /// @param then_remove also deletes the seat's folder, on the writer, after its last write.
+    void close(bool then_remove = false);
 
 private:
-    struct Intake;
+    struct Store;
     class Sink;
     Seat(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt);
 
+    // turns (seat.cpp)
     void start_next_turn();
-    void drain_intake();
-    void publish_row(boost::json::object row);
-    void publish_preview(const StreamEvent& ev);
+    void on_row(std::uint64_t turn, boost::json::object row);
+    void on_preview(std::uint64_t turn, StreamEvent ev);
+    void on_end(std::uint64_t turn, runtime::TurnEnd end);
     void finish_turn(runtime::TurnEnd end);
-    void push_control(std::string data);
+    void fail_turn(std::string reason);
+    // persistence and publishing (seat_publish.cpp)
+    void enqueue_frame(FramePtr frame);
+    void pump_appends();
+    void
+    on_appended(std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec);
+    void publish_preview(const StreamEvent& ev);
+    void flush_held_previews();
+    void push_turn_state(std::string data);
+    void save_meta();
+    void sync_transcript();
+    void schedule_sync();
+    void degrade(std::string reason);
+    bool submit_job(Writer::Job job, Writer::Done done);
+    // viewers (seat_stream.cpp)
     void wake_all();
     void update_summary();
-    void save_meta();
-    void schedule_sync();
+    [[nodiscard]] SeatView view();
     std::shared_ptr<const std::string> connected_data();
 
     strand_type strand_;
     SeatSpec spec_;
     SeatOptions opt_;
-    std::unique_ptr<Transcript> transcript_;
+    std::shared_ptr<Store> store_; // the transcript, shared with writer jobs; null if unreadable
     Window window_;
     std::unique_ptr<runtime::Agent> agent_;
-    std::shared_ptr<Intake> intake_;
-    std::deque<std::string> queue_;
-    std::optional<CancellationToken> turn_cancel_;
-    std::uint64_t running_turn_{};
+    std::string unavailable_; // why there is no agent (empty: available)
+
+    struct Turns {
+        std::deque<std::string> queue;               // prompts waiting, FIFO
+        std::optional<CancellationToken> cancel;     // set while a turn runs
+        std::uint64_t running{};                     // the running turn's number
+        std::optional<runtime::TurnEnd> pending_end; // ended, its frames still being appended
+        std::string failure;                         // why the running turn failed (a write)
+    } turns_;
+
+    struct Disk {
+        std::deque<FramePtr> pending;                        // frames waiting for the writer
+        bool appending{false};                               // a batch is on the writer
+        RelayQueue held_previews{SUBSCRIBER_PREVIEW_LIMITS}; // previews behind pending frames
+        bool dirty{false};                                   // appended since the last sync
+        bool meta_writing{false}, meta_again{false};         // one meta write in flight, coalesced
+        bool sync_armed{false};
+        std::string degraded; // the first write failure
+    } disk_;
+
     bool closed_{false};
-    bool dirty_{false};
     std::vector<std::shared_ptr<Subscriber>> subscribers_;
     boost::asio::steady_timer sync_timer_;
-    bool sync_armed_{false};
     std::uint64_t preview_dropped_{};
     std::uint64_t resyncs_{};
     std::optional<std::chrono::system_clock::time_point> last_activity_;

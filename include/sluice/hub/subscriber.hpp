@@ -1,10 +1,10 @@
-// Subscriber: one viewer of a seat — its cursor, its lossy preview lane and its pending events.
+// Subscriber: one viewer of a seat — a pure stepper over the seat's window (cursor, preview lane,
+// gap accounting, turn-state queue and the resync decision). No I/O, no io_context.
 #pragma once
 
+#include <sluice/conversation/window.hpp>
 #include <sluice/core/relay_queue.hpp>
 #include <sluice/hub/wire.hpp>
-
-#include <boost/json/value.hpp>
 
 #include <cstdint>
 #include <deque>
@@ -12,11 +12,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
-
-namespace sluice {
-class Frame;
-}
 
 namespace sluice::hub {
 
@@ -28,42 +26,121 @@ inline constexpr RelayLimits SUBSCRIBER_PREVIEW_LIMITS{
     .forward_chunk = 16 * 1024,
 };
 
-/// Most frames handed to a subscriber's writer in one batch (one write call).
+/// Most frames (and most previews) handed to a subscriber's writer in one batch.
 inline constexpr std::size_t SUBSCRIBER_BATCH_FRAMES = 64;
 
 /// Most turn-state events held for a stalled subscriber before it is resynced instead.
 inline constexpr std::size_t SUBSCRIBER_CONTROL_CAP = 256;
 
 /// One event for a subscriber (defined with its encoders in hub/wire.hpp).
-using wire::OutEvent;
 using wire::event_name;
+using wire::OutEvent;
 
-/// Where a subscriber stands in its seat's stream.
+/// What a subscriber steps over: its seat's window and head, read on the seat's strand.
+struct SeatView {
+    const Window* window{}; ///< the seat's window (the fan-out ring); never null
+    std::string_view seat;  ///< the seat id
+    std::string_view epoch; ///< the seat's epoch
+    bool running{false};    ///< whether a turn runs
+    std::uint64_t turn{};   ///< the running turn, or the last accepted one
+    /// The `connected` payload for the current window version, shared by every subscriber
+    /// (the seat caches it; tests build it). Called only when a resync is due.
+    std::function<std::shared_ptr<const std::string>()> connected;
+};
+
+/// Where one viewer stands in its seat's stream, and what it has not been sent yet.
+///
+/// Frames are read by cursor from the window (lossless, in order, never copied); previews
+/// queue in the subscriber's own bounded lane (lossy; loss reported once as `gap` with the
+/// exact bytes); turn-state events queue tagged with the frame position before which they go.
+/// Resync: a cursor behind the window front, or a turn-state queue over its cap, makes the
+/// next batch a `connected` (the window, recovered:false). Resume is all or nothing: a
+/// Last-Event-ID whose seq is still in the window (or is the one just before its front)
+/// gives `resumed` then the replay of everything after it; anything else gives `connected`.
 ///
 /// @par Thread safety
-/// Confined to its seat's strand.
+/// Confined to its seat's strand (the seat calls every member there). `wake` is the only
+/// callback: set by the transport, called by the seat on its strand.
 class Subscriber {
 public:
-    /// A subscriber that will first receive `connected` (or `resumed` at `resume_after + 1`).
+    /// A subscriber; `cancel_on_disconnect` makes it the turn's caller (its leaving cancels).
     explicit Subscriber(bool cancel_on_disconnect = false) noexcept;
 
-    /// Wakes the writer (set by the transport; called on the seat strand).
-    std::function<void()> wake;
+    /// Sets the transport's wake-up (called on the seat strand when there is something new).
+    void set_wake(std::function<void()> wake) { wake_ = std::move(wake); }
 
-    /// Next frame position to send.
-    std::uint64_t cursor{};
-    /// Whether the next batch must begin with `connected` (the window, recovered:false).
-    bool need_connected{true};
-    /// Whether the next batch must begin with `resumed` (recovered:true, replay follows).
-    bool need_resumed{false};
-    /// Whether this subscriber acts as the turn's caller (cancels when it goes).
-    bool cancel_on_disconnect{false};
-    /// The lossy preview lane, with exact byte accounting; drops become `gap` events.
-    RelayQueue previews{SUBSCRIBER_PREVIEW_LIMITS};
-    /// Turn-state events, each tagged with the frame position before which it must go.
-    std::deque<std::pair<std::uint64_t, std::string>> control;
-    /// Frames sent, preview bytes reported lost (`gap`) and resyncs, for stats.
-    std::uint64_t frames_sent{}, gap_bytes{}, resyncs{};
+    /// Calls the wake-up, if one is set.
+    void wake() const {
+        if (wake_) {
+            wake_();
+        }
+    }
+
+    /// Whether this subscriber acts as the turn's caller.
+    [[nodiscard]] bool cancels_on_disconnect() const noexcept { return cancel_on_disconnect_; }
+
+    /// Decides where the subscriber starts. @param last a Last-Event-ID "<epoch>:<seq>" or none.
+    /// In-window seq of this epoch → `resumed` then replay from seq + 1; else `connected`.
+    void start(const Window& window, std::string_view epoch, std::optional<std::string_view> last);
+
+    /// Frames were published: previews queued before them are superseded by them (not loss).
+    void frames_published() noexcept { previews_.discard_all(/*report=*/false); }
+
+    /// Queues a preview in the lossy lane (oldest dropped over SUBSCRIBER_PREVIEW_LIMITS).
+    void push_preview(const StreamEvent& ev) { previews_.push(ev); }
+
+    /// Counts preview bytes lost before they reached this lane (the seat's hold lane
+    /// overflowed); reported in the next `gap` with the lane's own drops.
+    void note_lost(std::uint64_t bytes) noexcept { lost_upstream_ += bytes; }
+
+    /// Queues a turn-state event (`wire::turn_json`) to go before frame position `before`
+    /// (the window's end when it happened). Over SUBSCRIBER_CONTROL_CAP: resync instead.
+    void push_turn_state(std::uint64_t before, std::string data);
+
+    /// Appends the subscriber's next events to `out` (nothing when it is up to date): a
+    /// resync or resume first, then up to SUBSCRIBER_BATCH_FRAMES frames with turn-state
+    /// events in place, then — only once every frame is out — a gap, then previews.
+    void collect(const SeatView& view, std::vector<OutEvent>& out);
+
+    /// Frames sent so far.
+    [[nodiscard]] std::uint64_t frames_sent() const noexcept { return frames_sent_; }
+
+    /// Preview bytes reported lost (`gap`) so far.
+    [[nodiscard]] std::uint64_t gap_bytes() const noexcept { return gap_bytes_; }
+
+    /// Times resynced with `connected` after the first.
+    [[nodiscard]] std::uint64_t resyncs() const noexcept { return resyncs_; }
+
+    /// Preview bytes held in the lane now (at most SUBSCRIBER_PREVIEW_LIMITS.retained_budget).
+    [[nodiscard]] std::uint64_t preview_retained() const noexcept {
+        return previews_.counters().retained;
+    }
+
+    /// Drops lost but not yet reported (counted by the seat when the subscriber leaves).
+    [[nodiscard]] std::uint64_t take_unreported_dropped() noexcept {
+        return previews_.take_unreported_dropped() + std::exchange(lost_upstream_, 0);
+    }
+
+    /// The next frame position to send.
+    [[nodiscard]] std::uint64_t cursor() const noexcept { return cursor_; }
+
+private:
+    void emit_connected(const SeatView& view, std::vector<OutEvent>& out);
+    void emit_resumed(const SeatView& view, std::vector<OutEvent>& out);
+    void emit_frames(const SeatView& view, std::vector<OutEvent>& out);
+    void emit_previews(std::vector<OutEvent>& out);
+
+    std::function<void()> wake_;
+    std::uint64_t cursor_{};
+    bool need_connected_{true};
+    bool need_resumed_{false};
+    bool cancel_on_disconnect_{false};
+    RelayQueue previews_{SUBSCRIBER_PREVIEW_LIMITS};
+    std::deque<std::pair<std::uint64_t, std::string>> control_;
+    std::uint64_t lost_upstream_{};
+    std::uint64_t frames_sent_{};
+    std::uint64_t gap_bytes_{};
+    std::uint64_t resyncs_{};
 };
 
 } // namespace sluice::hub

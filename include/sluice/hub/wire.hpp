@@ -77,7 +77,8 @@ struct SeatHead {
 
 /// `{"turn":N,"state":…[,"error":…]}`: a turn started, ended, failed or was cancelled.
 /// @param error omitted when empty.
-[[nodiscard]] std::string turn_json(std::uint64_t turn, std::string_view state, std::string_view error = {});
+[[nodiscard]] std::string
+turn_json(std::uint64_t turn, std::string_view state, std::string_view error = {});
 
 /// `{"seq":N,"row":<frame json>}`: a frame's data (the pieces around the shared row are
 /// `frame_data_head` and `FRAME_DATA_TAIL`, so a writer can gather the row without copying).
@@ -110,7 +111,8 @@ inline constexpr std::string_view SSE_HEARTBEAT = ": heartbeat\n\n";
 inline constexpr std::string_view SSE_RETRY = "retry: 1000\n\n";
 
 /// `[id: <id>\n]event: <name>\ndata: <data>\n\n`. @pre `data` holds no newline.
-[[nodiscard]] std::string sse_event(std::string_view name, std::string_view id, std::string_view data);
+[[nodiscard]] std::string
+sse_event(std::string_view name, std::string_view id, std::string_view data);
 
 /// `: <text>\n\n`, one `: ` line per line of `text` (e.g. the reason a stream is let go).
 [[nodiscard]] std::string sse_comment(std::string_view text);

@@ -5,4 +5,5 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/core/relay_queue_test.cpp
     unit/core/relay_test.cpp
     unit/core/relay_async_test.cpp
+    unit/core/safe_write_test.cpp
     unit/core/utf8_test.cpp)

@@ -1,4 +1,10 @@
-# Unit tests of sluice::hub (seat tests run on a real io_context with a fake agent).
+# Unit tests of sluice::hub: one file per public header (seat tests run on a real io_context with
+# a fake agent, see hub_test_support.hpp).
 list(APPEND SLUICE_TEST_SOURCES
-    unit/hub/wire_test.cpp)
+    unit/hub/hub_test.cpp
+    unit/hub/seat_meta_test.cpp
+    unit/hub/seat_test.cpp
+    unit/hub/subscriber_test.cpp
+    unit/hub/wire_test.cpp
+    unit/hub/writer_test.cpp)
 list(APPEND SLUICE_TEST_LIBS sluice::hub)

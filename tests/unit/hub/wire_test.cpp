@@ -18,7 +18,8 @@ FramePtr frame(std::string_view json) {
 
 Page two_turn_page() {
     Page page;
-    page.turns.push_back({3, {frame(R"({"type":"user","n":3})"), frame(R"({"type":"assistant","n":4})")}});
+    page.turns.push_back(
+        {3, {frame(R"({"type":"user","n":3})"), frame(R"({"type":"assistant","n":4})")}});
     page.turns.push_back({5, {frame(R"({"type":"user","n":5})")}});
     page.cursor = 3;
     return page;
@@ -69,11 +70,14 @@ TEST(Wire, EncodesEveryPreviewKind) {
         StreamEvent ev;
         std::string want;
     };
+
     const std::vector<Row> rows{
         {llm::Text{"hi \"you\"\n"}, R"({"kind":"text","delta":"hi \"you\"\n"})"},
         {llm::Thinking{"hm"}, R"({"kind":"thinking","delta":"hm"})"},
-        {llm::ToolUseDelta{"t1", R"({"a":)"}, R"({"kind":"tool_use_delta","tool_id":"t1","delta":"{\"a\":"})"},
-        {llm::ToolResultDelta{"t2", "out"}, R"({"kind":"tool_result_delta","tool_id":"t2","delta":"out"})"},
+        {llm::ToolUseDelta{"t1", R"({"a":)"},
+         R"({"kind":"tool_use_delta","tool_id":"t1","delta":"{\"a\":"})"},
+        {llm::ToolResultDelta{"t2", "out"},
+         R"({"kind":"tool_result_delta","tool_id":"t2","delta":"out"})"},
     };
     for (const auto& r : rows) {
         EXPECT_EQ(preview_json(r.ev), r.want);
@@ -83,7 +87,8 @@ TEST(Wire, EncodesEveryPreviewKind) {
 TEST(Wire, EncodesGapAndTurnState) {
     EXPECT_EQ(gap_json(12345), R"({"dropped_bytes":12345})");
     EXPECT_EQ(turn_json(3, "started"), R"({"turn":3,"state":"started"})");
-    EXPECT_EQ(turn_json(3, "failed", "disk full"), R"({"turn":3,"state":"failed","error":"disk full"})");
+    EXPECT_EQ(
+        turn_json(3, "failed", "disk full"), R"({"turn":3,"state":"failed","error":"disk full"})");
 }
 
 TEST(Wire, EncodesErrorBodies) {
@@ -98,7 +103,9 @@ TEST(Wire, EncodesErrorBodies) {
 }
 
 TEST(Wire, FramesSseEventsAndComments) {
-    EXPECT_EQ(sse_event("gap", "", R"({"dropped_bytes":1})"), "event: gap\ndata: {\"dropped_bytes\":1}\n\n");
+    EXPECT_EQ(
+        sse_event("gap", "", R"({"dropped_bytes":1})"),
+        "event: gap\ndata: {\"dropped_bytes\":1}\n\n");
     EXPECT_EQ(sse_event("frame", "e:3", "{}"), "id: e:3\nevent: frame\ndata: {}\n\n");
     EXPECT_EQ(sse_comment("behind the window"), ": behind the window\n\n");
     EXPECT_EQ(sse_comment("a\nb"), ": a\n: b\n\n");
@@ -115,7 +122,8 @@ TEST(Wire, EncodesAFrameAsSseWithoutCopyingTheRow) {
     EXPECT_EQ(p.head, "id: e-1:7\nevent: frame\ndata: {\"seq\":7,\"row\":");
     EXPECT_EQ(p.body.data(), ev.frame->json().data()); // a view of the shared row
     EXPECT_EQ(p.tail, "}\n\n");
-    EXPECT_EQ(sse_text(ev), "id: e-1:7\nevent: frame\ndata: {\"seq\":7,\"row\":{\"type\":\"user\"}}\n\n");
+    EXPECT_EQ(
+        sse_text(ev), "id: e-1:7\nevent: frame\ndata: {\"seq\":7,\"row\":{\"type\":\"user\"}}\n\n");
 }
 
 TEST(Wire, EncodesASharedPageAsSseWithoutCopyingIt) {
@@ -139,12 +147,15 @@ TEST(Wire, EncodesWebSocketMessages) {
     ev.id = "e-1:7";
     ev.seq = 7;
     ev.frame = frame(R"({"type":"user"})");
-    EXPECT_EQ(ws_message(ev), R"({"event":"frame","id":"e-1:7","data":{"seq":7,"row":{"type":"user"}}})");
+    EXPECT_EQ(
+        ws_message(ev), R"({"event":"frame","id":"e-1:7","data":{"seq":7,"row":{"type":"user"}}})");
     OutEvent turn;
     turn.kind = OutEvent::Kind::turn;
     turn.data = turn_json(1, "ended");
     EXPECT_EQ(ws_message(turn), R"({"event":"turn","id":null,"data":{"turn":1,"state":"ended"}})");
-    EXPECT_EQ(ws_reply("sent", R"({"turn":2,"queued":false})"), R"({"event":"sent","id":null,"data":{"turn":2,"queued":false}})");
+    EXPECT_EQ(
+        ws_reply("sent", R"({"turn":2,"queued":false})"),
+        R"({"event":"sent","id":null,"data":{"turn":2,"queued":false}})");
     EXPECT_EQ(
         ws_error("bad_request", "unknown op"),
         R"({"event":"error","id":null,"data":{"error":{"code":"bad_request","message":"unknown op"}}})");

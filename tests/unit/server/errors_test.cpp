@@ -45,11 +45,4 @@ TEST(ErrorMap, TheBodyCarriesCodeAndMessage) {
     EXPECT_EQ(body.at("error").at("message").as_string(), "no such seat: s-1");
 }
 
-TEST(ErrorMap, ASubmitRefusalNamesItsReason) {
-    EXPECT_NE(
-        submit_refusal(make_error_code(errc::overloaded)).find("queued"), std::string_view::npos);
-    EXPECT_NE(
-        submit_refusal(make_error_code(errc::conflict)).find("closed"), std::string_view::npos);
-}
-
 } // namespace

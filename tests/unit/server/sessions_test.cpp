@@ -27,7 +27,14 @@ namespace net = boost::asio;
 namespace websocket = beast::websocket;
 using server::Connections;
 
-// A hub with one seat (no agent: nothing here sends a prompt) and the server's state.
+// An agent that never runs a turn (nothing here sends a prompt).
+class IdleAgent final : public runtime::Agent {
+public:
+    void start_turn(std::string, CancellationToken, std::shared_ptr<runtime::TurnSink>) override {}
+    [[nodiscard]] std::string kind() const override { return "idle"; }
+};
+
+// A hub with one seat (an idle agent) and the server's state.
 struct Rig {
     net::io_context io;
     test::TempDir dir;
@@ -39,8 +46,9 @@ struct Rig {
         hub::HubConfig hc;
         hc.data_dir = dir.path();
         hc.make_agent = [](const hub::SeatSpec&,
-                           std::vector<boost::json::object>) -> std::unique_ptr<runtime::Agent> {
-            return nullptr;
+                           std::vector<boost::json::object>,
+                           const boost::asio::any_io_executor&) -> hub::AgentOrReason {
+            return {std::make_unique<IdleAgent>(), {}};
         };
         hub = std::make_unique<hub::Hub>(io, std::move(hc));
         auto created = hub->create(hub::SeatSpec{});

@@ -33,7 +33,7 @@ TEST(ValidateSend, AcceptsANonEmptyTextAndNamesTheFieldOtherwise) {
         const auto refused = validate_send(json::parse(r.body).as_object(), op);
         EXPECT_EQ(!refused, r.ok) << r.body;
         if (refused) {
-            EXPECT_EQ(refused->code, errc::bad_request) << r.body;
+            EXPECT_EQ(refused->code, make_error_code(errc::bad_request)) << r.body;
             EXPECT_NE(refused->message.find(r.reason_has), std::string::npos)
                 << r.body << ": " << refused->message;
         } else {

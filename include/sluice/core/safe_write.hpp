@@ -1,0 +1,25 @@
+// Safe write: the one way sluice replaces a file (temp, every byte checked, fsync, rename, dir
+// fsync).
+#pragma once
+
+#include <boost/system/result.hpp>
+
+#include <filesystem>
+#include <string_view>
+
+namespace sluice {
+
+/// Replaces `path` with `bytes` so that a crash leaves either the old file or the new one, whole:
+/// writes `<path>.tmp` (every byte checked, EINTR and short writes retried), `fsync`s it, renames
+/// it over `path`, then `fsync`s the directory. On any failure the temp file is removed and
+/// `path` is untouched.
+///
+/// @return the OS reason (`boost::system::system_category`, from `errno`) of the first step
+/// that failed; its `message()` is the reason a person reads (e.g. "No space left on device").
+///
+/// @par Thread safety
+/// Safe from any thread; blocking (it `fsync`s twice): never call it on an I/O thread — the hub
+/// runs it on its writer (hub/writer.hpp).
+boost::system::result<void> safe_write(const std::filesystem::path& path, std::string_view bytes);
+
+} // namespace sluice

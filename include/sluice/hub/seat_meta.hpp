@@ -1,0 +1,47 @@
+// Seat metadata: SeatSpec ↔ meta.json, read and written in this one place.
+#pragma once
+
+#include <sluice/hub/failure.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace sluice::hub {
+
+/// What a seat is: its identity and its agent's settings (persisted in `meta.json`).
+struct SeatSpec {
+    std::string id;               ///< stable id (generated when empty)
+    std::string name;             ///< for people
+    std::string agent{"builtin"}; ///< "builtin" | "process"
+    std::string model;            ///< builtin: model override (empty: the server's)
+    std::string system;           ///< builtin: system prompt override
+    std::string epoch;            ///< changes when the conversation is replaced
+    std::uint64_t turns{};        ///< prompts accepted so far
+};
+
+/// The file a seat's metadata lives in, inside its folder.
+inline constexpr std::string_view SEAT_META_FILE = "meta.json";
+
+/// meta.json's text for a spec (one compact JSON object and a newline).
+[[nodiscard]] std::string encode_meta(const SeatSpec& spec);
+
+/// Parses meta.json's text. @return corrupt_data naming what is wrong ("not JSON: …",
+/// "'id' is missing or not a valid id", "'epoch' is missing", "'turns' is not a count").
+/// An absent or empty `agent` reads as "builtin" (files from before agents had kinds).
+[[nodiscard]] Result<SeatSpec> decode_meta(std::string_view text);
+
+/// Reads `<dir>/meta.json`. @return io_error with the OS reason when it cannot be read,
+/// corrupt_data (see decode_meta) when it is damaged; the message names the file.
+/// @par Thread safety
+/// Safe from any thread; blocking (a file read).
+[[nodiscard]] Result<SeatSpec> read_meta(const std::filesystem::path& dir);
+
+/// Replaces `<dir>/meta.json` through `safe_write` (temp, fsync, rename, dir fsync).
+/// @return io_error with the file and the OS reason.
+/// @par Thread safety
+/// Safe from any thread; blocking: the hub calls it on its writer (hub/writer.hpp).
+[[nodiscard]] Result<void> write_meta(const std::filesystem::path& dir, const SeatSpec& spec);
+
+} // namespace sluice::hub

@@ -1,0 +1,157 @@
+// Unit tests of hub/hub.hpp: create refusals that name their reason, restore that never stops at
+// one seat (unavailable seats listed with their reason, readable, removable).
+#include "unit/hub/hub_test_support.hpp"
+
+#include <sluice/hub/hub.hpp>
+#include <sluice/hub/seat_meta.hpp>
+
+#include <gtest/gtest.h>
+
+namespace sluice::hub {
+namespace {
+
+using namespace test;
+
+struct HubRig {
+    HubRig() {
+        cfg.data_dir = dir.path() / "data";
+        cfg.make_agent = fake_factory(seen);
+        cfg.max_seats = 3;
+    }
+
+    std::unique_ptr<Hub> make() { return std::make_unique<Hub>(io, cfg); }
+
+    [[nodiscard]] std::size_t seat_dirs() const {
+        std::error_code ec;
+        std::size_t n = 0;
+        for (auto it = std::filesystem::directory_iterator(cfg.data_dir / "seats", ec);
+             !ec && it != std::filesystem::directory_iterator();
+             ++it) {
+            ++n;
+        }
+        return n;
+    }
+
+    net::io_context io;
+    TempDir dir;
+    std::shared_ptr<FakeAgents> seen = std::make_shared<FakeAgents>();
+    HubConfig cfg;
+};
+
+TEST(Hub, CreateRefusalsNameTheirReasonAndLeaveNothingOnDisk) {
+    HubRig rig;
+    auto hub = rig.make();
+
+    struct Row {
+        SeatSpec spec;
+        errc code;
+        const char* reason;
+    };
+
+    SeatSpec rocket;
+    rocket.agent = "rocket";
+    SeatSpec long_name;
+    long_name.name = std::string(SEAT_NAME_MAX_BYTES + 1, 'n');
+    SeatSpec long_system;
+    long_system.system = std::string(SEAT_SYSTEM_MAX_BYTES + 1, 's');
+    SeatSpec process;
+    process.agent = "process";
+    const std::vector<Row> rows{
+        {rocket, errc::bad_request, "field 'agent'"},
+        {long_name, errc::bad_request, "field 'name' is over 200 bytes"},
+        {long_system, errc::bad_request, "field 'system' is over 65536 bytes"},
+        {process, errc::bad_request, "needs --agent-cmd"},
+    };
+    for (const auto& r : rows) {
+        auto seat = hub->create(r.spec);
+        ASSERT_FALSE(seat.has_value()) << r.reason;
+        EXPECT_EQ(seat.error().code, make_error_code(r.code)) << r.reason;
+        EXPECT_NE(seat.error().message.find(r.reason), std::string::npos) << seat.error().message;
+    }
+    EXPECT_EQ(rig.seat_dirs(), 0U); // validated before anything is made; a failed create undone
+    EXPECT_TRUE(hub->list().empty());
+}
+
+TEST(Hub, RefusesTheSeatOverTheLimitWithTheLimit) {
+    HubRig rig;
+    auto hub = rig.make();
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(hub->create(SeatSpec{}).has_value());
+    }
+    auto over = hub->create(SeatSpec{});
+    ASSERT_FALSE(over.has_value());
+    EXPECT_EQ(over.error().code, make_error_code(errc::overloaded));
+    EXPECT_NE(over.error().message.find("at most 3"), std::string::npos) << over.error().message;
+    EXPECT_EQ(rig.seat_dirs(), 3U);
+}
+
+TEST(Hub, RestoresEverySeatAndListsTheOnesItCannotRunWithTheirReason) {
+    HubRig rig;
+    std::string good;
+    std::string other_kind;
+    {
+        auto hub = rig.make();
+        auto a = hub->create(SeatSpec{});
+        ASSERT_TRUE(a.has_value());
+        good = (*a)->id();
+        auto seat = *a;
+        on_strand(rig.io, *seat, [&] { (void)seat->submit("kept"); });
+        ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().frames == 1; }));
+        auto b = hub->create(SeatSpec{});
+        ASSERT_TRUE(b.has_value());
+        other_kind = (*b)->id();
+        hub->shutdown();
+        run_until(
+            rig.io, [] { return false; }, 20ms);
+    }
+    // One seat becomes a kind this hub lacks; one folder gets a damaged meta.json.
+    auto spec = read_meta(rig.cfg.data_dir / "seats" / other_kind);
+    ASSERT_TRUE(spec.has_value());
+    spec->agent = "process";
+    ASSERT_TRUE(write_meta(rig.cfg.data_dir / "seats" / other_kind, *spec).has_value());
+    const auto broken = rig.cfg.data_dir / "seats" / "s-broken";
+    std::filesystem::create_directories(broken);
+    std::ofstream(broken / "meta.json") << "{\"id\":";
+
+    auto hub = rig.make();
+    EXPECT_EQ(hub->restore(), 3U); // nothing throws, nothing is skipped
+    auto g = hub->find(good);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->summary().state, SeatState::idle);
+    EXPECT_EQ(g->summary().frames, 1U);
+    auto k = hub->find(other_kind);
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->summary().state, SeatState::unavailable);
+    EXPECT_NE(k->summary().reason.find("needs --agent-cmd"), std::string::npos)
+        << k->summary().reason;
+    auto b = hub->find("s-broken");
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->summary().state, SeatState::unavailable);
+    EXPECT_NE(b->summary().reason.find("is damaged"), std::string::npos) << b->summary().reason;
+    // Its history stays readable; prompts get the reason; its row can be removed.
+    auto page = on_strand(rig.io, *g, [&] { return g->history(std::nullopt, 20); });
+    ASSERT_TRUE(page.has_value());
+    EXPECT_NE(page->json.find("kept"), std::string::npos);
+    auto refused = on_strand(rig.io, *k, [&] { return k->submit("hi"); });
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_NE(refused.error().message.find("unavailable"), std::string::npos);
+    ASSERT_TRUE(hub->remove("s-broken").has_value());
+    ASSERT_TRUE(run_until(rig.io, [&] { return !std::filesystem::exists(broken); }));
+    EXPECT_EQ(hub->list().size(), 2U);
+}
+
+TEST(Hub, RemoveDeletesTheSeatFolderAfterItsLastWrite) {
+    HubRig rig;
+    auto hub = rig.make();
+    auto seat = hub->create(SeatSpec{});
+    ASSERT_TRUE(seat.has_value());
+    const auto dir = (*seat)->dir();
+    EXPECT_TRUE(std::filesystem::exists(dir / "meta.json"));
+    ASSERT_TRUE(hub->remove((*seat)->id()).has_value());
+    EXPECT_EQ(hub->find((*seat)->id()), nullptr);
+    ASSERT_TRUE(run_until(rig.io, [&] { return !std::filesystem::exists(dir); }));
+    EXPECT_FALSE(hub->remove((*seat)->id()).has_value());
+}
+
+} // namespace
+} // namespace sluice::hub

@@ -1,0 +1,98 @@
+// Unit tests of hub/seat_meta.hpp: SeatSpec ↔ meta.json, and a clear reason for a damaged file.
+#include "unit/hub/hub_test_support.hpp"
+
+#include <sluice/hub/seat_meta.hpp>
+
+#include <gtest/gtest.h>
+
+namespace sluice::hub {
+namespace {
+
+SeatSpec sample() {
+    SeatSpec s;
+    s.id = "s-abc";
+    s.name = "a \"name\"";
+    s.agent = "process";
+    s.model = "m";
+    s.system = "be brief\n";
+    s.epoch = "e-1";
+    s.turns = 42;
+    return s;
+}
+
+TEST(SeatMeta, EncodesOneCompactObjectAndANewline) {
+    EXPECT_EQ(
+        encode_meta(sample()),
+        R"({"id":"s-abc","name":"a \"name\"","agent":"process","model":"m","system":"be brief\n","epoch":"e-1","turns":42})"
+        "\n");
+}
+
+TEST(SeatMeta, RoundTripsThroughTheFile) {
+    test::TempDir dir;
+    ASSERT_TRUE(write_meta(dir.path(), sample()).has_value());
+    auto back = read_meta(dir.path());
+    ASSERT_TRUE(back.has_value()) << back.error().message;
+    EXPECT_EQ(back->id, "s-abc");
+    EXPECT_EQ(back->name, "a \"name\"");
+    EXPECT_EQ(back->agent, "process");
+    EXPECT_EQ(back->system, "be brief\n");
+    EXPECT_EQ(back->epoch, "e-1");
+    EXPECT_EQ(back->turns, 42U);
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "meta.json.tmp"));
+}
+
+TEST(SeatMeta, ReadsAMissingAgentAsBuiltin) {
+    auto spec = decode_meta(R"({"id":"s-1","epoch":"e-1"})");
+    ASSERT_TRUE(spec.has_value());
+    EXPECT_EQ(spec->agent, "builtin");
+    EXPECT_EQ(spec->turns, 0U);
+}
+
+TEST(SeatMeta, NamesWhatIsWrongWithADamagedFile) {
+    struct Row {
+        const char* text;
+        const char* reason;
+    };
+
+    const std::vector<Row> rows{
+        {R"({"id":"s-1","epoch":)", "not JSON"},
+        {"[1,2]", "not a JSON object"},
+        {R"({"epoch":"e-1"})", "'id' is missing or not a valid id"},
+        {R"({"id":"../x","epoch":"e-1"})", "'id' is missing or not a valid id"},
+        {R"({"id":"s-1"})", "'epoch' is missing"},
+        {R"({"id":"s-1","epoch":"e","turns":-3})", "'turns' is not a count"},
+        {R"({"id":"s-1","epoch":"e","name":7})", "'name' is not a string"},
+    };
+    for (const auto& r : rows) {
+        auto spec = decode_meta(r.text);
+        ASSERT_FALSE(spec.has_value()) << r.text;
+        EXPECT_EQ(spec.error().code, make_error_code(errc::corrupt_data)) << r.text;
+        EXPECT_NE(spec.error().message.find(r.reason), std::string::npos) << spec.error().message;
+    }
+}
+
+TEST(SeatMeta, ReadErrorsNameTheFile) {
+    test::TempDir dir;
+    auto missing = read_meta(dir.path());
+    ASSERT_FALSE(missing.has_value());
+    EXPECT_EQ(missing.error().code, make_error_code(errc::io_error));
+    EXPECT_NE(missing.error().message.find("meta.json"), std::string::npos);
+    EXPECT_NE(missing.error().message.find("No such file"), std::string::npos);
+    std::ofstream(dir.path() / "meta.json") << "{torn";
+    auto damaged = read_meta(dir.path());
+    ASSERT_FALSE(damaged.has_value());
+    EXPECT_NE(damaged.error().message.find("is damaged: not JSON"), std::string::npos)
+        << damaged.error().message;
+}
+
+TEST(SeatMeta, WriteErrorsCarryTheOsReason) {
+    test::TempDir dir;
+    auto r = write_meta(dir.path() / "gone", sample());
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, make_error_code(errc::io_error));
+    EXPECT_NE(r.error().message.find("No such file or directory"), std::string::npos)
+        << r.error().message;
+}
+
+} // namespace
+} // namespace sluice::hub

@@ -1,0 +1,341 @@
+// Unit tests of hub/seat.hpp on a real io_context with a fake agent and a temp data dir.
+#include "unit/hub/hub_test_support.hpp"
+
+#include <sluice/hub/seat.hpp>
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+namespace sluice::hub {
+namespace {
+
+using namespace test;
+using Kind = OutEvent::Kind;
+
+// A seat in a temp folder, its writer, and the fake agents it made.
+struct SeatRig {
+    explicit SeatRig(std::size_t writer_capacity = WRITER_QUEUE_CAPACITY)
+        : writer(std::make_shared<Writer>(writer_capacity)) {}
+
+    ~SeatRig() {
+        if (gate) {
+            gate->set_value();
+        }
+        writer->drain();
+    }
+
+    SeatRig(const SeatRig&) = delete;
+    SeatRig& operator=(const SeatRig&) = delete;
+
+    std::shared_ptr<Seat> open(SeatSpec spec = {}) {
+        std::filesystem::create_directories(dir.path() / "s");
+        auto r = Seat::open(
+            io,
+            std::move(spec),
+            SeatOptions{dir.path() / "s", fake_factory(seen), writer, 2, 20ms, Budget{}});
+        EXPECT_TRUE(r.has_value());
+        return r ? *r : nullptr;
+    }
+
+    // Holds the writer (its one thread) until `release`.
+    void block_writer() {
+        gate.emplace();
+        auto fut = gate->get_future().share();
+        ASSERT_TRUE(writer->submit(
+            [fut] {
+                fut.wait();
+                return boost::system::error_code{};
+            },
+            io.get_executor(),
+            nullptr));
+    }
+
+    void release() {
+        gate->set_value();
+        gate.reset();
+    }
+
+    std::vector<OutEvent> collect(Seat& seat, Subscriber& sub) {
+        return on_strand(io, seat, [&] {
+            std::vector<OutEvent> out;
+            seat.collect(sub, out);
+            return out;
+        });
+    }
+
+    // Plays the agent: a call on the turn's sink, on the seat's strand.
+    template <class Fn>
+    void play(Seat& seat, Fn fn) {
+        on_strand(io, seat, std::move(fn));
+    }
+
+    std::shared_ptr<FakeTurn> wait_turn(std::size_t n) {
+        EXPECT_TRUE(run_until(io, [&] { return seen->turns.size() >= n; }));
+        return seen->turns.size() >= n ? seen->turns[n - 1] : nullptr;
+    }
+
+    net::io_context io;
+    TempDir dir;
+    std::shared_ptr<FakeAgents> seen = std::make_shared<FakeAgents>();
+    std::shared_ptr<Writer> writer;
+    std::optional<std::promise<void>> gate;
+};
+
+void end_turn(FakeTurn& t) {
+    t.sink->on_row(result_row());
+    t.ended = true;
+    t.sink->on_end(runtime::TurnEnd{});
+}
+
+TEST(Seat, PublishesAFrameOnlyOnceItIsInTheTranscript) {
+    SeatRig rig;
+    auto seat = rig.open();
+    auto sub = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(sub, std::nullopt); });
+    EXPECT_EQ(kinds_of(rig.collect(*seat, *sub)), std::vector<Kind>{Kind::connected});
+
+    rig.block_writer(); // the prompt row's append cannot complete yet
+    ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("hello").has_value(); }));
+    auto turn = rig.wait_turn(1);
+    rig.play(*seat, [&] { turn->sink->on_row(assistant_row("hi there")); });
+    run_until(
+        rig.io, [] { return false; }, 20ms);
+    for (const auto& ev : rig.collect(*seat, *sub)) {
+        EXPECT_NE(ev.kind, Kind::frame) << "a frame was published before its append completed";
+    }
+    rig.release();
+    std::vector<std::string> frames;
+    std::vector<std::string> on_disk;
+    ASSERT_TRUE(run_until(rig.io, [&] {
+        for (const auto& ev : rig.collect(*seat, *sub)) {
+            if (ev.kind == Kind::frame) {
+                frames.emplace_back(ev.frame->json());
+                on_disk.push_back(
+                    slurp(rig.dir.path() / "s" / "transcript.jsonl")); // as it is seen
+            }
+        }
+        return frames.size() == 2;
+    }));
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        EXPECT_NE(on_disk[i].find(frames[i]), std::string::npos)
+            << "frame " << i << " was not on disk when seen";
+    }
+}
+
+TEST(Seat, HoldsPreviewsBehindRowsStillBeingAppended) {
+    SeatRig rig;
+    auto seat = rig.open();
+    auto sub = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(sub, std::nullopt); });
+    (void)rig.collect(*seat, *sub);
+    ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("hello").has_value(); }));
+    auto turn = rig.wait_turn(1);
+    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().frames == 1; }));
+    (void)rig.collect(*seat, *sub);
+    rig.block_writer();
+    rig.play(*seat, [&] {
+        turn->sink->on_row(assistant_row("A"));
+        turn->sink->on_preview(llm::Text{"held, then superseded by B"});
+        turn->sink->on_row(assistant_row("B"));
+        turn->sink->on_preview(llm::Text{"after B"});
+    });
+    for (const auto& ev : rig.collect(*seat, *sub)) {
+        EXPECT_NE(ev.kind, Kind::preview) << "a preview was shown before the row it follows";
+    }
+    rig.release();
+    std::vector<OutEvent> seen;
+    ASSERT_TRUE(run_until(rig.io, [&] {
+        auto out = rig.collect(*seat, *sub);
+        seen.insert(seen.end(), out.begin(), out.end());
+        return !seen.empty() && seen.back().kind == Kind::preview;
+    }));
+    ASSERT_EQ(kinds_of(seen), (std::vector<Kind>{Kind::frame, Kind::frame, Kind::preview}));
+    EXPECT_EQ(seen[2].data, R"({"kind":"text","delta":"after B"})");
+    EXPECT_EQ(sub->gap_bytes(), 0U);
+}
+
+TEST(Seat, ReportsPreviewsLostWhileTheirRowWasBeingAppended) {
+    SeatRig rig;
+    auto seat = rig.open();
+    auto sub = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(sub, std::nullopt); });
+    (void)rig.collect(*seat, *sub);
+    rig.block_writer(); // the prompt row is still being appended while the flood comes
+    ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("flood").has_value(); }));
+    auto turn = rig.wait_turn(1);
+    const std::string kib(1024, 'z');
+    rig.play(*seat, [&] {
+        for (int i = 0; i < 1024; ++i) {
+            turn->sink->on_preview(llm::Text{kib});
+        }
+    });
+    rig.release();
+    std::uint64_t gap = 0;
+    std::uint64_t shown = 0;
+    ASSERT_TRUE(run_until(
+        rig.io,
+        [&] {
+            for (const auto& ev : rig.collect(*seat, *sub)) {
+                if (ev.kind == Kind::gap) {
+                    gap +=
+                        boost::json::parse(ev.data).at("dropped_bytes").to_number<std::uint64_t>();
+                } else if (ev.kind == Kind::preview) {
+                    shown += boost::json::parse(ev.data).at("delta").as_string().size();
+                }
+            }
+            return gap + shown == 1024U * 1024U;
+        }))
+        << "gap " << gap << " + shown " << shown;
+    EXPECT_GT(gap, 0U); // the loss is marked, not silent
+}
+
+TEST(Seat, RunsQueuedPromptsInOrder) {
+    SeatRig rig;
+    auto seat = rig.open();
+    for (const char* p : {"one", "two", "three"}) {
+        auto r = on_strand(rig.io, *seat, [&] { return seat->submit(p); });
+        ASSERT_TRUE(r.has_value()) << r.error().message;
+    }
+    auto refused = on_strand(rig.io, *seat, [&] { return seat->submit("four"); });
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_EQ(refused.error().code, make_error_code(errc::overloaded));
+    EXPECT_NE(refused.error().message.find("at most 2"), std::string::npos)
+        << refused.error().message;
+    EXPECT_EQ(seat->summary().state, SeatState::queued);
+    for (std::size_t n = 1; n <= 3; ++n) {
+        auto turn = rig.wait_turn(n);
+        ASSERT_TRUE(turn);
+        rig.play(*seat, [&] { end_turn(*turn); });
+    }
+    ASSERT_EQ(rig.seen->turns.size(), 3U);
+    EXPECT_EQ(rig.seen->turns[0]->prompt, "one");
+    EXPECT_EQ(rig.seen->turns[1]->prompt, "two");
+    EXPECT_EQ(rig.seen->turns[2]->prompt, "three");
+    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().state == SeatState::idle; }));
+    EXPECT_EQ(seat->summary().turns, 3U);
+}
+
+TEST(Seat, CancelEndsTheRunningTurnAndTellsViewers) {
+    SeatRig rig;
+    auto seat = rig.open();
+    auto sub = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(sub, std::nullopt); });
+    (void)rig.collect(*seat, *sub);
+    ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("long job").has_value(); }));
+    ASSERT_TRUE(rig.wait_turn(1));
+    EXPECT_TRUE(on_strand(rig.io, *seat, [&] { return seat->cancel(); }));
+    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().state == SeatState::idle; }));
+    std::vector<std::string> turns;
+    for (const auto& ev : rig.collect(*seat, *sub)) {
+        if (ev.kind == Kind::turn) {
+            turns.push_back(ev.data);
+        }
+    }
+    EXPECT_EQ(
+        turns,
+        (std::vector<std::string>{
+            R"({"turn":1,"state":"started"})", R"({"turn":1,"state":"cancelled"})"}));
+    EXPECT_FALSE(on_strand(rig.io, *seat, [&] { return seat->cancel(); }));
+}
+
+TEST(Seat, AFailedAppendIsNotPublishedAndFailsTheTurn) {
+    SeatRig rig(/*writer_capacity=*/1);
+    auto seat = rig.open();
+    auto sub = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(sub, std::nullopt); });
+    (void)rig.collect(*seat, *sub);
+    rig.block_writer(); // the one slot is taken: the prompt row's append is refused
+    ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("hello").has_value(); }));
+    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().state == SeatState::idle; }));
+    const auto s = seat->summary();
+    EXPECT_TRUE(s.degraded);
+    EXPECT_NE(s.reason.find("writer queue is full"), std::string::npos) << s.reason;
+    EXPECT_EQ(s.frames, 0U);
+    std::vector<OutEvent> out = rig.collect(*seat, *sub);
+    for (const auto& ev : out) {
+        EXPECT_NE(ev.kind, Kind::frame);
+    }
+    ASSERT_FALSE(out.empty());
+    EXPECT_EQ(out.back().kind, Kind::turn);
+    EXPECT_NE(out.back().data.find(R"("state":"failed")"), std::string::npos) << out.back().data;
+    EXPECT_NE(out.back().data.find("writer queue is full"), std::string::npos) << out.back().data;
+}
+
+TEST(Seat, RestoresItsWindowAndHistoryAfterReopening) {
+    SeatRig rig;
+    SeatSpec spec;
+    spec.id = "s-keep";
+    spec.epoch = "e-keep";
+    {
+        auto seat = rig.open(spec);
+        ASSERT_TRUE(
+            on_strand(rig.io, *seat, [&] { return seat->submit("remember me").has_value(); }));
+        auto turn = rig.wait_turn(1);
+        rig.play(*seat, [&] {
+            turn->sink->on_row(assistant_row("noted"));
+            end_turn(*turn);
+        });
+        ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().state == SeatState::idle; }));
+        EXPECT_EQ(seat->summary().frames, 3U);
+        on_strand(rig.io, *seat, [&] { seat->close(); });
+        rig.writer->drain();
+    }
+    auto again = rig.open(spec);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->summary().frames, 3U);
+    ASSERT_EQ(rig.seen->histories.size(), 2U);
+    EXPECT_EQ(rig.seen->histories[1].size(), 3U); // the agent is rebuilt from the window's rows
+    auto page = on_strand(rig.io, *again, [&] { return again->history(std::nullopt, 20); });
+    ASSERT_TRUE(page.has_value());
+    EXPECT_NE(page->json.find("remember me"), std::string::npos);
+    EXPECT_NE(page->json.find("noted"), std::string::npos);
+    // A viewer of the old epoch resumes in place.
+    auto sub = std::make_shared<Subscriber>();
+    on_strand(rig.io, *again, [&] { again->attach(sub, std::string("e-keep:1")); });
+    EXPECT_EQ(kinds_of(rig.collect(*again, *sub)), (std::vector<Kind>{Kind::resumed, Kind::frame}));
+}
+
+TEST(Seat, AStalledSubscriberCostsAtMostItsPreviewBudget) {
+    SeatRig rig;
+    auto seat = rig.open();
+    auto stalled = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(stalled, std::nullopt); });
+    (void)rig.collect(*seat, *stalled);
+    ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("flood").has_value(); }));
+    auto turn = rig.wait_turn(1);
+    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().frames == 1; }));
+    (void)rig.collect(*seat, *stalled); // the turn start and the prompt frame
+    const std::string kib(1024, 'y');
+    rig.play(*seat, [&] {
+        for (int i = 0; i < 1024; ++i) { // 1 MiB of previews; the viewer reads nothing
+            turn->sink->on_preview(llm::Text{kib});
+        }
+    });
+    EXPECT_LE(stalled->preview_retained(), SUBSCRIBER_PREVIEW_LIMITS.retained_budget);
+    const std::uint64_t lost = 1024U * 1024U - stalled->preview_retained();
+    const auto out = rig.collect(*seat, *stalled);
+    ASSERT_FALSE(out.empty());
+    EXPECT_EQ(out[0].kind, Kind::gap);
+    EXPECT_EQ(out[0].data, R"({"dropped_bytes":)" + std::to_string(lost) + "}");
+    on_strand(rig.io, *seat, [&] { seat->detach(stalled); });
+    EXPECT_EQ(seat->summary().preview_dropped_bytes, lost); // the hub's own counter agrees
+}
+
+TEST(Seat, AnUnavailableSeatRefusesPromptsWithItsReason) {
+    SeatRig rig;
+    SeatSpec spec;
+    spec.agent = "process";
+    auto seat = rig.open(spec);
+    ASSERT_TRUE(seat);
+    const auto s = seat->summary();
+    EXPECT_EQ(s.state, SeatState::unavailable);
+    EXPECT_EQ(s.reason, "agent kind 'process' needs --agent-cmd");
+    auto r = on_strand(rig.io, *seat, [&] { return seat->submit("hi"); });
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, make_error_code(errc::conflict));
+    EXPECT_NE(r.error().message.find("needs --agent-cmd"), std::string::npos) << r.error().message;
+}
+
+} // namespace
+} // namespace sluice::hub
