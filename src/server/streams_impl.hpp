@@ -138,12 +138,24 @@ inline net::awaitable<bool> cancelled() {
     co_return state.cancelled() != net::cancellation_type::none;
 }
 
+/// How an idle writer's wait ended.
+enum class Idle : std::uint8_t { woken, heartbeat, cancelled };
+
+/// Waits for a wake-up (the seat has something, or shutdown) or the heartbeat interval.
+inline net::awaitable<Idle> idle_wait(StreamControl& ctl, std::chrono::milliseconds heartbeat) {
+    ctl.wake.expires_after(heartbeat);
+    auto [ec] = co_await ctl.wake.async_wait(net::as_tuple(net::use_awaitable));
+    if (co_await cancelled()) {
+        co_return Idle::cancelled;
+    }
+    co_return ec ? Idle::woken : Idle::heartbeat;
+}
+
 /// Encodes a batch as SSE into `heads` (owned text) and `bufs` (gathered, frames not copied).
 void encode_sse(
     const std::vector<hub::OutEvent>& batch,
     std::vector<std::string>& heads,
     std::vector<net::const_buffer>& bufs);
-
 
 /// The response head of an SSE stream (the first event, `retry`, follows it).
 inline constexpr std::string_view SSE_HEAD = "HTTP/1.1 200 OK\r\n"
@@ -175,12 +187,11 @@ net::awaitable<void> sse_writer(
                 (void)co_await net::async_write(stream, net::buffer(bye), as_tuple(use_awaitable));
                 co_return;
             }
-            ctl.wake.expires_after(s.cfg.heartbeat);
-            auto [ec] = co_await ctl.wake.async_wait(as_tuple(use_awaitable));
-            if (co_await cancelled()) {
+            const auto idle = co_await idle_wait(ctl, s.cfg.heartbeat);
+            if (idle == Idle::cancelled) {
                 co_return; // the reader ended first (the peer went)
             }
-            if (!ec) {
+            if (idle == Idle::heartbeat) {
                 auto [wec, n] = co_await net::async_write(
                     stream, net::buffer(heartbeat), as_tuple(use_awaitable));
                 if (wec) {
@@ -266,12 +277,11 @@ net::awaitable<void> ws_writer(
                 (void)co_await ws.async_close(why, as_tuple(use_awaitable));
                 co_return;
             }
-            ctl.wake.expires_after(s.cfg.heartbeat);
-            auto [ec] = co_await ctl.wake.async_wait(as_tuple(use_awaitable));
-            if (co_await cancelled()) {
+            const auto idle = co_await idle_wait(ctl, s.cfg.heartbeat);
+            if (idle == Idle::cancelled) {
                 co_return; // the reader ended first (the peer went)
             }
-            if (!ec) {
+            if (idle == Idle::heartbeat) {
                 auto [pec] = co_await ws.async_ping({}, as_tuple(use_awaitable));
                 if (pec) {
                     co_return;

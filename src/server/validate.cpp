@@ -45,7 +45,8 @@ validate_more(const json::value* before, const json::value* turns, MoreOp& out) 
     if (before != nullptr && !before->is_null()) {
         const auto b = whole(*before);
         if (!b) {
-            return Refusal::of(errc::bad_request, "'before' must be a frame position (a non-negative integer)");
+            return Refusal::of(
+                errc::bad_request, "'before' must be a frame position (a non-negative integer)");
         }
         out.before = *b;
     }
@@ -53,7 +54,8 @@ validate_more(const json::value* before, const json::value* turns, MoreOp& out) 
         const auto t = whole(*turns);
         if (!t || *t == 0 || *t > SUBSCRIBE_TURNS) {
             return Refusal::of(
-                errc::bad_request, "'turns' must be an integer from 1 to " + std::to_string(SUBSCRIBE_TURNS));
+                errc::bad_request,
+                "'turns' must be an integer from 1 to " + std::to_string(SUBSCRIBE_TURNS));
         }
         out.turns = static_cast<std::size_t>(*t);
     }

@@ -31,6 +31,7 @@ using server::Connections;
 class IdleAgent final : public runtime::Agent {
 public:
     void start_turn(std::string, CancellationToken, std::shared_ptr<runtime::TurnSink>) override {}
+
     [[nodiscard]] std::string kind() const override { return "idle"; }
 };
 
@@ -309,10 +310,12 @@ TEST(WebSocketOps, RefusalsNameTheFieldAndTheLimit) {
     Rig rig;
     auto seat = rig.hub->find(rig.seat);
     ASSERT_TRUE(seat);
+
     struct Row {
         const char* message;
         const char* answer_has;
     };
+
     const Row rows[] = {
         {"not json", "a message must be a JSON object with a string 'op'"},
         {R"({"op":7})", "string 'op'"},
@@ -328,7 +331,8 @@ TEST(WebSocketOps, RefusalsNameTheFieldAndTheLimit) {
     };
     for (const auto& r : rows) {
         std::string answer;
-        net::post(seat->strand(), [&] { answer = server::stream_detail::ws_answer(*seat, r.message); });
+        net::post(
+            seat->strand(), [&] { answer = server::stream_detail::ws_answer(*seat, r.message); });
         rig.settle();
         EXPECT_NE(answer.find(r.answer_has), std::string::npos) << r.message << " -> " << answer;
         if (std::string_view(r.answer_has).find("event") == std::string_view::npos
