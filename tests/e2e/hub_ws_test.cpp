@@ -26,17 +26,21 @@ json::value read_message(websocket::stream<net::ip::tcp::socket>& ws) {
     return json::parse(boost::beast::buffers_to_string(buf.data()));
 }
 
-TEST(HubWebSocket, CarriesTheSameEventsAndAnswersOps) {
-    TempDir dir;
-    SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"});
+// A new seat on `hub`, and a WebSocket on it (handshake done).
+void connect_new_seat(const SluiceProcess& hub, websocket::stream<net::ip::tcp::socket>& ws) {
     auto created = http("POST", hub.base() + "/v1/seats", R"({"name":"ws"})");
     const std::string seat(created.json.at("seat").as_string());
-
-    net::io_context io;
-    websocket::stream<net::ip::tcp::socket> ws(io);
     net::ip::tcp::endpoint ep(net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(hub.port()));
     ws.next_layer().connect(ep);
     ws.handshake("127.0.0.1", "/v1/seats/" + seat + "/ws");
+}
+
+TEST(HubWebSocket, CarriesTheSameEventsAndAnswersOps) {
+    TempDir dir;
+    SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"});
+    net::io_context io;
+    websocket::stream<net::ip::tcp::socket> ws(io);
+    connect_new_seat(hub, ws);
 
     auto first = read_message(ws);
     ASSERT_EQ(first.at("event").as_string(), "connected");
@@ -92,13 +96,9 @@ TEST(HubWebSocket, CarriesTheSameEventsAndAnswersOps) {
 TEST(HubWebSocket, SigtermClosesTheSocketWithGoingAwayAndItsReason) {
     TempDir dir;
     SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"});
-    auto created = http("POST", hub.base() + "/v1/seats", R"({"name":"ws"})");
-    const std::string seat(created.json.at("seat").as_string());
     net::io_context io;
     websocket::stream<net::ip::tcp::socket> ws(io);
-    net::ip::tcp::endpoint ep(net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(hub.port()));
-    ws.next_layer().connect(ep);
-    ws.handshake("127.0.0.1", "/v1/seats/" + seat + "/ws");
+    connect_new_seat(hub, ws);
     ASSERT_EQ(read_message(ws).at("event").as_string(), "connected");
 
     // The hub waits (up to its grace deadline) for this client to answer the close, so the
