@@ -114,13 +114,15 @@ int run_serve(const ServeOptions& o) {
             return;
         }
         spdlog::info("shutting down ({})", sig == SIGINT ? "SIGINT" : "SIGTERM");
-        hub.shutdown();
+        // The server first, so its streams end as "shutting down" (not "seat closed"); the
+        // seats' closes are posted before `done` can run, so they happen before the stop.
         srv.shutdown(SHUTDOWN_GRACE, [&io](std::size_t open) {
             if (open > 0) {
                 spdlog::warn("stopping with {} connection(s) still open", open);
             }
             io.stop();
         });
+        hub.shutdown();
     });
     std::vector<std::thread> threads;
     for (std::size_t i = 1; i < o.threads; ++i) {

@@ -13,7 +13,8 @@ std::string iso8601_utc(std::chrono::system_clock::time_point tp) {
     const auto since = tp.time_since_epoch();
     auto ms = duration_cast<milliseconds>(since).count() % 1000;
     auto secs = std::chrono::system_clock::to_time_t(tp);
-    if (ms < 0) { // before 1970: to_time_t rounds toward zero, the millisecond part must not be negative
+    if (ms < 0) { // before 1970: to_time_t rounds toward zero, the millisecond part must not be
+                  // negative
         ms += 1000;
         secs -= 1;
     }

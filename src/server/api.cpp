@@ -93,7 +93,7 @@ std::vector<Stat> hub_stats(const Server::Impl& s) {
          "Preview bytes a subscriber's lane may retain (its budget).", hub::SUBSCRIBER_PREVIEW_LIMITS.retained_budget,
          false},
         {"subscriber_preview_peak_retained_bytes", "subscriber_preview_peak_retained_bytes", "gauge",
-         "Most preview bytes any one subscriber's lane has retained (noted when its writer collects).",
+         "Most preview bytes one subscriber's lane was seen holding (noted when its writer collects).",
          s.lane_peak_retained.load(), false},
         {"subscriber_gap_bytes", "subscriber_gap_bytes_total", "counter",
          "Preview bytes reported lost to subscribers in gap events (noted when their writers collect).",
@@ -183,7 +183,7 @@ Response bad(const Request& req, std::string_view why) {
 }
 
 Response bad(const Request& req, const Refusal& r) {
-    return error_response(req, make_error_code(r.code), r.message);
+    return error_response(req, r.code, r.message);
 }
 
 // 405, naming the method refused and the ones the route takes.

@@ -7,7 +7,9 @@
 namespace sluice::server {
 
 Connections::Ticket::Ticket(Ticket&& other) noexcept
-    : owner_(std::move(other.owner_)), id_(std::exchange(other.id_, 0)) {}
+    : owner_(std::move(other.owner_))
+    , id_(std::exchange(other.id_, 0)) {
+}
 
 Connections::Ticket& Connections::Ticket::operator=(Ticket&& other) noexcept {
     if (this != &other) {

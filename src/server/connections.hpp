@@ -35,20 +35,25 @@ public:
         /// Sets (replaces) how this connection stops. Once the gate is closed the hook is
         /// called at once, here.
         void on_stop(Stop fn);
+
         /// Whether this ticket holds a place.
         explicit operator bool() const noexcept { return owner_ != nullptr; }
 
     private:
         friend class Connections;
+
         Ticket(std::shared_ptr<Connections> owner, std::uint64_t id) noexcept
-            : owner_(std::move(owner)), id_(id) {}
+            : owner_(std::move(owner))
+            , id_(id) {}
+
         void release() noexcept;
         std::shared_ptr<Connections> owner_;
         std::uint64_t id_{};
     };
 
     /// At most `limit` connections at once.
-    explicit Connections(std::size_t limit) noexcept : limit_(limit) {}
+    explicit Connections(std::size_t limit) noexcept
+        : limit_(limit) {}
 
     /// A place for a new connection; an empty ticket when the gate is closed or full.
     [[nodiscard]] Ticket enter();

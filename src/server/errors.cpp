@@ -1,4 +1,4 @@
-// Error → HTTP status, and the refusal messages both transports share.
+// Error → HTTP status.
 #include <sluice/server/errors.hpp>
 
 namespace sluice::server {
@@ -19,19 +19,6 @@ unsigned http_status(const boost::system::error_code& ec) noexcept {
     case errc::provider_error: return 502;
     default: return 500;
     }
-}
-
-std::string_view submit_refusal(const boost::system::error_code& ec) noexcept {
-    if (ec == make_error_code(errc::conflict)) {
-        return "the seat is closed";
-    }
-    if (ec == make_error_code(errc::overloaded)) {
-        return "too many prompts queued on this seat (max_queued_prompts)";
-    }
-    if (ec == make_error_code(errc::bad_request)) {
-        return "field 'text' must not be empty";
-    }
-    return "cannot accept the prompt";
 }
 
 boost::system::error_code internal_error() noexcept {

@@ -61,7 +61,8 @@ net::awaitable<bool> write_response(Stream& stream, Response res) {
 } // namespace session_detail
 
 template <class Stream>
-net::awaitable<void> serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket ticket) {
+net::awaitable<void>
+serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket ticket) {
     using namespace session_detail;
     using net::as_tuple;
     using net::use_awaitable;
@@ -86,7 +87,8 @@ net::awaitable<void> serve_http(std::shared_ptr<Server::Impl> s, Stream stream, 
         http::request_parser<http::string_body> parser;
         parser.header_limit(16 * 1024);
         parser.body_limit(s->cfg.max_body_bytes);
-        StreamOps<Stream>::expires_after(stream, first ? s->cfg.header_timeout : s->cfg.idle_timeout);
+        StreamOps<Stream>::expires_after(
+            stream, first ? s->cfg.header_timeout : s->cfg.idle_timeout);
         auto [ec, n] = co_await http::async_read(stream, buffer, parser, as_tuple(use_awaitable));
         *phase = Phase::busy;
         if (ec == http::error::body_limit || ec == http::error::header_limit) {
@@ -96,7 +98,8 @@ net::awaitable<void> serve_http(std::shared_ptr<Server::Impl> s, Stream stream, 
                 dummy,
                 make_error_code(errc::payload_too_large),
                 ec == http::error::body_limit
-                    ? "request body over the limit (" + std::to_string(s->cfg.max_body_bytes) + " bytes)"
+                    ? "request body over the limit (" + std::to_string(s->cfg.max_body_bytes)
+                          + " bytes)"
                     : std::string("request header over the limit (16384 bytes)"));
             res.keep_alive(false);
             if (co_await write_response(stream, std::move(res))) {
@@ -106,13 +109,16 @@ net::awaitable<void> serve_http(std::shared_ptr<Server::Impl> s, Stream stream, 
         }
         if (ec) {
             // A malformed request (not a closed, reset or timed-out connection) gets a 400.
-            const bool malformed = ec.category() == http::make_error_code(http::error::bad_method).category()
-                                   && ec != http::error::end_of_stream && ec != http::error::partial_message;
+            const bool malformed =
+                ec.category() == http::make_error_code(http::error::bad_method).category()
+                && ec != http::error::end_of_stream && ec != http::error::partial_message;
             if (malformed) {
                 Request dummy;
                 dummy.version(11);
                 auto res = error_response(
-                    dummy, make_error_code(errc::bad_request), "malformed HTTP request: " + ec.message());
+                    dummy,
+                    make_error_code(errc::bad_request),
+                    "malformed HTTP request: " + ec.message());
                 res.keep_alive(false);
                 if (co_await write_response(stream, std::move(res))) {
                     co_await lingering_close(stream);
@@ -125,7 +131,8 @@ net::awaitable<void> serve_http(std::shared_ptr<Server::Impl> s, Stream stream, 
         Request req = parser.release();
         auto url = boost::urls::parse_origin_form(req.target());
         if (!url) {
-            auto res = error_response(req, make_error_code(errc::bad_request), "malformed request target");
+            auto res =
+                error_response(req, make_error_code(errc::bad_request), "malformed request target");
             if (!co_await write_response(stream, std::move(res))) {
                 co_return;
             }
@@ -149,14 +156,16 @@ net::awaitable<void> serve_http(std::shared_ptr<Server::Impl> s, Stream stream, 
         if (auto route = stream_route(*url); route && req.method() == http::verb::get) {
             auto seat = s->hub.find(route->first);
             if (!seat) {
-                auto res = error_response(req, make_error_code(errc::not_found), "no such seat: " + route->first);
+                auto res = error_response(
+                    req, make_error_code(errc::not_found), "no such seat: " + route->first);
                 if (!co_await write_response(stream, std::move(res))) {
                     co_return;
                 }
                 continue;
             }
             if (s->connections->closing()) {
-                auto res = error_response(req, make_error_code(errc::overloaded), "the server is shutting down");
+                auto res = error_response(
+                    req, make_error_code(errc::overloaded), "the server is shutting down");
                 res.keep_alive(false);
                 (void)co_await write_response(stream, std::move(res));
                 co_return;
@@ -181,7 +190,8 @@ net::awaitable<void> serve_http(std::shared_ptr<Server::Impl> s, Stream stream, 
             buffer.clear();
             buffer.shrink_to_fit();
             req = {};
-            co_await serve_sse(*s, std::move(seat), stream, std::move(last), cancel_on_disconnect, ticket);
+            co_await serve_sse(
+                *s, std::move(seat), stream, std::move(last), cancel_on_disconnect, ticket);
             co_return;
         }
         Response res = co_await handle_api(*s, req, *url);

@@ -44,16 +44,21 @@ struct Server::Impl {
     std::atomic<std::uint64_t> requests{0};
     std::atomic<std::uint64_t> rejected{0};
     std::atomic<bool> stopping{false};
-    std::atomic<std::uint64_t> lane_peak_retained{0}; ///< highest preview-lane peak of any subscriber
+    std::atomic<std::uint64_t> lane_peak_retained{0}; ///< most preview bytes one lane was seen holding
     std::atomic<std::uint64_t> gap_bytes{0};          ///< preview bytes reported as gap, all streams
 
-    /// Notes a subscriber's lane figures after its writer collected (on the seat strand).
-    /// `gap_seen` is what the subscriber's `gap_bytes` was at the last note.
-    void note_lane(const hub::Subscriber& sub, std::uint64_t& gap_seen) noexcept {
-        const auto peak = sub.preview_peak_retained();
+    /// Notes what a subscriber's lane holds, before its writer collects (on the seat strand):
+    /// a stalled writer collects next when its socket drains, so the level it then sees is what
+    /// the lane held all that while.
+    void note_lane_level(const hub::Subscriber& sub) noexcept {
+        const auto level = sub.preview_retained();
         auto cur = lane_peak_retained.load(std::memory_order_relaxed);
-        while (peak > cur && !lane_peak_retained.compare_exchange_weak(cur, peak, std::memory_order_relaxed)) {
+        while (level > cur && !lane_peak_retained.compare_exchange_weak(cur, level, std::memory_order_relaxed)) {
         }
+    }
+
+    /// Counts the gap bytes a collect reported. `gap_seen`: the subscriber's count at the last note.
+    void note_gaps(const hub::Subscriber& sub, std::uint64_t& gap_seen) noexcept {
         gap_bytes.fetch_add(sub.gap_bytes() - gap_seen, std::memory_order_relaxed);
         gap_seen = sub.gap_bytes();
     }
@@ -114,6 +119,13 @@ net::awaitable<void> serve_sse(
 template <class Stream>
 net::awaitable<void> serve_websocket(
     Server::Impl& s, std::shared_ptr<hub::Seat> seat, Stream& stream, Request req, Connections::Ticket& ticket);
+
+namespace stream_detail {
+/// The answer to one WebSocket client message (an op: send, cancel, more), as the message to
+/// send back. Validated by the shared validator; never throws for a client's mistake. On the
+/// seat's strand.
+std::string ws_answer(hub::Seat& seat, std::string_view message);
+} // namespace stream_detail
 
 /// The value of query parameter `key`, if present.
 std::optional<std::string> query_param(const boost::urls::url_view& url, std::string_view key);

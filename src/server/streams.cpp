@@ -37,8 +37,9 @@ bool Batches::next(
     if (ending && end_batches_ >= END_DRAIN_BATCHES) {
         return true; // a seat still publishing cannot hold the end open
     }
+    s.note_lane_level(sub);
     seat.collect(sub, batch);
-    s.note_lane(sub, gap_seen_);
+    s.note_gaps(sub, gap_seen_);
     if (ending && !batch.empty()) {
         ++end_batches_;
     }
@@ -78,7 +79,7 @@ std::string ws_error(const boost::system::error_code& ec, std::string_view messa
 }
 
 std::string ws_refusal(const Refusal& r) {
-    return ws_error(make_error_code(r.code), r.message);
+    return ws_error(r.code, r.message);
 }
 
 } // namespace
@@ -89,7 +90,7 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
     const json::object* op = (!pec && v.is_object()) ? &v.get_object() : nullptr;
     const json::value* name = op != nullptr ? op->if_contains("op") : nullptr;
     if (name == nullptr || !name->is_string()) {
-        return ws_refusal({errc::bad_request, "a message must be a JSON object with a string 'op'"});
+        return ws_refusal(Refusal::of(errc::bad_request, "a message must be a JSON object with a string 'op'"));
     }
     if (name->get_string() == "send") {
         SendOp send;
@@ -98,7 +99,7 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
         }
         auto r = seat.submit(std::move(send.text));
         if (!r) {
-            return ws_error(r.error().code, r.error().message);
+            return ws_refusal(r.error());
         }
         return ws_event("sent", json::object{{"turn", r->turn}, {"queued", r->queued}});
     }
@@ -112,13 +113,13 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
         }
         auto page = seat.history(more.before, more.turns);
         if (!page) {
-            return ws_error(page.error().code, "cannot read that page: " + page.error().message);
+            return ws_refusal(page.error());
         }
         return hub::wire::ws_reply("history", page->json);
     }
-    return ws_refusal(
-        {errc::bad_request,
-         "unknown op '" + std::string(name->get_string().subview(0, 64)) + "' (send, cancel, more)"});
+    return ws_refusal(Refusal::of(
+        errc::bad_request,
+        "unknown op '" + std::string(name->get_string().subview(0, 64)) + "' (send, cancel, more)"));
 }
 
 } // namespace stream_detail

@@ -5,8 +5,8 @@
 
 #include "impl.hpp"
 
-#include <sluice/server/errors.hpp>
 #include <sluice/hub/wire.hpp>
+#include <sluice/server/errors.hpp>
 #include <sluice/server/validate.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -48,7 +48,9 @@ inline constexpr std::size_t WS_MAX_MESSAGE = 64 * 1024;
 
 /// A stream's wake-up and stop request. Confined to the seat's strand.
 struct StreamControl {
-    explicit StreamControl(net::any_io_executor ex) : wake(std::move(ex)) {}
+    explicit StreamControl(net::any_io_executor ex)
+        : wake(std::move(ex)) {}
+
     net::steady_timer wake; ///< an async condition variable: cancelled to wake the writer
     bool stop{false};       ///< the server is shutting down: write what is queued, then end
 };
@@ -71,13 +73,17 @@ struct SubscribeOptions {
 class Subscription {
 public:
     Subscription(
-        std::shared_ptr<hub::Seat> seat, net::any_io_executor ex, Connections::Ticket& ticket, SubscribeOptions opt);
+        std::shared_ptr<hub::Seat> seat,
+        net::any_io_executor ex,
+        Connections::Ticket& ticket,
+        SubscribeOptions opt);
     ~Subscription();
     Subscription(const Subscription&) = delete;
     Subscription& operator=(const Subscription&) = delete;
 
     /// The stream's wake-up and stop request.
     [[nodiscard]] StreamControl& control() noexcept { return *ctl_; }
+
     /// The attached subscriber.
     [[nodiscard]] hub::Subscriber& subscriber() noexcept { return *sub_; }
 
@@ -94,7 +100,12 @@ class Batches {
 public:
     /// Fills `batch` (cleared first). Returns whether the stream is ending: an empty batch
     /// then means everything queued is out and the stream ends now.
-    bool next(Server::Impl& s, hub::Seat& seat, hub::Subscriber& sub, const StreamControl& ctl, std::vector<hub::OutEvent>& batch);
+    bool next(
+        Server::Impl& s,
+        hub::Seat& seat,
+        hub::Subscriber& sub,
+        const StreamControl& ctl,
+        std::vector<hub::OutEvent>& batch);
 
 private:
     std::size_t end_batches_{};
@@ -107,8 +118,11 @@ private:
 template <class Stream>
 class EndOnExit {
 public:
-    explicit EndOnExit(Stream& s) noexcept : s_(s) {}
+    explicit EndOnExit(Stream& s) noexcept
+        : s_(s) {}
+
     ~EndOnExit() { StreamOps<Stream>::shutdown(s_); }
+
     EndOnExit(const EndOnExit&) = delete;
     EndOnExit& operator=(const EndOnExit&) = delete;
 
@@ -124,24 +138,33 @@ inline net::awaitable<bool> cancelled() {
     co_return state.cancelled() != net::cancellation_type::none;
 }
 
+/// How an idle writer's wait ended.
+enum class Idle : std::uint8_t { woken, heartbeat, cancelled };
+
+/// Waits for a wake-up (the seat has something, or shutdown) or the heartbeat interval.
+inline net::awaitable<Idle> idle_wait(StreamControl& ctl, std::chrono::milliseconds heartbeat) {
+    ctl.wake.expires_after(heartbeat);
+    auto [ec] = co_await ctl.wake.async_wait(net::as_tuple(net::use_awaitable));
+    if (co_await cancelled()) {
+        co_return Idle::cancelled;
+    }
+    co_return ec ? Idle::woken : Idle::heartbeat;
+}
+
 /// Encodes a batch as SSE into `heads` (owned text) and `bufs` (gathered, frames not copied).
 void encode_sse(
     const std::vector<hub::OutEvent>& batch,
     std::vector<std::string>& heads,
     std::vector<net::const_buffer>& bufs);
 
-/// The answer to one WebSocket client message (an op), run on the seat strand.
-std::string ws_answer(hub::Seat& seat, std::string_view message);
-
 /// The response head of an SSE stream (the first event, `retry`, follows it).
-inline constexpr std::string_view SSE_HEAD =
-    "HTTP/1.1 200 OK\r\n"
-    "Server: sluice\r\n"
-    "Content-Type: text/event-stream; charset=utf-8\r\n"
-    "Cache-Control: no-store\r\n"
-    "X-Accel-Buffering: no\r\n"
-    "Connection: keep-alive\r\n"
-    "\r\n";
+inline constexpr std::string_view SSE_HEAD = "HTTP/1.1 200 OK\r\n"
+                                             "Server: sluice\r\n"
+                                             "Content-Type: text/event-stream; charset=utf-8\r\n"
+                                             "Cache-Control: no-store\r\n"
+                                             "X-Accel-Buffering: no\r\n"
+                                             "Connection: keep-alive\r\n"
+                                             "\r\n";
 
 template <class Stream>
 net::awaitable<void> sse_writer(
@@ -159,17 +182,18 @@ net::awaitable<void> sse_writer(
         if (batch.empty()) {
             if (ending) {
                 // Flushed: say why in a comment, then end the stream.
-                const std::string bye = hub::wire::sse_comment(std::string("bye: ") + end_reason(ctl, seat));
+                const std::string bye =
+                    hub::wire::sse_comment(std::string("bye: ") + end_reason(ctl, seat));
                 (void)co_await net::async_write(stream, net::buffer(bye), as_tuple(use_awaitable));
                 co_return;
             }
-            ctl.wake.expires_after(s.cfg.heartbeat);
-            auto [ec] = co_await ctl.wake.async_wait(as_tuple(use_awaitable));
-            if (co_await cancelled()) {
+            const auto idle = co_await idle_wait(ctl, s.cfg.heartbeat);
+            if (idle == Idle::cancelled) {
                 co_return; // the reader ended first (the peer went)
             }
-            if (!ec) {
-                auto [wec, n] = co_await net::async_write(stream, net::buffer(heartbeat), as_tuple(use_awaitable));
+            if (idle == Idle::heartbeat) {
+                auto [wec, n] = co_await net::async_write(
+                    stream, net::buffer(heartbeat), as_tuple(use_awaitable));
                 if (wec) {
                     co_return;
                 }
@@ -190,7 +214,8 @@ template <class Stream>
 net::awaitable<void> wait_for_close(Stream& stream) {
     std::array<char, 64> sink{}; // an SSE client sends nothing; this only notices the close
     for (;;) {
-        auto [ec, n] = co_await stream.async_read_some(net::buffer(sink), net::as_tuple(net::use_awaitable));
+        auto [ec, n] =
+            co_await stream.async_read_some(net::buffer(sink), net::as_tuple(net::use_awaitable));
         if (ec) {
             co_return;
         }
@@ -199,15 +224,21 @@ net::awaitable<void> wait_for_close(Stream& stream) {
 
 template <class Stream>
 net::awaitable<void> sse_on_strand(
-    Server::Impl& s, std::shared_ptr<hub::Seat> seat, Stream& stream, SubscribeOptions opt, Connections::Ticket& t) {
+    Server::Impl& s,
+    std::shared_ptr<hub::Seat> seat,
+    Stream& stream,
+    SubscribeOptions opt,
+    Connections::Ticket& t) {
     using net::experimental::awaitable_operators::operator||;
-    const std::array<net::const_buffer, 2> head{net::buffer(SSE_HEAD), net::buffer(hub::wire::SSE_RETRY)};
+    const std::array<net::const_buffer, 2> head{
+        net::buffer(SSE_HEAD), net::buffer(hub::wire::SSE_RETRY)};
     auto [ec, n] = co_await net::async_write(stream, head, net::as_tuple(net::use_awaitable));
     if (ec) {
         co_return;
     }
     Subscription sub(seat, co_await net::this_coro::executor, t, std::move(opt));
-    co_await (sse_writer(s, *seat, sub.subscriber(), stream, sub.control()) || wait_for_close(stream));
+    co_await (
+        sse_writer(s, *seat, sub.subscriber(), stream, sub.control()) || wait_for_close(stream));
     StreamOps<Stream>::shutdown(stream);
 }
 
@@ -225,7 +256,8 @@ net::awaitable<void> ws_writer(
     WsState& st) {
     using net::as_tuple;
     using net::use_awaitable;
-    const EndOnExit<std::remove_reference_t<decltype(beast::get_lowest_layer(ws))>> end(beast::get_lowest_layer(ws));
+    const EndOnExit<std::remove_reference_t<decltype(beast::get_lowest_layer(ws))>> end(
+        beast::get_lowest_layer(ws));
     std::vector<hub::OutEvent> batch;
     Batches batches;
     for (;;) {
@@ -240,16 +272,16 @@ net::awaitable<void> ws_writer(
         const bool ending = batches.next(s, seat, sub, ctl, batch);
         if (batch.empty()) {
             if (ending) {
-                const websocket::close_reason why(websocket::close_code::going_away, end_reason(ctl, seat));
+                const websocket::close_reason why(
+                    websocket::close_code::going_away, end_reason(ctl, seat));
                 (void)co_await ws.async_close(why, as_tuple(use_awaitable));
                 co_return;
             }
-            ctl.wake.expires_after(s.cfg.heartbeat);
-            auto [ec] = co_await ctl.wake.async_wait(as_tuple(use_awaitable));
-            if (co_await cancelled()) {
+            const auto idle = co_await idle_wait(ctl, s.cfg.heartbeat);
+            if (idle == Idle::cancelled) {
                 co_return; // the reader ended first (the peer went)
             }
-            if (!ec) {
+            if (idle == Idle::heartbeat) {
                 auto [pec] = co_await ws.async_ping({}, as_tuple(use_awaitable));
                 if (pec) {
                     co_return;
@@ -268,7 +300,8 @@ net::awaitable<void> ws_writer(
 }
 
 template <class Stream>
-net::awaitable<void> ws_reader(hub::Seat& seat, websocket::stream<Stream>& ws, StreamControl& ctl, WsState& st) {
+net::awaitable<void>
+ws_reader(hub::Seat& seat, websocket::stream<Stream>& ws, StreamControl& ctl, WsState& st) {
     beast::flat_buffer buf;
     for (;;) {
         buf.clear();
@@ -286,7 +319,11 @@ net::awaitable<void> ws_reader(hub::Seat& seat, websocket::stream<Stream>& ws, S
 
 template <class Stream>
 net::awaitable<void> ws_on_strand(
-    Server::Impl& s, std::shared_ptr<hub::Seat> seat, Stream& stream, Request req, Connections::Ticket& ticket) {
+    Server::Impl& s,
+    std::shared_ptr<hub::Seat> seat,
+    Stream& stream,
+    Request req,
+    Connections::Ticket& ticket) {
     using net::experimental::awaitable_operators::operator||;
     websocket::stream<Stream> ws(std::move(stream));
     ws.read_message_max(WS_MAX_MESSAGE);
@@ -309,7 +346,8 @@ net::awaitable<void> ws_on_strand(
 
 // Runs `body` on the seat's strand; an exception ends the stream with one log line.
 template <class Awaitable>
-net::awaitable<void> on_seat_strand(std::shared_ptr<hub::Seat> seat, const char* what, Awaitable body) {
+net::awaitable<void>
+on_seat_strand(std::shared_ptr<hub::Seat> seat, const char* what, Awaitable body) {
     std::string error;
     try {
         co_await net::co_spawn(seat->strand(), std::move(body), net::use_awaitable);
@@ -333,15 +371,23 @@ net::awaitable<void> serve_sse(
     auto keep = seat;
     stream_detail::SubscribeOptions opt{std::move(last_event_id), cancel_on_disconnect};
     co_await stream_detail::on_seat_strand(
-        std::move(keep), "SSE", stream_detail::sse_on_strand(s, std::move(seat), stream, std::move(opt), ticket));
+        std::move(keep),
+        "SSE",
+        stream_detail::sse_on_strand(s, std::move(seat), stream, std::move(opt), ticket));
 }
 
 template <class Stream>
 net::awaitable<void> serve_websocket(
-    Server::Impl& s, std::shared_ptr<hub::Seat> seat, Stream& stream, Request req, Connections::Ticket& ticket) {
+    Server::Impl& s,
+    std::shared_ptr<hub::Seat> seat,
+    Stream& stream,
+    Request req,
+    Connections::Ticket& ticket) {
     auto keep = seat;
     co_await stream_detail::on_seat_strand(
-        std::move(keep), "WebSocket", stream_detail::ws_on_strand(s, std::move(seat), stream, std::move(req), ticket));
+        std::move(keep),
+        "WebSocket",
+        stream_detail::ws_on_strand(s, std::move(seat), stream, std::move(req), ticket));
 }
 
 } // namespace sluice::server

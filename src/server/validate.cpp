@@ -11,13 +11,13 @@ namespace json = boost::json;
 std::optional<Refusal> validate_send(const json::object& body, SendOp& out) {
     const auto* text = body.if_contains("text");
     if (text == nullptr || text->is_null()) {
-        return Refusal{errc::bad_request, "field 'text' (a non-empty string) is required"};
+        return Refusal::of(errc::bad_request, "field 'text' (a non-empty string) is required");
     }
     if (!text->is_string()) {
-        return Refusal{errc::bad_request, "field 'text' must be a string"};
+        return Refusal::of(errc::bad_request, "field 'text' must be a string");
     }
     if (text->get_string().empty()) {
-        return Refusal{errc::bad_request, "field 'text' must not be empty"};
+        return Refusal::of(errc::bad_request, "field 'text' must not be empty");
     }
     out.text = std::string(text->get_string());
     return std::nullopt;
@@ -38,22 +38,24 @@ std::optional<std::uint64_t> whole(const json::value& v) {
 
 } // namespace
 
-std::optional<Refusal> validate_more(const json::value* before, const json::value* turns, MoreOp& out) {
+std::optional<Refusal>
+validate_more(const json::value* before, const json::value* turns, MoreOp& out) {
     out.before.reset();
     out.turns = SUBSCRIBE_TURNS;
     if (before != nullptr && !before->is_null()) {
         const auto b = whole(*before);
         if (!b) {
-            return Refusal{errc::bad_request, "'before' must be a frame position (a non-negative integer)"};
+            return Refusal::of(
+                errc::bad_request, "'before' must be a frame position (a non-negative integer)");
         }
         out.before = *b;
     }
     if (turns != nullptr && !turns->is_null()) {
         const auto t = whole(*turns);
         if (!t || *t == 0 || *t > SUBSCRIBE_TURNS) {
-            return Refusal{
+            return Refusal::of(
                 errc::bad_request,
-                "'turns' must be an integer from 1 to " + std::to_string(SUBSCRIBE_TURNS)};
+                "'turns' must be an integer from 1 to " + std::to_string(SUBSCRIBE_TURNS));
         }
         out.turns = static_cast<std::size_t>(*t);
     }

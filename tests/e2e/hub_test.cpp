@@ -538,7 +538,8 @@ TEST(Hub, SigtermEndsEveryStreamDrainsConnectionsAndExitsPromptly) {
     const std::string health = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
     ASSERT_EQ(::send(idle, health.data(), health.size(), 0), static_cast<ssize_t>(health.size()));
     ASSERT_NE(read_until(idle, R"({"ok":true})", 10s).find(R"({"ok":true})"), std::string::npos);
-    EXPECT_EQ(http("GET", hub.base() + "/v1/stats").json.at("connections").to_number<int>(), 3); // + this one
+    // These two and this request (an earlier one may not have been seen closing yet).
+    EXPECT_GE(http("GET", hub.base() + "/v1/stats").json.at("connections").to_number<int>(), 3);
 
     const auto t0 = std::chrono::steady_clock::now();
     const int status = hub.terminate(2s);

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace {
 
 using namespace sluice::test;
@@ -24,17 +26,21 @@ json::value read_message(websocket::stream<net::ip::tcp::socket>& ws) {
     return json::parse(boost::beast::buffers_to_string(buf.data()));
 }
 
-TEST(HubWebSocket, CarriesTheSameEventsAndAnswersOps) {
-    TempDir dir;
-    SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"});
+// A new seat on `hub`, and a WebSocket on it (handshake done).
+void connect_new_seat(const SluiceProcess& hub, websocket::stream<net::ip::tcp::socket>& ws) {
     auto created = http("POST", hub.base() + "/v1/seats", R"({"name":"ws"})");
     const std::string seat(created.json.at("seat").as_string());
-
-    net::io_context io;
-    websocket::stream<net::ip::tcp::socket> ws(io);
     net::ip::tcp::endpoint ep(net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(hub.port()));
     ws.next_layer().connect(ep);
     ws.handshake("127.0.0.1", "/v1/seats/" + seat + "/ws");
+}
+
+TEST(HubWebSocket, CarriesTheSameEventsAndAnswersOps) {
+    TempDir dir;
+    SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"});
+    net::io_context io;
+    websocket::stream<net::ip::tcp::socket> ws(io);
+    connect_new_seat(hub, ws);
 
     auto first = read_message(ws);
     ASSERT_EQ(first.at("event").as_string(), "connected");
@@ -85,6 +91,35 @@ TEST(HubWebSocket, CarriesTheSameEventsAndAnswersOps) {
     EXPECT_EQ(cancelled.at("event").as_string(), "cancelled");
     EXPECT_FALSE(cancelled.at("data").at("cancelled").as_bool()); // nothing was running
     ws.close(websocket::close_code::normal);
+}
+
+TEST(HubWebSocket, SigtermClosesTheSocketWithGoingAwayAndItsReason) {
+    TempDir dir;
+    SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"});
+    net::io_context io;
+    websocket::stream<net::ip::tcp::socket> ws(io);
+    connect_new_seat(hub, ws);
+    ASSERT_EQ(read_message(ws).at("event").as_string(), "connected");
+
+    // The hub waits (up to its grace deadline) for this client to answer the close, so the
+    // close is read on another thread while the hub is told to stop.
+    boost::system::error_code end;
+    std::thread reader([&] {
+        boost::beast::flat_buffer buf;
+        for (;;) {
+            ws.read(buf, end); // answers the close frame, then ends with `closed`
+            if (end) {
+                return;
+            }
+            buf.clear();
+        }
+    });
+    const int status = hub.terminate(std::chrono::seconds(2));
+    reader.join();
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(end, websocket::error::closed) << end.message();
+    EXPECT_EQ(ws.reason().code, websocket::close_code::going_away);
+    EXPECT_EQ(std::string(ws.reason().reason.c_str()), "the server is shutting down");
 }
 
 } // namespace

@@ -19,10 +19,6 @@ using hub::wire::error_code_name;
 /// `{"error":{"code":…,"message":…}}` (one definition, in hub/wire).
 using hub::wire::error_body;
 
-/// What to tell a client whose prompt a seat refused (`Seat::submit`'s error): the reason,
-/// for HTTP and WebSocket alike.
-[[nodiscard]] std::string_view submit_refusal(const boost::system::error_code& ec) noexcept;
-
 /// The error a handler's escaped exception becomes: 500, code "internal".
 [[nodiscard]] boost::system::error_code internal_error() noexcept;
 

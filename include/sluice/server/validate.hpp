@@ -1,7 +1,7 @@
 // The one validator of client operations (`send`, `more`) shared by HTTP and WebSocket.
 #pragma once
 
-#include <sluice/core/error.hpp>
+#include <sluice/hub/failure.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -14,11 +14,9 @@
 
 namespace sluice::server {
 
-/// A client mistake: the error (a 4xx) and a message naming the field and the limit.
-struct Refusal {
-    errc code{errc::bad_request}; ///< maps to the status through `http_status`
-    std::string message;          ///< for a person: names the field, the limit or the flag
-};
+/// A client mistake: the error (a 4xx, through `http_status`) and a message naming the field
+/// and the limit — the hub's Failure, so every refusal has one shape.
+using Refusal = hub::Failure;
 
 /// A prompt to send, validated.
 struct SendOp {
@@ -43,8 +41,8 @@ struct MoreOp {
 /// @param turns  the `turns` value, or nullptr when absent
 /// @param out    filled when valid
 /// @return nothing when valid, else why not
-[[nodiscard]] std::optional<Refusal> validate_more(
-    const boost::json::value* before, const boost::json::value* turns, MoreOp& out);
+[[nodiscard]] std::optional<Refusal>
+validate_more(const boost::json::value* before, const boost::json::value* turns, MoreOp& out);
 
 /// A query-string parameter as the JSON value `validate_more` takes: an unsigned integer when
 /// it is one in decimal, else the string itself (which the validator then refuses by name).

@@ -1,6 +1,7 @@
 # Unit tests of sluice::core.
 list(APPEND SLUICE_TEST_SOURCES
     unit/core/cancel_test.cpp
+    unit/core/clock_test.cpp
     unit/core/event_test.cpp
     unit/core/relay_queue_test.cpp
     unit/core/relay_test.cpp

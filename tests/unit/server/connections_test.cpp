@@ -38,7 +38,7 @@ TEST(Connections, CloseStopsEveryoneOnceAndReportsDrainedAtZero) {
     EXPECT_TRUE(c->closing());
     EXPECT_EQ(stops_a, 1);
     EXPECT_EQ(stops_b, 1);
-    EXPECT_FALSE(c->enter()); // refuses new work
+    EXPECT_FALSE(c->enter());          // refuses new work
     c->close([&] { drained += 100; }); // a second close changes nothing
     EXPECT_EQ(stops_a, 1);
     a = Connections::Ticket{};

@@ -16,6 +16,7 @@ TEST(ErrorMap, EveryErrcHasItsStatusAndName) {
         unsigned status;
         const char* name;
     };
+
     const Row rows[] = {
         {errc::bad_request, 400, "bad_request"},
         {errc::unauthorized, 401, "unauthorized"},
@@ -38,14 +39,10 @@ TEST(ErrorMap, EveryErrcHasItsStatusAndName) {
 }
 
 TEST(ErrorMap, TheBodyCarriesCodeAndMessage) {
-    const auto body = boost::json::parse(error_body(make_error_code(errc::not_found), "no such seat: s-1"));
+    const auto body =
+        boost::json::parse(error_body(make_error_code(errc::not_found), "no such seat: s-1"));
     EXPECT_EQ(body.at("error").at("code").as_string(), "not_found");
     EXPECT_EQ(body.at("error").at("message").as_string(), "no such seat: s-1");
-}
-
-TEST(ErrorMap, ASubmitRefusalNamesItsReason) {
-    EXPECT_NE(submit_refusal(make_error_code(errc::overloaded)).find("queued"), std::string_view::npos);
-    EXPECT_NE(submit_refusal(make_error_code(errc::conflict)).find("closed"), std::string_view::npos);
 }
 
 } // namespace

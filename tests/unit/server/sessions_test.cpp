@@ -10,6 +10,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -26,7 +27,15 @@ namespace net = boost::asio;
 namespace websocket = beast::websocket;
 using server::Connections;
 
-// A hub with one seat (no agent: nothing here sends a prompt) and the server's state.
+// An agent that never runs a turn (nothing here sends a prompt).
+class IdleAgent final : public runtime::Agent {
+public:
+    void start_turn(std::string, CancellationToken, std::shared_ptr<runtime::TurnSink>) override {}
+
+    [[nodiscard]] std::string kind() const override { return "idle"; }
+};
+
+// A hub with one seat (an idle agent) and the server's state.
 struct Rig {
     net::io_context io;
     test::TempDir dir;
@@ -38,16 +47,17 @@ struct Rig {
         hub::HubConfig hc;
         hc.data_dir = dir.path();
         hc.make_agent = [](const hub::SeatSpec&,
-                           std::vector<boost::json::object> rows,
-                           const net::any_io_executor& ex) -> hub::AgentOrReason {
-            return {runtime::make_builtin_agent(ex, runtime::RuntimeConfig{}, std::move(rows)), {}};
+                           std::vector<boost::json::object>,
+                           const boost::asio::any_io_executor&) -> hub::AgentOrReason {
+            return {std::make_unique<IdleAgent>(), {}};
         };
         hub = std::make_unique<hub::Hub>(io, std::move(hc));
         auto created = hub->create(hub::SeatSpec{});
         EXPECT_TRUE(created);
         seat = (*created)->id();
         server::ServerConfig cfg;
-        cfg.heartbeat = 1h; // no heartbeat inside a test: the matrix counts only the writes it causes
+        cfg.heartbeat =
+            1h; // no heartbeat inside a test: the matrix counts only the writes it causes
         cfg.max_body_bytes = 64;
         s = std::make_shared<server::Server::Impl>(io, *hub, cfg);
     }
@@ -104,18 +114,24 @@ constexpr std::size_t MAX_FAIL_POINTS = 400;
 
 TEST(HttpSession, EveryFailPointEndsTheSessionCleanly) {
     Rig rig;
+
     struct Row {
         std::string request;
         std::string answer_has; // in the response of a successful run
     };
+
     const std::vector<Row> rows{
-        {"GET /v1/seats/" + rig.seat + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "\"id\":\"" + rig.seat},
-        {"GET /v1/seats/" + rig.seat + "/history?turns=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        {"GET /v1/seats/" + rig.seat + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+         "\"id\":\"" + rig.seat},
+        {"GET /v1/seats/" + rig.seat
+             + "/history?turns=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
          "from 1 to 20"},
-        {"POST /v1/seats HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'a'),
+        {"POST /v1/seats HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+             + std::string(100, 'a'),
          "413 Payload Too Large"},
         {"\x01\x02 garbage\r\n\r\n", "malformed HTTP request"},
-        {"GET /v1/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "no such route: /v1/nothing"},
+        {"GET /v1/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+         "no such route: /v1/nothing"},
     };
     for (const auto& row : rows) {
         bool succeeded = false;
@@ -220,7 +236,8 @@ struct WsClientResult {
     websocket::close_reason reason;
 };
 
-net::awaitable<void> ws_client(websocket::stream<beast::test::stream>& ws, std::string target, WsClientResult& out) {
+net::awaitable<void>
+ws_client(websocket::stream<beast::test::stream>& ws, std::string target, WsClientResult& out) {
     using net::as_tuple;
     using net::use_awaitable;
     auto [hec] = co_await ws.async_handshake("x", target, as_tuple(use_awaitable));
@@ -256,9 +273,10 @@ TEST(WebSocketSession, EveryFailPointEndsTheSessionAndDetachesTheSubscriber) {
         spawn_session(rig, std::move(ss), run);
         WsClientResult got;
         bool client_done = false;
-        net::co_spawn(rig.io, ws_client(client, "/v1/seats/" + rig.seat + "/ws", got), [&](const std::exception_ptr&) {
-            client_done = true;
-        });
+        net::co_spawn(
+            rig.io,
+            ws_client(client, "/v1/seats/" + rig.seat + "/ws", got),
+            [&](const std::exception_ptr&) { client_done = true; });
         rig.settle();
         if (!run.ended) {
             EXPECT_EQ(rig.hub->stats().subscribers, 1U) << "fail point " << n;
@@ -273,14 +291,55 @@ TEST(WebSocketSession, EveryFailPointEndsTheSessionAndDetachesTheSubscriber) {
             rig.settle();
         }
         EXPECT_TRUE(client_done) << "fail point " << n;
-        const bool saw_connected = !got.messages.empty()
-                                   && got.messages.front().find(R"("event":"connected")") != std::string::npos;
+        const bool saw_connected =
+            !got.messages.empty()
+            && got.messages.front().find(R"("event":"connected")") != std::string::npos;
         succeeded = saw_connected && got.end == websocket::error::closed
                     && got.reason.code == websocket::close_code::going_away
                     && got.reason.reason == "the server is shutting down";
     }
     EXPECT_TRUE(succeeded);
     EXPECT_GT(n, 3U);
+}
+
+} // namespace
+
+namespace {
+
+TEST(WebSocketOps, RefusalsNameTheFieldAndTheLimit) {
+    Rig rig;
+    auto seat = rig.hub->find(rig.seat);
+    ASSERT_TRUE(seat);
+
+    struct Row {
+        const char* message;
+        const char* answer_has;
+    };
+
+    const Row rows[] = {
+        {"not json", "a message must be a JSON object with a string 'op'"},
+        {R"({"op":7})", "string 'op'"},
+        {R"({"op":"fly"})", "unknown op 'fly'"},
+        {R"({"op":"send"})", "field 'text'"},
+        {R"({"op":"send","text":5})", "field 'text' must be a string"},
+        {R"({"op":"send","text":""})", "must not be empty"},
+        {R"({"op":"more","turns":0})", "from 1 to 20"},
+        {R"({"op":"more","turns":21})", "from 1 to 20"},
+        {R"({"op":"more","before":-1})", "'before'"},
+        {R"({"op":"more"})", R"("event":"history")"},
+        {R"({"op":"cancel"})", R"("cancelled":false)"},
+    };
+    for (const auto& r : rows) {
+        std::string answer;
+        net::post(
+            seat->strand(), [&] { answer = server::stream_detail::ws_answer(*seat, r.message); });
+        rig.settle();
+        EXPECT_NE(answer.find(r.answer_has), std::string::npos) << r.message << " -> " << answer;
+        if (std::string_view(r.answer_has).find("event") == std::string_view::npos
+            && std::string_view(r.answer_has).find("cancelled") == std::string_view::npos) {
+            EXPECT_NE(answer.find(R"("code":"bad_request")"), std::string::npos) << answer;
+        }
+    }
 }
 
 } // namespace

@@ -10,9 +10,13 @@ namespace sluice::server {
 template <>
 struct StreamOps<beast::test::stream> {
     static void expires_after(beast::test::stream& /*s*/, std::chrono::milliseconds /*d*/) {}
+
     static void expires_never(beast::test::stream& /*s*/) {}
+
     static void shutdown_send(beast::test::stream& s) { s.close(); }
+
     static void shutdown(beast::test::stream& s) { s.close(); }
+
     static void cancel(beast::test::stream& s) { s.close(); }
 };
 

@@ -18,6 +18,7 @@ TEST(ValidateSend, AcceptsANonEmptyTextAndNamesTheFieldOtherwise) {
         bool ok;
         const char* reason_has;
     };
+
     const Row rows[] = {
         {R"({"text":"hi"})", true, ""},
         {R"({"text":"hi","extra":1})", true, ""},
@@ -32,8 +33,9 @@ TEST(ValidateSend, AcceptsANonEmptyTextAndNamesTheFieldOtherwise) {
         const auto refused = validate_send(json::parse(r.body).as_object(), op);
         EXPECT_EQ(!refused, r.ok) << r.body;
         if (refused) {
-            EXPECT_EQ(refused->code, errc::bad_request) << r.body;
-            EXPECT_NE(refused->message.find(r.reason_has), std::string::npos) << r.body << ": " << refused->message;
+            EXPECT_EQ(refused->code, make_error_code(errc::bad_request)) << r.body;
+            EXPECT_NE(refused->message.find(r.reason_has), std::string::npos)
+                << r.body << ": " << refused->message;
         } else {
             EXPECT_EQ(op.text, "hi");
         }
@@ -42,6 +44,7 @@ TEST(ValidateSend, AcceptsANonEmptyTextAndNamesTheFieldOtherwise) {
 
 TEST(ValidateMore, TakesAPositionAndOneToSubscribeTurnsTurns) {
     const auto limit = std::to_string(SUBSCRIBE_TURNS);
+
     struct Row {
         const char* before; // JSON text or nullptr (absent)
         const char* turns;
@@ -50,6 +53,7 @@ TEST(ValidateMore, TakesAPositionAndOneToSubscribeTurnsTurns) {
         std::size_t want_turns;
         const char* reason_has;
     };
+
     const Row rows[] = {
         {nullptr, nullptr, true, std::nullopt, SUBSCRIBE_TURNS, ""},
         {"null", "null", true, std::nullopt, SUBSCRIBE_TURNS, ""},
@@ -69,12 +73,15 @@ TEST(ValidateMore, TakesAPositionAndOneToSubscribeTurnsTurns) {
         const json::value t = r.turns ? json::parse(r.turns) : json::value();
         MoreOp op;
         const auto refused = validate_more(r.before ? &b : nullptr, r.turns ? &t : nullptr, op);
-        const std::string label = std::string(r.before ? r.before : "-") + " / " + (r.turns ? r.turns : "-");
+        const std::string label =
+            std::string(r.before ? r.before : "-") + " / " + (r.turns ? r.turns : "-");
         ASSERT_EQ(!refused, r.ok) << label;
         if (refused) {
-            EXPECT_NE(refused->message.find(r.reason_has), std::string::npos) << label << ": " << refused->message;
+            EXPECT_NE(refused->message.find(r.reason_has), std::string::npos)
+                << label << ": " << refused->message;
             if (std::string_view(r.reason_has).find("turns") != std::string_view::npos) {
-                EXPECT_NE(refused->message.find(limit), std::string::npos) << refused->message; // names the limit
+                EXPECT_NE(refused->message.find(limit), std::string::npos)
+                    << refused->message; // names the limit
             }
         } else {
             EXPECT_EQ(op.before, r.want_before) << label;
@@ -88,8 +95,15 @@ TEST(ValidateMore, QueryStringsGoThroughTheSameRules) {
         const char* text;
         bool is_number;
     };
-    for (const auto& r : {Row{"7", true}, Row{"0", true}, Row{"", false}, Row{"abc", false}, Row{"-1", false},
-                          Row{"3x", false}, Row{"99999999999999999999999", false}}) {
+
+    for (const auto& r :
+         {Row{"7", true},
+          Row{"0", true},
+          Row{"", false},
+          Row{"abc", false},
+          Row{"-1", false},
+          Row{"3x", false},
+          Row{"99999999999999999999999", false}}) {
         const auto v = query_value(r.text);
         EXPECT_EQ(v.is_uint64(), r.is_number) << r.text;
         MoreOp op;
