@@ -46,7 +46,11 @@ SeatView Seat::view() {
 
 void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
+    const auto gaps_before = sub.gap_bytes();
     sub.collect(view(), out);
+    if (sub.gap_bytes() != gaps_before) {
+        update_summary(); // the loss just reported shows in the seat's figures at once
+    }
 }
 
 std::shared_ptr<const std::string> Seat::connected_data() {

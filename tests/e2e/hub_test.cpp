@@ -198,11 +198,13 @@ TEST(Hub, ResumeFromOutsideTheWindowGetsConnectedWithTheWindow) {
 
 TEST(Hub, AStalledSubscriberCostsBoundedMemoryGetsGapsAndEveryFrame) {
     TempDir dir;
-    // A turn of ~16 MB of text previews, streamed as fast as possible.
+    // A turn of ~16 MB of text previews, 4 KiB a millisecond: slow enough that the turn's own
+    // relay keeps up (nothing is dropped before the seat), fast enough that a subscriber that
+    // never reads overflows its socket buffers and then its preview lane.
     const auto script = dir.file("flood.json");
-    std::ofstream(script) << R"({"chunk_bytes": 4096, "rounds": [{"events": [{"text": ")" << std::string(4096, 'x')
-                          << R"(", "repeat": 4000}], "stop_reason": "end_turn"}]})";
-    SluiceProcess hub(serve_args(dir, {"--script", script}));
+    std::ofstream(script) << R"({"delay_ms": 1, "chunk_bytes": 4096, "rounds": [{"events": [{"text": ")"
+                          << std::string(4096, 'x') << R"(", "repeat": 4000}], "stop_reason": "end_turn"}]})";
+    SluiceProcess hub(serve_args(dir, {"--script", script}, "1"));
     const auto seat = new_seat(hub);
     const int fd = connect_raw(hub.port(), 4096); // small receive buffer, and no reading at all
     ASSERT_GE(fd, 0);
@@ -215,7 +217,7 @@ TEST(Hub, AStalledSubscriberCostsBoundedMemoryGetsGapsAndEveryFrame) {
     ASSERT_TRUE(watcher.wait_for(turn_done(turn), 120s));
     // Now read what the stalled subscriber was sent: its writer collects everything left.
     const std::string body = read_all(fd, 3s);
-    EXPECT_NE(body.find("event: gap"), std::string::npos);
+    EXPECT_NE(body.find("event: gap"), std::string::npos) << "the stalled subscriber was sent " << body.size() << " bytes";
     EXPECT_NE(body.find("\"type\":\"result\""), std::string::npos); // the final frame arrived
     std::size_t frames = 0;
     for (auto at = body.find("event: frame"); at != std::string::npos; at = body.find("event: frame", at + 1)) {
