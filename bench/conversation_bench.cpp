@@ -3,7 +3,6 @@
 #include <sluice/conversation/window.hpp>
 
 #include <benchmark/benchmark.h>
-
 #include <stdlib.h>
 
 #include <filesystem>
@@ -18,7 +17,8 @@ std::string tool_result_row(std::size_t bytes, int i) {
     while (text.size() < bytes) {
         text += "line " + std::to_string(text.size()) + ": \\\"quoted\\\" output\\n\\tindented ";
     }
-    return R"({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_)"
+    return R"({"type":"user","message":{"role":"user","content":[{"type":"tool_result",)"
+           R"("tool_use_id":"toolu_)"
            + std::to_string(i) + R"(","content":")" + text + R"("}]},"uuid":"u)" + std::to_string(i)
            + "\"}";
 }
@@ -49,6 +49,7 @@ void BM_FrameParse(benchmark::State& state) {
     }
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * row.size()));
 }
+
 BENCHMARK(BM_FrameParse)->Arg(1024)->Arg(64 * 1024);
 
 void BM_WindowAppendWithCuts(benchmark::State& state) {
@@ -61,6 +62,7 @@ void BM_WindowAppendWithCuts(benchmark::State& state) {
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
+
 BENCHMARK(BM_WindowAppendWithCuts);
 
 // Appends frames of ~2 KiB and syncs (fdatasync + index records) at every turn end.
@@ -82,10 +84,12 @@ void BM_TranscriptAppendTurnEndSync(benchmark::State& state) {
             }
         }
         state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
-        state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * fs[1]->wire_bytes()));
+        state.SetBytesProcessed(
+            static_cast<std::int64_t>(state.iterations() * fs[1]->wire_bytes()));
     }
     std::filesystem::remove_all(dir);
 }
+
 BENCHMARK(BM_TranscriptAppendTurnEndSync)->Arg(1)->Arg(10)->Arg(100)->UseRealTime();
 
 } // namespace

@@ -4,10 +4,10 @@
 // promptly. Each hand-off moves the same StreamEvent, so the three differ only in the queue.
 #include <sluice/core/relay.hpp>
 
-#include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -63,10 +63,12 @@ void BM_RelayFastConsumer(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * EVENTS);
     state.SetBytesProcessed(state.iterations() * payload_bytes());
 }
+
 BENCHMARK(BM_RelayFastConsumer)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_AsioConcurrentChannel(benchmark::State& state) {
-    using channel = net::experimental::concurrent_channel<void(boost::system::error_code, StreamEvent)>;
+    using channel =
+        net::experimental::concurrent_channel<void(boost::system::error_code, StreamEvent)>;
     for (auto _ : state) {
         net::io_context io;
         channel ch(io, sluice::RELAY_CHANNEL_CAPACITY);
@@ -77,7 +79,8 @@ void BM_AsioConcurrentChannel(benchmark::State& state) {
             producer_io,
             [&]() -> net::awaitable<void> {
                 for (std::int64_t i = 0; i < EVENTS; ++i) {
-                    co_await ch.async_send(boost::system::error_code{}, delta(i), net::use_awaitable);
+                    co_await ch.async_send(
+                        boost::system::error_code{}, delta(i), net::use_awaitable);
                 }
                 ch.close();
             },
@@ -105,6 +108,7 @@ void BM_AsioConcurrentChannel(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * EVENTS);
     state.SetBytesProcessed(state.iterations() * payload_bytes());
 }
+
 BENCHMARK(BM_AsioConcurrentChannel)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_MutexCondvarDeque(benchmark::State& state) {
@@ -147,6 +151,7 @@ void BM_MutexCondvarDeque(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * EVENTS);
     state.SetBytesProcessed(state.iterations() * payload_bytes());
 }
+
 BENCHMARK(BM_MutexCondvarDeque)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace

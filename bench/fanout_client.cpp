@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -66,9 +66,9 @@ struct Conn {
     bool done = false;
     bool closed = false;
     std::string header;
-    std::string scan;          // carry from the previous read + payload
-    std::size_t chunk_left = 0;  // payload bytes left in the current chunk
-    int chunk_state = 0;       // 0 size line, 1 data, 2 CRLF after data
+    std::string scan;           // carry from the previous read + payload
+    std::size_t chunk_left = 0; // payload bytes left in the current chunk
+    int chunk_state = 0;        // 0 size line, 1 data, 2 CRLF after data
     std::string size_line;
     std::int64_t next_k = 0;
     std::int64_t received = 0, lost = 0, dup = 0, connected_events = 0;
@@ -92,11 +92,13 @@ void scan_tokens(Conn& c, std::int64_t expect, Totals& t, std::int64_t now) {
     }
     while (true) {
         std::size_t m = s.find("MSG", pos);
-        if (m == std::string_view::npos) break;
+        if (m == std::string_view::npos)
+            break;
         std::size_t i = m + 3;
         std::int64_t k = 0, ts = 0;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') k = k * 10 + (s[i++] - '0');
-        if (i + 2 >= s.size()) {  // token cut by the read: keep it for the next one
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9')
+            k = k * 10 + (s[i++] - '0');
+        if (i + 2 >= s.size()) { // token cut by the read: keep it for the next one
             cut = m;
             break;
         }
@@ -105,7 +107,8 @@ void scan_tokens(Conn& c, std::int64_t expect, Totals& t, std::int64_t now) {
             continue;
         }
         i += 2;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ts = ts * 10 + (s[i++] - '0');
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9')
+            ts = ts * 10 + (s[i++] - '0');
         if (i >= s.size()) {
             cut = m;
             break;
@@ -122,10 +125,12 @@ void scan_tokens(Conn& c, std::int64_t expect, Totals& t, std::int64_t now) {
             ++c.dup;
             continue;
         }
-        if (t.first_ns == 0) t.first_ns = now;
+        if (t.first_ns == 0)
+            t.first_ns = now;
         t.last_ns = now;
         t.lat_us.push_back((now - ts) / 1000);
-        if (c.next_k >= expect) c.done = true;
+        if (c.next_k >= expect)
+            c.done = true;
     }
     if (cut != std::string_view::npos) {
         c.scan.erase(0, cut);
@@ -134,16 +139,20 @@ void scan_tokens(Conn& c, std::int64_t expect, Totals& t, std::int64_t now) {
     }
 }
 
-void feed_payload(Conn& c, const char* p, std::size_t n) { c.scan.append(p, n); }
+void feed_payload(Conn& c, const char* p, std::size_t n) {
+    c.scan.append(p, n);
+}
 
 void feed(Conn& c, const char* p, std::size_t n) {
     if (!c.header_done) {
         c.header.append(p, n);
         std::size_t e = c.header.find("\r\n\r\n");
-        if (e == std::string::npos) return;
+        if (e == std::string::npos)
+            return;
         c.header_done = true;
         std::string h = c.header.substr(0, e);
-        for (auto& ch : h) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        for (auto& ch : h)
+            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
         c.chunked = h.find("transfer-encoding: chunked") != std::string::npos;
         if (h.rfind("http/1.1 200", 0) != 0) {
             std::fprintf(stderr, "unexpected response: %.200s\n", c.header.c_str());
@@ -176,18 +185,24 @@ void feed(Conn& c, const char* p, std::size_t n) {
             feed_payload(c, p + i, take);
             i += take;
             c.chunk_left -= take;
-            if (c.chunk_left == 0) c.chunk_state = 2;
+            if (c.chunk_left == 0)
+                c.chunk_state = 2;
         } else {
             const char* nl = static_cast<const char*>(std::memchr(p + i, '\n', n - i));
-            if (!nl) return;
+            if (!nl)
+                return;
             i = static_cast<std::size_t>(nl - p) + 1;
             c.chunk_state = 0;
         }
     }
 }
 
-void sub_worker(std::vector<Conn>* conns, std::int64_t expect, double timeout_s, Totals* t,
-                std::int64_t deadline_ns) {
+void sub_worker(
+    std::vector<Conn>* conns,
+    std::int64_t expect,
+    double timeout_s,
+    Totals* t,
+    std::int64_t deadline_ns) {
     int ep = epoll_create1(0);
     for (std::size_t i = 0; i < conns->size(); ++i) {
         epoll_event ev{};
@@ -200,21 +215,24 @@ void sub_worker(std::vector<Conn>* conns, std::int64_t expect, double timeout_s,
     std::vector<epoll_event> evs(256);
     std::size_t open = conns->size();
     while (open > 0) {
-        if (now_ns() > deadline_ns) break;
+        if (now_ns() > deadline_ns)
+            break;
         int n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), 200);
         std::int64_t now = now_ns();
         for (int e = 0; e < n; ++e) {
             Conn& c = (*conns)[evs[static_cast<std::size_t>(e)].data.u64];
             ssize_t r = recv(c.fd, buf.data(), buf.size(), 0);
             if (r <= 0) {
-                if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+                if (r < 0 && (errno == EAGAIN || errno == EINTR))
+                    continue;
                 c.closed = true;
                 epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
                 --open;
                 continue;
             }
             feed(c, buf.data(), static_cast<std::size_t>(r));
-            if (c.header_done) scan_tokens(c, expect, *t, now);
+            if (c.header_done)
+                scan_tokens(c, expect, *t, now);
             if (c.done) {
                 epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
                 --open;
@@ -224,12 +242,14 @@ void sub_worker(std::vector<Conn>* conns, std::int64_t expect, double timeout_s,
     close(ep);
 }
 
-int run_sub(int port, const std::string& path, int n, std::int64_t expect, double timeout_s, int threads) {
+int run_sub(
+    int port, const std::string& path, int n, std::int64_t expect, double timeout_s, int threads) {
     std::vector<std::vector<Conn>> parts(static_cast<std::size_t>(threads));
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
+    std::string req =
+        "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
     for (int i = 0; i < n; ++i) {
         Conn c;
-        c.fd = connect_to(port, false);  // blocking connect: a 1,000-deep burst stays in the backlog
+        c.fd = connect_to(port, false); // blocking connect: a 1,000-deep burst stays in the backlog
         if (send(c.fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
             std::perror("send");
             return 2;
@@ -263,10 +283,12 @@ int run_sub(int port, const std::string& path, int n, std::int64_t expect, doubl
     for (std::size_t i = 0; i < parts.size(); ++i) {
         ts.emplace_back(sub_worker, &parts[i], expect, timeout_s, &totals[i], deadline);
     }
-    for (auto& th : ts) th.join();
+    for (auto& th : ts)
+        th.join();
     Totals all;
     for (auto& t : totals) {
-        if (t.first_ns && (all.first_ns == 0 || t.first_ns < all.first_ns)) all.first_ns = t.first_ns;
+        if (t.first_ns && (all.first_ns == 0 || t.first_ns < all.first_ns))
+            all.first_ns = t.first_ns;
         all.last_ns = std::max(all.last_ns, t.last_ns);
         all.lat_us.insert(all.lat_us.end(), t.lat_us.begin(), t.lat_us.end());
     }
@@ -278,41 +300,59 @@ int run_sub(int port, const std::string& path, int n, std::int64_t expect, doubl
             all.resyncs += std::max<std::int64_t>(0, c.connected_events - 1);
             if (!c.done) {
                 ++all.incomplete;
-                all.lost += expect - c.next_k;  // never arrived before the deadline
+                all.lost += expect - c.next_k; // never arrived before the deadline
             }
-            if (c.closed) ++all.closed;
+            if (c.closed)
+                ++all.closed;
             close(c.fd);
         }
     }
     double secs = static_cast<double>(all.last_ns - all.first_ns) / 1e9;
     std::sort(all.lat_us.begin(), all.lat_us.end());
     auto pct = [&](double p) -> double {
-        if (all.lat_us.empty()) return -1;
+        if (all.lat_us.empty())
+            return -1;
         std::size_t i = static_cast<std::size_t>(p * static_cast<double>(all.lat_us.size() - 1));
         return static_cast<double>(all.lat_us[i]) / 1000.0;
     };
-    std::printf("subscribers=%d expect_each=%lld received=%lld lost=%lld dup=%lld resyncs=%lld incomplete=%lld "
-                "closed=%lld first_to_last_s=%.3f msgs_per_s=%.0f lat_ms_p50=%.3f lat_ms_p99=%.3f lat_ms_max=%.3f\n",
-                n, static_cast<long long>(expect), static_cast<long long>(all.received),
-                static_cast<long long>(all.lost), static_cast<long long>(all.dup),
-                static_cast<long long>(all.resyncs), static_cast<long long>(all.incomplete),
-                static_cast<long long>(all.closed), secs, secs > 0 ? static_cast<double>(all.received) / secs : 0.0,
-                pct(0.50), pct(0.99), pct(1.0));
+    std::printf(
+        "subscribers=%d expect_each=%lld received=%lld lost=%lld dup=%lld resyncs=%lld "
+        "incomplete=%lld "
+        "closed=%lld first_to_last_s=%.3f msgs_per_s=%.0f lat_ms_p50=%.3f lat_ms_p99=%.3f "
+        "lat_ms_max=%.3f\n",
+        n,
+        static_cast<long long>(expect),
+        static_cast<long long>(all.received),
+        static_cast<long long>(all.lost),
+        static_cast<long long>(all.dup),
+        static_cast<long long>(all.resyncs),
+        static_cast<long long>(all.incomplete),
+        static_cast<long long>(all.closed),
+        secs,
+        secs > 0 ? static_cast<double>(all.received) / secs : 0.0,
+        pct(0.50),
+        pct(0.99),
+        pct(1.0));
     return 0;
 }
 
 int run_pub(int port, const std::string& path, std::int64_t m, int depth) {
     int fd = connect_to(port, false);
-    std::string head = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
-                       "Accept: text/plain\r\nContent-Length: 1024\r\n\r\n";
+    std::string head = "POST " + path
+                       + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
+                         "Accept: text/plain\r\nContent-Length: 1024\r\n\r\n";
     std::string in;
     std::vector<char> buf(65536);
     std::int64_t sent = 0, answered = 0, errors = 0;
     std::int64_t t0 = now_ns();
     auto send_one = [&]() {
         char tok[64];
-        int len = std::snprintf(tok, sizeof tok, "MSG%lld;T%lld;", static_cast<long long>(sent),
-                                static_cast<long long>(now_ns()));
+        int len = std::snprintf(
+            tok,
+            sizeof tok,
+            "MSG%lld;T%lld;",
+            static_cast<long long>(sent),
+            static_cast<long long>(now_ns()));
         std::string body(tok, static_cast<std::size_t>(len));
         body.resize(1024, 'x');
         std::string req = head + body;
@@ -322,47 +362,69 @@ int run_pub(int port, const std::string& path, std::int64_t m, int depth) {
         }
         ++sent;
     };
-    while (sent < m && sent - answered < depth) send_one();
+    while (sent < m && sent - answered < depth)
+        send_one();
     while (answered < m) {
         ssize_t r = recv(fd, buf.data(), buf.size(), 0);
         if (r <= 0) {
-            std::fprintf(stderr, "publisher connection closed after %lld answers\n", static_cast<long long>(answered));
+            std::fprintf(
+                stderr,
+                "publisher connection closed after %lld answers\n",
+                static_cast<long long>(answered));
             return 2;
         }
         in.append(buf.data(), static_cast<std::size_t>(r));
         while (true) {
             std::size_t e = in.find("\r\n\r\n");
-            if (e == std::string::npos) break;
+            if (e == std::string::npos)
+                break;
             std::string h = in.substr(0, e);
-            for (auto& ch : h) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            for (auto& ch : h)
+                ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
             std::size_t cl = 0, at = h.find("content-length:");
-            if (at != std::string::npos) cl = std::strtoul(h.c_str() + at + 15, nullptr, 10);
-            if (in.size() < e + 4 + cl) break;
+            if (at != std::string::npos)
+                cl = std::strtoul(h.c_str() + at + 15, nullptr, 10);
+            if (in.size() < e + 4 + cl)
+                break;
             if (h.rfind("http/1.1 20", 0) != 0) {
-                if (errors++ < 3) std::fprintf(stderr, "publish answer: %.120s\n", in.c_str());
+                if (errors++ < 3)
+                    std::fprintf(stderr, "publish answer: %.120s\n", in.c_str());
             }
             in.erase(0, e + 4 + cl);
             ++answered;
-            if (sent < m) send_one();
+            if (sent < m)
+                send_one();
         }
     }
     double secs = static_cast<double>(now_ns() - t0) / 1e9;
-    std::printf("published=%lld errors=%lld seconds=%.3f publish_per_s=%.0f\n", static_cast<long long>(m),
-                static_cast<long long>(errors), secs, static_cast<double>(m) / secs);
+    std::printf(
+        "published=%lld errors=%lld seconds=%.3f publish_per_s=%.0f\n",
+        static_cast<long long>(m),
+        static_cast<long long>(errors),
+        secs,
+        static_cast<double>(m) / secs);
     close(fd);
     return errors ? 1 : 0;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
     if (argc >= 8 && std::string_view(argv[1]) == "sub") {
-        return run_sub(std::atoi(argv[2]), argv[3], std::atoi(argv[4]), std::atoll(argv[5]), std::atof(argv[6]),
-                       std::max(1, std::atoi(argv[7])));
+        return run_sub(
+            std::atoi(argv[2]),
+            argv[3],
+            std::atoi(argv[4]),
+            std::atoll(argv[5]),
+            std::atof(argv[6]),
+            std::max(1, std::atoi(argv[7])));
     }
     if (argc >= 6 && std::string_view(argv[1]) == "pub") {
-        return run_pub(std::atoi(argv[2]), argv[3], std::atoll(argv[4]), std::max(1, std::atoi(argv[5])));
+        return run_pub(
+            std::atoi(argv[2]), argv[3], std::atoll(argv[4]), std::max(1, std::atoi(argv[5])));
     }
-    std::fprintf(stderr, "usage: fanout_client sub PORT PATH N EXPECT TIMEOUT_S THREADS | pub PORT PATH M DEPTH\n");
+    std::fprintf(
+        stderr,
+        "usage: fanout_client sub PORT PATH N EXPECT TIMEOUT_S THREADS | pub PORT PATH M DEPTH\n");
     return 2;
 }

@@ -43,12 +43,15 @@ int main(int argc, char** argv) {
         tx.send(sluice::llm::Text{s});
         sent += s.size();
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const long peak_hwm = status_kib("VmHWM:");
     const auto snap = sluice::stream_relay_snapshot();
     std::printf(
-        "{\"produced_bytes\":%llu,\"seconds\":%.2f,\"bytes_per_s\":%.0f,\"baseline_peak_rss_kib\":%ld,"
-        "\"peak_rss_kib\":%ld,\"peak_rss_growth_kib\":%ld,\"retained\":%llu,\"peak_retained\":%llu}\n",
+        "{\"produced_bytes\":%llu,\"seconds\":%.2f,\"bytes_per_s\":%.0f,\"baseline_peak_rss_kib\":%"
+        "ld,"
+        "\"peak_rss_kib\":%ld,\"peak_rss_growth_kib\":%ld,\"retained\":%llu,\"peak_retained\":%llu}"
+        "\n",
         static_cast<unsigned long long>(sent),
         secs,
         static_cast<double>(sent) / secs,

@@ -1,8 +1,8 @@
 // Provider stream throughput on the captured streams: SSE parse alone, SSE parse + JSON +
 // event dispatch (the providers' sans-I/O decoders), against touching the same bytes unparsed.
+#include <sluice/net/sse.hpp>
 #include <sluice/runtime/anthropic.hpp>
 #include <sluice/runtime/openai.hpp>
-#include <sluice/net/sse.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -46,12 +46,23 @@ const std::vector<std::string>& anthropic_streams() {
         std::vector<std::string> v;
         for (const char* f : {
                  "anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_basic_response.txt",
-                 "anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_tool_use_response.txt",
-                 "pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_anthropic_model_thinking_part_stream.yaml.interaction0.sse",
-                 "pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_anthropic_model_web_search_tool_stream.yaml.interaction0.sse",
-                 "pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_pause_turn_web_search_streaming_vcr.yaml.interaction0.sse",
-                 "pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_anthropic_mcp_servers_stream.yaml.interaction0.sse",
-                 "vercel_ai/packages_anthropic_src___fixtures___anthropic-code-execution-20250825.2.chunks.txt",
+                 "anthropics_anthropic-sdk-python/"
+                 "tests_lib_streaming_fixtures_tool_use_response.txt",
+                 "pydantic_pydantic-ai/"
+                 "tests_models_cassettes_test_anthropic_test_anthropic_model_thinking_part_stream."
+                 "yaml.interaction0.sse",
+                 "pydantic_pydantic-ai/"
+                 "tests_models_cassettes_test_anthropic_test_anthropic_model_web_search_tool_"
+                 "stream.yaml.interaction0.sse",
+                 "pydantic_pydantic-ai/"
+                 "tests_models_cassettes_test_anthropic_test_pause_turn_web_search_streaming_vcr."
+                 "yaml.interaction0.sse",
+                 "pydantic_pydantic-ai/"
+                 "tests_models_cassettes_test_anthropic_test_anthropic_mcp_servers_stream.yaml."
+                 "interaction0.sse",
+                 "vercel_ai/"
+                 "packages_anthropic_src___fixtures___anthropic-code-execution-20250825.2.chunks."
+                 "txt",
              }) {
             v.push_back(slurp(f));
         }
@@ -64,11 +75,18 @@ const std::vector<std::string>& openai_streams() {
     static const std::vector<std::string> streams = [] {
         std::vector<std::string> v;
         for (const char* f : {
-                 "openai_openai-python/inline-snapshot_external_e2aad469b71d1d4894ff833ea147020a9d875eb7ce644a0ff355581690a4cbfd.bin",
-                 "openai_openai-python/inline-snapshot_external_f82268f2fefd5cfbc7eeb59c297688be2f6ca0849a6e4f17851b517310841d9b.bin",
-                 "pydantic_pydantic-ai/tests_models_cassettes_test_deepseek_test_deepseek_model_thinking_stream.yaml.interaction0.sse",
+                 "openai_openai-python/"
+                 "inline-snapshot_external_"
+                 "e2aad469b71d1d4894ff833ea147020a9d875eb7ce644a0ff355581690a4cbfd.bin",
+                 "openai_openai-python/"
+                 "inline-snapshot_external_"
+                 "f82268f2fefd5cfbc7eeb59c297688be2f6ca0849a6e4f17851b517310841d9b.bin",
+                 "pydantic_pydantic-ai/"
+                 "tests_models_cassettes_test_deepseek_test_deepseek_model_thinking_stream.yaml."
+                 "interaction0.sse",
                  "vercel_ai/packages_openai_src_chat___fixtures___openai-text.chunks.txt",
-                 "vercel_ai/packages_openai-compatible_src_chat___fixtures___xai-tool-call.chunks.txt",
+                 "vercel_ai/"
+                 "packages_openai-compatible_src_chat___fixtures___xai-tool-call.chunks.txt",
              }) {
             v.push_back(slurp(f));
         }

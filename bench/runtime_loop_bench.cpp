@@ -1,12 +1,14 @@
-// Runtime loop benchmark: deltas/s from the scripted provider (pace 0) through the turn loop and relay to a consumer.
+// Runtime loop benchmark: deltas/s from the scripted provider (pace 0) through the turn loop and
+// relay to a consumer.
 #include <sluice/core/relay.hpp>
 #include <sluice/runtime/runtime.hpp>
 #include <sluice/runtime/scripted.hpp>
 
-#include <benchmark/benchmark.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
+
+#include <benchmark/benchmark.h>
 
 #include <string>
 #include <thread>
@@ -59,9 +61,19 @@ void BM_RuntimeLoopDeltas(benchmark::State& state) {
     const auto produced = static_cast<std::int64_t>(state.iterations()) * deltas;
     state.SetItemsProcessed(produced);
     state.SetBytesProcessed(produced * static_cast<std::int64_t>(bytes));
-    state.counters["events_received"] = benchmark::Counter(static_cast<double>(received_events), benchmark::Counter::kAvgIterations);
-    state.counters["dropped_share"] = forwarded + dropped == 0 ? 0.0 : static_cast<double>(dropped) / static_cast<double>(forwarded + dropped);
+    state.counters["events_received"] = benchmark::Counter(
+        static_cast<double>(received_events), benchmark::Counter::kAvgIterations);
+    state.counters["dropped_share"] =
+        forwarded + dropped == 0
+            ? 0.0
+            : static_cast<double>(dropped) / static_cast<double>(forwarded + dropped);
 }
-BENCHMARK(BM_RuntimeLoopDeltas)->Args({100'000, 16})->Args({100'000, 64})->Args({20'000, 1024})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK(BM_RuntimeLoopDeltas)
+    ->Args({100'000, 16})
+    ->Args({100'000, 64})
+    ->Args({20'000, 1024})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 } // namespace

@@ -1,4 +1,5 @@
-// Lookup over the embedded page's files (the files themselves are in the generated web_assets_data.cpp).
+// Lookup over the embedded page's files (the files themselves are in the generated
+// web_assets_data.cpp).
 #include <sluice/server/web_assets.hpp>
 
 namespace sluice::web {

@@ -44,12 +44,17 @@ transport::HttpOptions client_options(bool streaming) {
     opt.proxy = "";
     opt.connect_timeout = std::chrono::seconds(5);
     opt.first_byte_timeout = std::chrono::seconds(30);
-    opt.idle_timeout = streaming ? std::chrono::milliseconds(60'000) : std::chrono::milliseconds(30'000);
+    opt.idle_timeout =
+        streaming ? std::chrono::milliseconds(60'000) : std::chrono::milliseconds(30'000);
     return opt;
 }
 
 // One JSON request; prints a clear error and returns nullopt on failure.
-std::optional<json::value> call(const ClientOptions& o, const std::string& method, const std::string& path, const std::string& body = {}) {
+std::optional<json::value> call(
+    const ClientOptions& o,
+    const std::string& method,
+    const std::string& path,
+    const std::string& body = {}) {
     transport::HttpClient client(client_options(false));
     transport::HttpRequest req{method, o.hub + path, auth(o), body};
     if (!body.empty()) {
@@ -61,7 +66,11 @@ std::optional<json::value> call(const ClientOptions& o, const std::string& metho
         return true;
     });
     if (!r) {
-        std::fprintf(stderr, "sluice: cannot reach the hub at %s: %s\n", o.hub.c_str(), client.error_message().c_str());
+        std::fprintf(
+            stderr,
+            "sluice: cannot reach the hub at %s: %s\n",
+            o.hub.c_str(),
+            client.error_message().c_str());
         return std::nullopt;
     }
     const std::string& text = r->status / 100 == 2 ? got : r->body;
@@ -72,7 +81,13 @@ std::optional<json::value> call(const ClientOptions& o, const std::string& metho
         if (!ec && v.is_object() && v.as_object().contains("error")) {
             msg = std::string(v.at("error").at("message").as_string());
         }
-        std::fprintf(stderr, "sluice: %s %s: HTTP %u: %s\n", method.c_str(), path.c_str(), r->status, msg.c_str());
+        std::fprintf(
+            stderr,
+            "sluice: %s %s: HTTP %u: %s\n",
+            method.c_str(),
+            path.c_str(),
+            r->status,
+            msg.c_str());
         return std::nullopt;
     }
     if (ec) {
@@ -84,9 +99,13 @@ std::optional<json::value> call(const ClientOptions& o, const std::string& metho
 
 // Follows a seat's events, calling `on_event` for each; reconnects with Last-Event-ID after a
 // drop (a hub restart) until `on_event` returns false or `stop` is set.
-void follow(const ClientOptions& o, const std::string& seat, const std::function<bool(const sse::Event&)>& on_event,
-            std::atomic<bool>& stop, const std::function<void()>& on_connected = {},
-            const CancellationToken& cancel = {}) {
+void follow(
+    const ClientOptions& o,
+    const std::string& seat,
+    const std::function<bool(const sse::Event&)>& on_event,
+    std::atomic<bool>& stop,
+    const std::function<void()>& on_connected = {},
+    const CancellationToken& cancel = {}) {
     std::string last;
     while (!stop) {
         transport::HttpClient client(client_options(true));
@@ -133,7 +152,8 @@ int cmd_seats(const ClientOptions& o) {
     if (!v) {
         return 1;
     }
-    std::printf("%-16s %-8s %-8s %6s %7s  %s\n", "SEAT", "AGENT", "STATE", "TURNS", "FRAMES", "NAME");
+    std::printf(
+        "%-16s %-8s %-8s %6s %7s  %s\n", "SEAT", "AGENT", "STATE", "TURNS", "FRAMES", "NAME");
     for (const auto& s : v->at("seats").as_array()) {
         std::printf(
             "%-16s %-8s %-8s %6llu %7llu  %s\n",
@@ -175,69 +195,82 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
     std::map<std::uint64_t, std::string> ended_turns; // turn → how it ended (guarded by mu)
     CancellationToken done_early;
     std::thread reader([&] {
-        follow(o, seat, [&](const sse::Event& e) {
-            if (e.type == "preview") {
-                auto v = json::parse(e.data);
-                if (v.at("kind").as_string() == "text") {
-                    const std::string delta(v.at("delta").as_string());
-                    std::fputs(delta.c_str(), stdout);
-                    std::fflush(stdout);
-                    streamed += delta;
-                    printed_text = true;
-                }
-            } else if (e.type == "frame") {
-                // The frame is the truth: print whatever the previews missed (dropped or
-                // superseded), so the answer on the terminal is always complete.
-                auto v = json::parse(e.data);
-                const auto& row = v.at("row");
-                if (row.at("type").as_string() == "assistant") {
-                    std::string answer;
-                    const auto* content = row.at("message").as_object().if_contains("content");
-                    if (content != nullptr && content->is_array()) {
-                        for (const auto& b : content->as_array()) {
-                            if (b.is_object() && b.as_object().contains("text") && b.at("type").as_string() == "text") {
-                                answer += std::string(b.at("text").as_string());
+        follow(
+            o,
+            seat,
+            [&](const sse::Event& e) {
+                if (e.type == "preview") {
+                    auto v = json::parse(e.data);
+                    if (v.at("kind").as_string() == "text") {
+                        const std::string delta(v.at("delta").as_string());
+                        std::fputs(delta.c_str(), stdout);
+                        std::fflush(stdout);
+                        streamed += delta;
+                        printed_text = true;
+                    }
+                } else if (e.type == "frame") {
+                    // The frame is the truth: print whatever the previews missed (dropped or
+                    // superseded), so the answer on the terminal is always complete.
+                    auto v = json::parse(e.data);
+                    const auto& row = v.at("row");
+                    if (row.at("type").as_string() == "assistant") {
+                        std::string answer;
+                        const auto* content = row.at("message").as_object().if_contains("content");
+                        if (content != nullptr && content->is_array()) {
+                            for (const auto& b : content->as_array()) {
+                                if (b.is_object() && b.as_object().contains("text")
+                                    && b.at("type").as_string() == "text") {
+                                    answer += std::string(b.at("text").as_string());
+                                }
                             }
                         }
+                        if (answer.rfind(streamed, 0) == 0) {
+                            std::fputs(answer.substr(streamed.size()).c_str(), stdout);
+                        } else {
+                            std::fprintf(stdout, "\n%s", answer.c_str());
+                        }
+                        if (!answer.empty()) {
+                            std::fputc('\n', stdout);
+                            printed_text = false;
+                        }
+                        std::fflush(stdout);
+                        streamed.clear();
                     }
-                    if (answer.rfind(streamed, 0) == 0) {
-                        std::fputs(answer.substr(streamed.size()).c_str(), stdout);
-                    } else {
-                        std::fprintf(stdout, "\n%s", answer.c_str());
+                } else if (e.type == "turn") {
+                    auto v = json::parse(e.data);
+                    const auto t = v.at("turn").to_number<std::uint64_t>();
+                    const std::string state(v.at("state").as_string());
+                    if (state != "started") {
+                        std::lock_guard lock(mu);
+                        ended_turns[t] = state;
                     }
-                    if (!answer.empty()) {
-                        std::fputc('\n', stdout);
-                        printed_text = false;
+                    if (t == my_turn.load() && state != "started") {
+                        if (printed_text) {
+                            std::fputc('\n', stdout);
+                        }
+                        if (state != "ended") {
+                            std::fprintf(
+                                stderr,
+                                "sluice: turn %s%s%s\n",
+                                state.c_str(),
+                                v.as_object().contains("error") ? ": " : "",
+                                v.as_object().contains("error")
+                                    ? std::string(v.at("error").as_string()).c_str()
+                                    : "");
+                        }
+                        status = state == "ended" ? 0 : 1;
+                        return false;
                     }
-                    std::fflush(stdout);
-                    streamed.clear();
                 }
-            } else if (e.type == "turn") {
-                auto v = json::parse(e.data);
-                const auto t = v.at("turn").to_number<std::uint64_t>();
-                const std::string state(v.at("state").as_string());
-                if (state != "started") {
-                    std::lock_guard lock(mu);
-                    ended_turns[t] = state;
-                }
-                if (t == my_turn.load() && state != "started") {
-                    if (printed_text) {
-                        std::fputc('\n', stdout);
-                    }
-                    if (state != "ended") {
-                        std::fprintf(stderr, "sluice: turn %s%s%s\n", state.c_str(), v.as_object().contains("error") ? ": " : "",
-                                     v.as_object().contains("error") ? std::string(v.at("error").as_string()).c_str() : "");
-                    }
-                    status = state == "ended" ? 0 : 1;
-                    return false;
-                }
-            }
-            return true;
-        }, stop, [&] {
-            std::lock_guard lock(mu);
-            connected = true;
-            cv.notify_all();
-        }, done_early);
+                return true;
+            },
+            stop,
+            [&] {
+                std::lock_guard lock(mu);
+                connected = true;
+                cv.notify_all();
+            },
+            done_early);
         std::lock_guard lock(mu);
         connected = true;
         cv.notify_all();
@@ -246,7 +279,11 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
         std::unique_lock lock(mu);
         cv.wait_for(lock, std::chrono::seconds(10), [&] { return connected; });
     }
-    auto v = call(o, "POST", "/v1/seats/" + seat + "/messages", json::serialize(json::object{{"text", text}}));
+    auto v = call(
+        o,
+        "POST",
+        "/v1/seats/" + seat + "/messages",
+        json::serialize(json::object{{"text", text}}));
     if (!v) {
         stop = true;
         reader.join();
@@ -270,21 +307,25 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
 
 int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews) {
     std::atomic<bool> stop{false};
-    follow(o, seat, [&](const sse::Event& e) {
-        if (e.type == "frame") {
-            auto v = json::parse(e.data);
-            std::printf("%s\n", json::serialize(v.at("row")).c_str());
-        } else if (e.type == "connected") {
-            auto v = json::parse(e.data);
-            for (const auto& f : v.at("window").at("frames").as_array()) {
-                std::printf("%s\n", json::serialize(f).c_str());
+    follow(
+        o,
+        seat,
+        [&](const sse::Event& e) {
+            if (e.type == "frame") {
+                auto v = json::parse(e.data);
+                std::printf("%s\n", json::serialize(v.at("row")).c_str());
+            } else if (e.type == "connected") {
+                auto v = json::parse(e.data);
+                for (const auto& f : v.at("window").at("frames").as_array()) {
+                    std::printf("%s\n", json::serialize(f).c_str());
+                }
+            } else if (previews && (e.type == "preview" || e.type == "gap" || e.type == "turn")) {
+                std::printf("{\"event\":\"%s\",\"data\":%s}\n", e.type.c_str(), e.data.c_str());
             }
-        } else if (previews && (e.type == "preview" || e.type == "gap" || e.type == "turn")) {
-            std::printf("{\"event\":\"%s\",\"data\":%s}\n", e.type.c_str(), e.data.c_str());
-        }
-        std::fflush(stdout);
-        return true;
-    }, stop);
+            std::fflush(stdout);
+            return true;
+        },
+        stop);
     return 0;
 }
 

@@ -1,4 +1,5 @@
-// `sluice run`: one turn (builtin runtime or a hosted agent process) written to stdout as stream-json.
+// `sluice run`: one turn (builtin runtime or a hosted agent process) written to stdout as
+// stream-json.
 #include "commands.hpp"
 #include "runtime_flags.hpp"
 
@@ -14,14 +15,15 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <functional>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
-#include <unistd.h>
 
 namespace sluice::app {
 
@@ -143,7 +145,9 @@ int run_builtin(const RunOptions& o) {
 
 class StdoutSink final : public runtime::TurnSink {
 public:
-    explicit StdoutSink(CancellationToken cancel) : cancel_(std::move(cancel)), frames_(runtime::make_uuid(), 0) {}
+    explicit StdoutSink(CancellationToken cancel)
+        : cancel_(std::move(cancel))
+        , frames_(runtime::make_uuid(), 0) {}
 
     void on_row(json::object row) override { write(row); }
 
@@ -191,8 +195,10 @@ int run_process(const RunOptions& o) {
     sink->when_ended([&agent] { agent.reset(); }); // ends the process (asynchronously)
     agent->start_turn(o.prompt, cancel, sink);
     io.run();
-    const auto end = sink->end().value_or(runtime::TurnEnd{runtime::TurnEnd::State::failed, "no end"});
-    return report_end(sink->out(), end.state == runtime::TurnEnd::State::ended ? std::string{} : end.error);
+    const auto end =
+        sink->end().value_or(runtime::TurnEnd{runtime::TurnEnd::State::failed, "no end"});
+    return report_end(
+        sink->out(), end.state == runtime::TurnEnd::State::ended ? std::string{} : end.error);
 }
 
 } // namespace

@@ -11,9 +11,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <chrono>
 #include <map>
 #include <string>
 #include <thread>
@@ -46,8 +46,8 @@ struct ServeOptions {
 int run_serve(const ServeOptions& o) {
     const runtime::RuntimeConfig rc = runtime_config(o.runtime);
     const bool has_agent_cmd = !o.runtime.agent_cmd.empty();
-    const runtime::ProcessAgentConfig pc = has_agent_cmd ? process_agent_config(o.runtime)
-                                                         : runtime::ProcessAgentConfig{};
+    const runtime::ProcessAgentConfig pc =
+        has_agent_cmd ? process_agent_config(o.runtime) : runtime::ProcessAgentConfig{};
     boost::asio::io_context io;
 
     hub::HubConfig hc;
@@ -90,19 +90,30 @@ int run_serve(const ServeOptions& o) {
     sc.listen = o.listen;
     sc.max_connections = o.max_connections;
     sc.header_timeout = std::chrono::milliseconds(o.header_timeout_ms);
-    sc.token = o.token.empty() ? (std::getenv("SLUICE_TOKEN") != nullptr ? std::getenv("SLUICE_TOKEN") : "") : o.token;
+    sc.token = o.token.empty()
+                   ? (std::getenv("SLUICE_TOKEN") != nullptr ? std::getenv("SLUICE_TOKEN") : "")
+                   : o.token;
     server::Server srv(io, hub, sc);
     if (auto r = srv.start(); !r) {
         if (r.error() == make_error_code(errc::unauthorized)) {
-            std::fprintf(stderr, "sluice serve: listening beyond loopback needs --token or SLUICE_TOKEN\n");
+            std::fprintf(
+                stderr, "sluice serve: listening beyond loopback needs --token or SLUICE_TOKEN\n");
         } else {
-            std::fprintf(stderr, "sluice serve: cannot listen on %s: %s\n", o.listen.c_str(), r.error().message().c_str());
+            std::fprintf(
+                stderr,
+                "sluice serve: cannot listen on %s: %s\n",
+                o.listen.c_str(),
+                r.error().message().c_str());
         }
         return 2;
     }
     const auto colon = o.listen.rfind(':');
     std::printf("listening on http://%s:%u\n", o.listen.substr(0, colon).c_str(), srv.port());
-    std::printf("seats restored: %zu, data in %s, provider %s\n", restored, o.data.c_str(), o.runtime.provider.c_str());
+    std::printf(
+        "seats restored: %zu, data in %s, provider %s\n",
+        restored,
+        o.data.c_str(),
+        o.runtime.provider.c_str());
     std::fflush(stdout);
 
     // Two-phase shutdown (STYLE.md): stop accepting and end every stream after what is queued
@@ -158,7 +169,8 @@ int run_selected(const CLI::App& app) {
 }
 
 void add_serve_command(CLI::App& app) {
-    auto* sub = app.add_subcommand("serve", "Run the hub: seats, SSE and WebSocket fan-out, the page");
+    auto* sub =
+        app.add_subcommand("serve", "Run the hub: seats, SSE and WebSocket fan-out, the page");
     auto o = std::make_shared<ServeOptions>();
     sub->add_option("--listen", o->listen, "address:port to listen on (port 0: any free port)");
     sub->add_option("--data", o->data, "data directory (one folder per seat)");
@@ -166,9 +178,12 @@ void add_serve_command(CLI::App& app) {
     sub->add_option("--token", o->token, "bearer token (or SLUICE_TOKEN); required off loopback");
     sub->add_option("--threads", o->threads, "I/O threads")->check(CLI::Range(1, 64));
     sub->add_option("--window-cap", o->window_cap, "window cap in frames (slack = cap/4)");
-    sub->add_option("--window-cap-bytes", o->window_cap_bytes, "window cap in wire bytes (slack = cap/4)");
-    sub->add_option("--max-connections", o->max_connections, "open connections at most (more get 503)");
-    sub->add_option("--header-timeout-ms", o->header_timeout_ms, "slow-header guard in milliseconds");
+    sub->add_option(
+        "--window-cap-bytes", o->window_cap_bytes, "window cap in wire bytes (slack = cap/4)");
+    sub->add_option(
+        "--max-connections", o->max_connections, "open connections at most (more get 503)");
+    sub->add_option(
+        "--header-timeout-ms", o->header_timeout_ms, "slow-header guard in milliseconds");
     on_selected(sub, [o] { return run_serve(*o); });
 }
 

@@ -6,11 +6,11 @@
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include <fcntl.h>
 #include <malloc.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -62,9 +62,14 @@ void draw_progress(std::uint64_t done, std::uint64_t total) {
     constexpr int WIDTH = 40;
     const double f = static_cast<double>(done) / static_cast<double>(total);
     const int fill = static_cast<int>(f * WIDTH);
-    std::fprintf(stderr, "\r[%-*s] %3d%% %.1f/%.1f GiB", WIDTH, std::string(static_cast<std::size_t>(fill), '#').c_str(),
-                 static_cast<int>(f * 100), static_cast<double>(done) / (1 << 30),
-                 static_cast<double>(total) / (1 << 30));
+    std::fprintf(
+        stderr,
+        "\r[%-*s] %3d%% %.1f/%.1f GiB",
+        WIDTH,
+        std::string(static_cast<std::size_t>(fill), '#').c_str(),
+        static_cast<int>(f * 100),
+        static_cast<double>(done) / (1 << 30),
+        static_cast<double>(total) / (1 << 30));
     if (done >= total) {
         std::fputc('\n', stderr);
     }
@@ -98,10 +103,11 @@ std::optional<Transcript> open_or_report(const TranscriptArgs& a, bool read_only
     }
     auto t = Transcript::open(a.file, opts);
     if (!t) {
-        status = fail(a.file,
-                      t.error() == make_error_code(errc::not_found)     ? "no such file"
-                      : t.error() == make_error_code(errc::bad_request) ? "not a regular file"
-                                                                        : t.error().message());
+        status = fail(
+            a.file,
+            t.error() == make_error_code(errc::not_found)     ? "no such file"
+            : t.error() == make_error_code(errc::bad_request) ? "not a regular file"
+                                                              : t.error().message());
         return std::nullopt;
     }
     return std::move(*t);
@@ -209,8 +215,11 @@ int run_turns(const TranscriptArgs& a) {
     if (a.json) {
         print({{"total_frames", t->frame_count()}, {"openings", std::move(arr)}});
     } else {
-        std::printf("%s: %llu frames, %zu turns\n", a.file.c_str(),
-                    static_cast<unsigned long long>(t->frame_count()), ops->size());
+        std::printf(
+            "%s: %llu frames, %zu turns\n",
+            a.file.c_str(),
+            static_cast<unsigned long long>(t->frame_count()),
+            ops->size());
     }
     return 0;
 }
@@ -254,15 +263,18 @@ int run_index(const TranscriptArgs& a) {
     if (auto r = t->build_index(); !r) {
         return read_failed(*t, a, r.error());
     }
-    boost::json::object o{{"total_frames", t->frame_count()},
-                          {"lines", t->line_count()},
-                          {"index", Transcript::index_path(a.file).string()}};
+    boost::json::object o{
+        {"total_frames", t->frame_count()},
+        {"lines", t->line_count()},
+        {"index", Transcript::index_path(a.file).string()}};
     end_progress();
     if (a.json) {
         print(o);
     } else {
-        std::printf("%s: indexed %llu frames\n", a.file.c_str(),
-                    static_cast<unsigned long long>(t->frame_count()));
+        std::printf(
+            "%s: indexed %llu frames\n",
+            a.file.c_str(),
+            static_cast<unsigned long long>(t->frame_count()));
     }
     return 0;
 }

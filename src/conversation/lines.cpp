@@ -49,7 +49,8 @@ ForwardLines::ForwardLines(int fd, std::uint64_t begin, std::uint64_t end)
     : fd_(fd)
     , pos_(begin)
     , end_(end)
-    , buf_lo_(begin) {}
+    , buf_lo_(begin) {
+}
 
 std::optional<Line> ForwardLines::next() {
     if (pos_ >= end_ || failed_) {
@@ -76,7 +77,10 @@ std::optional<Line> ForwardLines::next() {
         // Keep the partial line, read the next block after it.
         const std::uint64_t want = std::min<std::uint64_t>(std::max(BLOCK, avail), end_ - have_hi);
         buf_.reshape(
-            static_cast<std::size_t>(pos_ - buf_lo_), avail, 0, static_cast<std::size_t>(avail + want));
+            static_cast<std::size_t>(pos_ - buf_lo_),
+            avail,
+            0,
+            static_cast<std::size_t>(avail + want));
         if (!pread_all(fd_, buf_.data() + avail, want, have_hi)) {
             failed_ = true;
             return std::nullopt;
@@ -89,7 +93,8 @@ BackwardLines::BackwardLines(int fd, std::uint64_t end, bool open_tail)
     : fd_(fd)
     , pos_(open_tail ? end + 1 : end) // as if the newline were there
     , buf_lo_(end)
-    , open_tail_(open_tail) {}
+    , open_tail_(open_tail) {
+}
 
 std::optional<Line> BackwardLines::prev() {
     if (failed_) {
@@ -109,9 +114,11 @@ std::optional<Line> BackwardLines::prev() {
             if (nl != nullptr || buf_lo_ == 0) {
                 const std::uint64_t start =
                     nl != nullptr
-                        ? buf_lo_ + static_cast<std::uint64_t>(static_cast<const char*>(nl) - base) + 1
+                        ? buf_lo_ + static_cast<std::uint64_t>(static_cast<const char*>(nl) - base)
+                              + 1
                         : 0;
-                Line l{{base + (start - buf_lo_), static_cast<std::size_t>(line_end - start)}, start};
+                Line l{
+                    {base + (start - buf_lo_), static_cast<std::size_t>(line_end - start)}, start};
                 pos_ = start;
                 return l;
             }
@@ -123,8 +130,11 @@ std::optional<Line> BackwardLines::prev() {
         // Read more before buf_lo_: at least a block, doubling for long lines.
         const std::uint64_t keep_n = line_end - std::min(line_end, buf_lo_);
         const std::uint64_t want = std::min<std::uint64_t>(std::max(BLOCK, keep_n), buf_lo_);
-        buf_.reshape(0, static_cast<std::size_t>(keep_n), static_cast<std::size_t>(want),
-                     static_cast<std::size_t>(want + keep_n));
+        buf_.reshape(
+            0,
+            static_cast<std::size_t>(keep_n),
+            static_cast<std::size_t>(want),
+            static_cast<std::size_t>(want + keep_n));
         if (!pread_all(fd_, buf_.data(), want, buf_lo_ - want)) {
             failed_ = true;
             return std::nullopt;

@@ -12,7 +12,7 @@ namespace sluice::detail {
 
 /// One line of a file, without its newline; valid until the reader's next call.
 struct Line {
-    std::string_view text; ///< the bytes of the line
+    std::string_view text;  ///< the bytes of the line
     std::uint64_t offset{}; ///< byte offset of its first byte
 };
 
@@ -21,10 +21,13 @@ class Buffer {
 public:
     /// The bytes.
     char* data() noexcept { return data_.get(); }
+
     /// The bytes.
     const char* data() const noexcept { return data_.get(); }
+
     /// Bytes in use.
     std::size_t size() const noexcept { return size_; }
+
     /// Keeps `keep` bytes from `from`, moved to `at`, in a buffer of at least `at + keep` (+room).
     void reshape(std::size_t from, std::size_t keep, std::size_t at, std::size_t size);
 
@@ -52,7 +55,7 @@ public:
 
 private:
     int fd_;
-    std::uint64_t pos_;   // offset of the next unread line
+    std::uint64_t pos_; // offset of the next unread line
     std::uint64_t end_;
     std::uint64_t buf_lo_; // file offset of buf_[0]
     Buffer buf_;

@@ -1,14 +1,13 @@
 // Transcript: open (torn tail, index or count), append and sync, index files, full scans.
-#include <sluice/conversation/transcript.hpp>
-
 #include "lines.hpp"
 
+#include <sluice/conversation/transcript.hpp>
 #include <sluice/core/error.hpp>
 
 #include <boost/json/parse.hpp>
-#include <spdlog/spdlog.h>
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,7 +87,8 @@ Transcript::Transcript(Transcript&& o) noexcept
     , openings_(std::move(o.openings_))
     , pending_index_(std::move(o.pending_index_))
     , scan_(std::move(o.scan_))
-    , bad_line_(std::move(o.bad_line_)) {}
+    , bad_line_(std::move(o.bad_line_)) {
+}
 
 Transcript& Transcript::operator=(Transcript&& o) noexcept {
     if (this != &o) {
@@ -124,11 +124,14 @@ result<Transcript> Transcript::open(std::filesystem::path path, TranscriptOption
     const int flags = t.options_.read_only ? O_RDONLY : (O_RDWR | O_CREAT | O_APPEND);
     t.fd_ = ::open(t.path_.c_str(), flags | O_CLOEXEC, 0644);
     if (t.fd_ < 0) {
-        return make_error_code(errno == ENOENT ? errc::not_found
-                               : errno == EISDIR ? errc::bad_request
-                                                 : errc::io_error);
+        return make_error_code(
+            errno == ENOENT   ? errc::not_found
+            : errno == EISDIR ? errc::bad_request
+                              : errc::io_error);
     }
+
     struct stat st {};
+
     if (::fstat(t.fd_, &st) != 0) {
         return io_error();
     }
@@ -193,8 +196,11 @@ result<void> Transcript::check_tail() {
         return {};
     }
     torn_bytes_ = end_ - good;
-    spdlog::warn("transcript {}: a torn last line ({} bytes) is {}", path_.string(), torn_bytes_,
-                 options_.read_only ? "ignored" : "truncated away");
+    spdlog::warn(
+        "transcript {}: a torn last line ({} bytes) is {}",
+        path_.string(),
+        torn_bytes_,
+        options_.read_only ? "ignored" : "truncated away");
     if (!options_.read_only && ::ftruncate(fd_, static_cast<off_t>(good)) != 0) {
         return io_error();
     }
@@ -247,7 +253,9 @@ bool Transcript::load_index() {
     if (fd < 0) {
         return false;
     }
+
     struct stat st {};
+
     std::vector<char> data;
     if (::fstat(fd, &st) == 0 && st.st_size >= 16) {
         data.resize(static_cast<std::size_t>(st.st_size));

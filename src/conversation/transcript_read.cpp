@@ -1,8 +1,7 @@
 // Transcript reads from the end: the resume window and pages below a cursor, O(window) / O(page).
-#include <sluice/conversation/transcript.hpp>
-
 #include "lines.hpp"
 
+#include <sluice/conversation/transcript.hpp>
 #include <sluice/core/error.hpp>
 
 #include <algorithm>
@@ -87,7 +86,8 @@ bool candidate(const Frame& f) {
 
 } // namespace
 
-result<Page> Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_bytes) {
+result<Page>
+Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_bytes) {
     max_turns = std::clamp<std::size_t>(max_turns, 1, SUBSCRIBE_TURNS);
     before = std::min(before, frames_);
     if (before == 0) {

@@ -36,8 +36,11 @@ bool TurnScan::opens_turn(const Frame& f) {
             }
         }
         return false;
-    case FrameRole::continuation: after_boundary_ = false; return false;
-    case FrameRole::note: return false;
+    case FrameRole::continuation:
+        after_boundary_ = false;
+        return false;
+    case FrameRole::note:
+        return false;
     case FrameRole::image:
         if (in_tool_ || skill_pending || after_boundary_) {
             return false; // an image note that follows a tool call

@@ -1,6 +1,5 @@
 // Window: the cut, the live copy, and pages from the window.
 #include <sluice/conversation/window.hpp>
-
 #include <sluice/core/assert.hpp>
 
 #include <algorithm>
@@ -61,10 +60,11 @@ std::uint64_t shed_thinking(const std::deque<HeldFrame>& held, std::size_t cut) 
 
 Window::Window(Budget budget, std::uint64_t first) noexcept
     : budget_(budget)
-    , first_(first) {}
+    , first_(first) {
+}
 
-Window Window::restore(Budget budget, std::uint64_t first, std::deque<HeldFrame> held,
-                       TurnScan scan) {
+Window
+Window::restore(Budget budget, std::uint64_t first, std::deque<HeldFrame> held, TurnScan scan) {
     Window w(budget, first);
     for (const auto& h : held) {
         SLUICE_INVARIANT(h.frame != nullptr, "a restored window holds frames");

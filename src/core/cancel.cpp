@@ -4,7 +4,8 @@
 namespace sluice {
 
 CancelRegistration::CancelRegistration(std::unique_ptr<callback_type> cb) noexcept
-    : cb_(std::move(cb)) {}
+    : cb_(std::move(cb)) {
+}
 
 CancelRegistration::~CancelRegistration() = default;
 

@@ -20,9 +20,12 @@ overloaded(Fs...) -> overloaded<Fs...>;
 
 std::string_view outcome_name(session::Outcome o) noexcept {
     switch (o) {
-    case session::Outcome::failed: return "failed";
-    case session::Outcome::cancelled: return "cancelled";
-    case session::Outcome::timed_out: return "timed_out";
+    case session::Outcome::failed:
+        return "failed";
+    case session::Outcome::cancelled:
+        return "cancelled";
+    case session::Outcome::timed_out:
+        return "timed_out";
     }
     return "failed";
 }
@@ -237,7 +240,8 @@ std::optional<StreamEvent> event_from_json(const json::value& v) {
     if (type == "tool_use") {
         llm::ToolUse e;
         const auto* input = f.if_contains("input");
-        if (read(f, "tool_name", e.tool_name) && read(f, "tool_id", e.tool_id) && input != nullptr) {
+        if (read(f, "tool_name", e.tool_name) && read(f, "tool_id", e.tool_id)
+            && input != nullptr) {
             e.input = *input;
             return e;
         }

@@ -69,7 +69,9 @@ namespace detail {
 
 // The state both ends share. Every field is guarded by `mu`.
 struct RelayState {
-    RelayState(CancellationToken t, RelayLimits limits) : queue(limits), token(std::move(t)) {
+    RelayState(CancellationToken t, RelayLimits limits)
+        : queue(limits)
+        , token(std::move(t)) {
         globals().active.fetch_add(1, std::memory_order_relaxed);
     }
 
@@ -100,7 +102,8 @@ struct RelayState {
 
 } // namespace detail
 
-std::pair<RelaySender, RelayReceiver> make_stream_relay(CancellationToken turn, RelayLimits limits) {
+std::pair<RelaySender, RelayReceiver>
+make_stream_relay(CancellationToken turn, RelayLimits limits) {
     auto state = std::make_shared<detail::RelayState>(std::move(turn), limits);
     return {RelaySender{state}, RelayReceiver{state}};
 }
@@ -185,7 +188,9 @@ bool RelaySender::caller_gone() const noexcept {
 // ---- receiver -----------------------------------------------------------------------------
 
 RelayReceiver::RelayReceiver(std::shared_ptr<detail::RelayState> s) noexcept
-    : state_(std::move(s)), ended_(false) {}
+    : state_(std::move(s))
+    , ended_(false) {
+}
 
 RelayReceiver::~RelayReceiver() {
     release();
@@ -227,7 +232,8 @@ void RelayReceiver::release() noexcept {
     // `waiter` (an abandoned async receive) is destroyed here, outside the lock.
 }
 
-bool RelayReceiver::refill(std::optional<std::chrono::steady_clock::time_point> deadline, bool block) {
+bool RelayReceiver::refill(
+    std::optional<std::chrono::steady_clock::time_point> deadline, bool block) {
     if (!state_) {
         ended_ = true;
         return false;
@@ -257,8 +263,8 @@ bool RelayReceiver::refill(std::optional<std::chrono::steady_clock::time_point> 
         }
         s.consumer_blocked = true;
         if (deadline) {
-            if (s.cv.wait_until(lock, *deadline) == std::cv_status::timeout
-                && s.queue.empty() && !s.input_closed) {
+            if (s.cv.wait_until(lock, *deadline) == std::cv_status::timeout && s.queue.empty()
+                && !s.input_closed) {
                 s.consumer_blocked = false;
                 return false;
             }

@@ -45,7 +45,8 @@ constexpr std::size_t COMPACT_MIN_HEAD = 64;
 
 } // namespace
 
-RelayQueue::RelayQueue(RelayLimits limits) noexcept : limits_(limits) {
+RelayQueue::RelayQueue(RelayLimits limits) noexcept
+    : limits_(limits) {
     SLUICE_INVARIANT(limits_.forward_chunk > 0, "a zero forward chunk could never forward");
 }
 
@@ -80,7 +81,8 @@ void RelayQueue::remove_head_preview(Block& b) noexcept {
         b.previews.clear();
         b.head = 0;
     } else if (b.head >= COMPACT_MIN_HEAD && b.head * 2 >= b.previews.size()) {
-        b.previews.erase(b.previews.begin(), b.previews.begin() + static_cast<std::ptrdiff_t>(b.head));
+        b.previews.erase(
+            b.previews.begin(), b.previews.begin() + static_cast<std::ptrdiff_t>(b.head));
         b.head = 0;
     }
 }
@@ -104,7 +106,8 @@ void RelayQueue::make_room(std::size_t incoming) {
         const std::size_t live = text.size() - head_skip_;
         std::size_t cut = live;
         if (live > need) {
-            cut = utf8::ceil_boundary(text, head_skip_ + static_cast<std::size_t>(need)) - head_skip_;
+            cut =
+                utf8::ceil_boundary(text, head_skip_ + static_cast<std::size_t>(need)) - head_skip_;
         }
         drop_bytes(cut);
         counters_.retained -= cut;

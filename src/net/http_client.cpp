@@ -1,18 +1,17 @@
 // The HTTP/1.1 client coroutine: connect (direct, proxy, CONNECT tunnel, TLS), send, stream, retry.
-#include <sluice/net/http_client.hpp>
+#include "http_client_detail.hpp"
 
 #include <sluice/core/error.hpp>
-
-#include "http_client_detail.hpp"
+#include <sluice/net/http_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -54,11 +53,11 @@ struct Outcome {
 
 } // namespace
 
+using detail::base64;
+using detail::iequals;
 using detail::parse_target;
 using detail::seconds_text;
 using detail::Target;
-using detail::base64;
-using detail::iequals;
 
 /// One request's cancellation state, shared with the token's callback so a cancel that races
 /// the end of the request never touches a dead object.
@@ -105,16 +104,16 @@ struct HttpClient::impl {
         return *tls;
     }
 
-    static Outcome fail(
-        const Live& live, error_code ec, std::string message, bool retryable = false) {
+    static Outcome
+    fail(const Live& live, error_code ec, std::string message, bool retryable = false) {
         if (live.cancelled) {
             return {errc::cancelled, "cancelled", false, {}};
         }
         return {ec, std::move(message), retryable, {}};
     }
 
-    net::awaitable<Outcome> attempt(
-        Live& live, const HttpRequest& req, const Target& target, const BodyCallback& on_body);
+    net::awaitable<Outcome>
+    attempt(Live& live, const HttpRequest& req, const Target& target, const BodyCallback& on_body);
 
     template <class Stream>
     net::awaitable<Outcome> exchange(
@@ -158,7 +157,11 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
     }
     lowest.expires_after(options.first_byte_timeout);
     if (auto [ec, n] = co_await bhttp::async_write(stream, msg, TUPLE); ec) {
-        co_return fail(live, errc::io_error, "sending the request to " + target.host_hdr + " failed: " + ec.message(), true);
+        co_return fail(
+            live,
+            errc::io_error,
+            "sending the request to " + target.host_hdr + " failed: " + ec.message(),
+            true);
     }
     beast::flat_buffer buffer;
     bhttp::response_parser<bhttp::buffer_body> parser;
@@ -169,12 +172,16 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
     }
     if (auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, TUPLE); ec) {
         if (ec == beast::error::timeout) {
-            co_return fail(live, 
+            co_return fail(
+                live,
                 errc::timed_out,
                 "no response from " + target.host_hdr + " within "
                     + seconds_text(options.first_byte_timeout));
         }
-        co_return fail(live, errc::io_error, "reading the response from " + target.host_hdr + " failed: " + ec.message());
+        co_return fail(
+            live,
+            errc::io_error,
+            "reading the response from " + target.host_hdr + " failed: " + ec.message());
     }
     Outcome out;
     const auto& head = parser.get();
@@ -224,7 +231,8 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
                 co_return fail(live, errc::cancelled, "cancelled");
             }
             if (ec == beast::error::timeout) {
-                co_return fail(live, 
+                co_return fail(
+                    live,
                     errc::timed_out,
                     "the response from " + target.host_hdr + " stalled for "
                         + seconds_text(options.idle_timeout));
@@ -232,7 +240,10 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
             if (!ok) {
                 break; // a cut error body still tells enough
             }
-            co_return fail(live, errc::io_error, "the response from " + target.host_hdr + " was cut off: " + ec.message());
+            co_return fail(
+                live,
+                errc::io_error,
+                "the response from " + target.host_hdr + " was cut off: " + ec.message());
         }
     }
     if (live.cancelled) {
@@ -243,13 +254,13 @@ net::awaitable<Outcome> HttpClient::impl::exchange(
 }
 
 net::awaitable<Outcome> HttpClient::impl::attempt(
-    Live& live,
-    const HttpRequest& req, const Target& target, const BodyCallback& on_body) {
+    Live& live, const HttpRequest& req, const Target& target, const BodyCallback& on_body) {
     auto ex = co_await net::this_coro::executor;
     // Which host to dial: the proxy, or the target itself.
-    std::string proxy_url = options.proxy.has_value()
-        ? *options.proxy
-        : proxy_from_environment(target.tls ? "https" : "http", target.host);
+    std::string proxy_url =
+        options.proxy.has_value()
+            ? *options.proxy
+            : proxy_from_environment(target.tls ? "https" : "http", target.host);
     std::optional<Target> proxy;
     std::string proxy_auth;
     if (!proxy_url.empty()) {
@@ -295,7 +306,8 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
     live.timer = nullptr;
     live.resolver = nullptr;
     if (rec) {
-        co_return fail(live, 
+        co_return fail(
+            live,
             errc::io_error,
             "cannot resolve " + dial.host + ": "
                 + (resolve_timed_out ? std::string("timed out") : rec.message()),
@@ -303,10 +315,13 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
     }
     beast::tcp_stream lowest(ex);
     live.stream = &lowest;
+
     struct Unlive {
         Live* live;
+
         ~Unlive() { live->stream = nullptr; }
     } unlive{&live};
+
     if (live.cancelled) {
         co_return fail(live, errc::cancelled, "cancelled");
     }
@@ -314,10 +329,12 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
     auto [cec, ep] = co_await lowest.async_connect(endpoints, TUPLE);
     if (cec) {
         const bool timeout = cec == beast::error::timeout;
-        co_return fail(live, 
+        co_return fail(
+            live,
             timeout ? errc::timed_out : errc::io_error,
             "cannot connect to " + dial.host_hdr + ": "
-                + (timeout ? "timed out after " + seconds_text(options.connect_timeout) : cec.message()),
+                + (timeout ? "timed out after " + seconds_text(options.connect_timeout)
+                           : cec.message()),
             true);
     }
     if (live.cancelled) {
@@ -326,26 +343,29 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
 
     if (proxy && target.tls) {
         // A CONNECT tunnel through the proxy, then TLS inside it.
-        const std::string authority = target.host_hdr.find(':') == std::string::npos
-                || target.host_hdr.back() == ']'
-            ? target.host_hdr + ":" + std::to_string(target.port)
-            : target.host_hdr;
+        const std::string authority =
+            target.host_hdr.find(':') == std::string::npos || target.host_hdr.back() == ']'
+                ? target.host_hdr + ":" + std::to_string(target.port)
+                : target.host_hdr;
         bhttp::request<bhttp::empty_body> connect{bhttp::verb::connect, authority, 11};
         connect.set(bhttp::field::host, authority);
         if (!proxy_auth.empty()) {
             connect.set(bhttp::field::proxy_authorization, proxy_auth);
         }
         if (auto [ec, n] = co_await bhttp::async_write(lowest, connect, TUPLE); ec) {
-            co_return fail(live, errc::io_error, "proxy " + dial.host_hdr + " failed: " + ec.message(), true);
+            co_return fail(
+                live, errc::io_error, "proxy " + dial.host_hdr + " failed: " + ec.message(), true);
         }
         beast::flat_buffer buf;
         bhttp::response_parser<bhttp::empty_body> reply;
         reply.skip(true); // a CONNECT reply has no body
         if (auto [ec, n] = co_await bhttp::async_read_header(lowest, buf, reply, TUPLE); ec) {
-            co_return fail(live, errc::io_error, "proxy " + dial.host_hdr + " failed: " + ec.message(), true);
+            co_return fail(
+                live, errc::io_error, "proxy " + dial.host_hdr + " failed: " + ec.message(), true);
         }
         if (reply.get().result_int() / 100 != 2) {
-            co_return fail(live, 
+            co_return fail(
+                live,
                 errc::protocol_error,
                 "proxy " + dial.host_hdr + " refused CONNECT " + authority + ": HTTP "
                     + std::to_string(reply.get().result_int()));
@@ -356,22 +376,28 @@ net::awaitable<Outcome> HttpClient::impl::attempt(
         error_code not_ip;
         (void)net::ip::make_address(target.host, not_ip);
         // SNI carries host names only (RFC 6066), never an IP literal.
-        if (not_ip && SSL_set_tlsext_host_name(tls_stream.native_handle(), target.host.c_str()) != 1) {
+        if (not_ip
+            && SSL_set_tlsext_host_name(tls_stream.native_handle(), target.host.c_str()) != 1) {
             co_return fail(live, errc::io_error, "TLS: cannot set SNI for " + target.host);
         }
         tls_stream.set_verify_callback(ssl::host_name_verification(target.host));
         lowest.expires_after(options.connect_timeout);
         if (auto [ec] = co_await tls_stream.async_handshake(ssl::stream_base::client, TUPLE); ec) {
-            co_return fail(live, 
-                errc::io_error, "TLS handshake with " + target.host_hdr + " failed: " + ec.message(), true);
+            co_return fail(
+                live,
+                errc::io_error,
+                "TLS handshake with " + target.host_hdr + " failed: " + ec.message(),
+                true);
         }
-        co_return co_await exchange(live, tls_stream, lowest, req, target, false, proxy_auth, on_body);
+        co_return co_await exchange(
+            live, tls_stream, lowest, req, target, false, proxy_auth, on_body);
     }
-    co_return co_await exchange(live, lowest, lowest, req, target, proxy.has_value(), proxy_auth, on_body);
+    co_return co_await exchange(
+        live, lowest, lowest, req, target, proxy.has_value(), proxy_auth, on_body);
 }
 
-net::awaitable<Outcome> HttpClient::impl::run(
-    Live& live, const HttpRequest& req, const BodyCallback& on_body) {
+net::awaitable<Outcome>
+HttpClient::impl::run(Live& live, const HttpRequest& req, const BodyCallback& on_body) {
     auto parsed = parse_target(req.url);
     if (!parsed) {
         co_return Outcome{errc::bad_request, "invalid URL: " + req.url, false, {}};
@@ -389,14 +415,15 @@ net::awaitable<Outcome> HttpClient::impl::run(
         std::chrono::milliseconds delay = options.backoff_initial * (1LL << std::min(i - 1, 20U));
         delay = std::min(delay, options.backoff_max);
         delay = delay * (80 + static_cast<std::int64_t>(jitter() % 41)) / 100;
-        if (const auto ra = last.response.header("retry-after"); !ra.empty()
+        if (const auto ra = last.response.header("retry-after");
+            !ra.empty()
             && std::all_of(ra.begin(), ra.end(), [](char c) { return c >= '0' && c <= '9'; })
             && ra.size() < 6) {
-            delay = std::min(
-                std::chrono::milliseconds(std::stoll(ra) * 1000), options.retry_after_max);
+            delay =
+                std::min(std::chrono::milliseconds(std::stoll(ra) * 1000), options.retry_after_max);
         }
-        const std::string why = last.ec ? last.message
-                                        : "HTTP " + std::to_string(last.response.status);
+        const std::string why =
+            last.ec ? last.message : "HTTP " + std::to_string(last.response.status);
         if (options.on_retry) {
             options.on_retry(
                 why + "; retrying in " + seconds_text(delay) + " (attempt " + std::to_string(i + 1)
@@ -429,8 +456,8 @@ std::string HttpClient::error_message() const {
     return impl_->last_error;
 }
 
-net::awaitable<boost::system::result<HttpResponse>> HttpClient::request(
-    HttpRequest req, CancellationToken cancel, BodyCallback on_body) {
+net::awaitable<boost::system::result<HttpResponse>>
+HttpClient::request(HttpRequest req, CancellationToken cancel, BodyCallback on_body) {
     auto& s = *impl_;
     s.last_error.clear();
     if (cancel.is_cancelled()) {
@@ -459,8 +486,8 @@ net::awaitable<boost::system::result<HttpResponse>> HttpClient::request(
     co_return std::move(result.response);
 }
 
-boost::system::result<HttpResponse> HttpClient::request_blocking(
-    HttpRequest req, CancellationToken cancel, BodyCallback on_body) {
+boost::system::result<HttpResponse>
+HttpClient::request_blocking(HttpRequest req, CancellationToken cancel, BodyCallback on_body) {
     net::io_context io;
     std::optional<boost::system::result<HttpResponse>> result;
     std::exception_ptr failure;

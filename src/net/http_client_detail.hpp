@@ -28,12 +28,12 @@ namespace sluice::transport::detail {
 /// A parsed http(s) URL.
 struct Target {
     bool tls{};
-    std::string host;      ///< for DNS / SNI (no brackets)
-    std::string host_hdr;  ///< for the Host header (brackets, port if not default)
+    std::string host;     ///< for DNS / SNI (no brackets)
+    std::string host_hdr; ///< for the Host header (brackets, port if not default)
     std::uint16_t port{};
-    std::string path;      ///< origin-form target
-    std::string absolute;  ///< absolute-form target (for a plain-http proxy)
-    std::string userinfo;  ///< decoded user:password (proxies)
+    std::string path;     ///< origin-form target
+    std::string absolute; ///< absolute-form target (for a plain-http proxy)
+    std::string userinfo; ///< decoded user:password (proxies)
 };
 
 /// Parses an absolute http:// or https:// URL; errc::bad_request otherwise.

@@ -1,9 +1,8 @@
 // The HTTP client's URL parsing, proxy choice (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) and helpers.
-#include <sluice/net/http_client.hpp>
+#include "http_client_detail.hpp"
 
 #include <sluice/core/error.hpp>
-
-#include "http_client_detail.hpp"
+#include <sluice/net/http_client.hpp>
 
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
@@ -19,7 +18,7 @@ namespace detail {
 bool iequals(std::string_view a, std::string_view b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
         return std::tolower(static_cast<unsigned char>(x))
-            == std::tolower(static_cast<unsigned char>(y));
+               == std::tolower(static_cast<unsigned char>(y));
     });
 }
 
@@ -48,8 +47,8 @@ std::string base64(std::string_view in) {
     std::size_t i = 0;
     while (i + 2 < in.size()) {
         const auto n = (static_cast<unsigned>(static_cast<unsigned char>(in[i])) << 16U)
-            | (static_cast<unsigned>(static_cast<unsigned char>(in[i + 1])) << 8U)
-            | static_cast<unsigned>(static_cast<unsigned char>(in[i + 2]));
+                       | (static_cast<unsigned>(static_cast<unsigned char>(in[i + 1])) << 8U)
+                       | static_cast<unsigned>(static_cast<unsigned char>(in[i + 2]));
         out += TABLE[(n >> 18U) & 63U];
         out += TABLE[(n >> 12U) & 63U];
         out += TABLE[(n >> 6U) & 63U];
@@ -130,7 +129,8 @@ bool no_proxy_matches(std::string_view no_proxy, std::string_view host) {
     while (!no_proxy.empty()) {
         const auto comma = no_proxy.find(',');
         std::string_view item = no_proxy.substr(0, comma);
-        no_proxy = comma == std::string_view::npos ? std::string_view{} : no_proxy.substr(comma + 1);
+        no_proxy =
+            comma == std::string_view::npos ? std::string_view{} : no_proxy.substr(comma + 1);
         while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())) != 0) {
             item.remove_prefix(1);
         }

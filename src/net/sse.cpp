@@ -1,7 +1,6 @@
 // The SSE parser: line splitting (CR/LF/CRLF across feeds), fields, dispatch, limits.
-#include <sluice/net/sse.hpp>
-
 #include <sluice/core/error.hpp>
+#include <sluice/net/sse.hpp>
 
 #include <algorithm>
 
@@ -12,8 +11,8 @@ namespace {
 constexpr std::string_view BOM = "\xEF\xBB\xBF";
 
 std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'
-                          || s.front() == '\n')) {
+    while (!s.empty()
+           && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n')) {
         s.remove_prefix(1);
     }
     while (!s.empty()
@@ -30,7 +29,8 @@ bool is_done(const Event& ev) noexcept {
 }
 
 Parser::Parser(Limits limits) noexcept
-    : limits_(limits) {}
+    : limits_(limits) {
+}
 
 bool Parser::has_partial() const noexcept {
     return !line_.empty() || fields_seen_;
@@ -50,8 +50,8 @@ boost::system::error_code Parser::feed(std::string_view bytes, std::vector<Event
     }
     const char* base = bytes.data();
     while (i < n) {
-        const char* end = std::find_if(
-            base + i, base + n, [](char c) { return c == '\n' || c == '\r'; });
+        const char* end =
+            std::find_if(base + i, base + n, [](char c) { return c == '\n' || c == '\r'; });
         const auto j = static_cast<std::size_t>(end - base);
         if (j == n) {
             if (line_.size() + (n - i) > limits_.max_line) {
@@ -132,7 +132,8 @@ void Parser::process_line(std::string_view line, std::vector<Event>& out) {
         }
     } else if (field == "retry") {
         if (!value.empty() && value.size() <= 19
-            && std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+            && std::all_of(
+                value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
             std::uint64_t v = 0;
             for (const char c : value) {
                 v = v * 10 + static_cast<std::uint64_t>(c - '0');

@@ -29,9 +29,13 @@ std::string make_uuid() {
     const std::uint64_t lo = (rng() & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;
     std::array<char, 37> buf{};
     std::snprintf(
-        buf.data(), buf.size(), "%08x-%04x-%04x-%04x-%012llx",
-        static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xFFFF),
-        static_cast<unsigned>(hi & 0xFFFF), static_cast<unsigned>(lo >> 48),
+        buf.data(),
+        buf.size(),
+        "%08x-%04x-%04x-%04x-%012llx",
+        static_cast<unsigned>(hi >> 32),
+        static_cast<unsigned>((hi >> 16) & 0xFFFF),
+        static_cast<unsigned>(hi & 0xFFFF),
+        static_cast<unsigned>(lo >> 48),
         static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
     return std::string(buf.data(), 36);
 }
@@ -40,7 +44,8 @@ FrameBuilder::FrameBuilder(std::string session_id, std::size_t history_base, std
     : session_id_(std::move(session_id))
     , seen_(history_base)
     , model_(std::move(model))
-    , started_(std::chrono::steady_clock::now()) {}
+    , started_(std::chrono::steady_clock::now()) {
+}
 
 json::object FrameBuilder::envelope(std::string_view type) {
     json::object row;
@@ -57,7 +62,8 @@ std::vector<json::object> FrameBuilder::on_event(const StreamEvent& ev) {
         rows_from_history(*h, out);
         preview_any_ = false;
     } else if (const auto* r = std::get_if<llm::ToolResult>(&ev)) {
-        if (std::find(emitted_results_.begin(), emitted_results_.end(), r->tool_id) == emitted_results_.end()) {
+        if (std::find(emitted_results_.begin(), emitted_results_.end(), r->tool_id)
+            == emitted_results_.end()) {
             emitted_results_.push_back(r->tool_id);
             out.push_back(tool_result_row(r->tool_id, json::string(r->result), r->is_error));
         }
@@ -79,7 +85,8 @@ std::vector<json::object> FrameBuilder::on_event(const StreamEvent& ev) {
     return out;
 }
 
-void FrameBuilder::rows_from_history(const session::MessageHistory& h, std::vector<json::object>& out) {
+void FrameBuilder::rows_from_history(
+    const session::MessageHistory& h, std::vector<json::object>& out) {
     if (!h.messages) {
         return;
     }
@@ -113,14 +120,17 @@ void FrameBuilder::rows_from_history(const session::MessageHistory& h, std::vect
                     continue;
                 }
                 std::string id(str_field(*bo, "tool_use_id"));
-                if (std::find(emitted_results_.begin(), emitted_results_.end(), id) != emitted_results_.end()) {
+                if (std::find(emitted_results_.begin(), emitted_results_.end(), id)
+                    != emitted_results_.end()) {
                     continue;
                 }
                 emitted_results_.push_back(id);
                 const auto* c = bo->if_contains("content");
                 const auto* err = bo->if_contains("is_error");
                 out.push_back(tool_result_row(
-                    std::move(id), c != nullptr ? *c : json::value(""), err != nullptr && err->is_bool() && err->get_bool()));
+                    std::move(id),
+                    c != nullptr ? *c : json::value(""),
+                    err != nullptr && err->is_bool() && err->get_bool()));
             }
         }
     }
@@ -131,8 +141,9 @@ json::object FrameBuilder::assistant_row(const json::value& message) {
     const auto& m = message.as_object();
     json::object msg;
     auto id = str_field(m, "id");
-    msg["id"] = id.empty() ? "msg_sluice_" + std::to_string(++message_seq_) + "_" + make_uuid().substr(0, 8)
-                           : std::string(id);
+    msg["id"] =
+        id.empty() ? "msg_sluice_" + std::to_string(++message_seq_) + "_" + make_uuid().substr(0, 8)
+                   : std::string(id);
     msg["type"] = "message";
     msg["role"] = "assistant";
     auto model = str_field(m, "model");
@@ -152,15 +163,17 @@ json::object FrameBuilder::assistant_row(const json::value& message) {
     return row;
 }
 
-json::object FrameBuilder::tool_result_row(std::string tool_use_id, json::value content, bool is_error) {
+json::object
+FrameBuilder::tool_result_row(std::string tool_use_id, json::value content, bool is_error) {
     auto row = envelope("user");
     row["message"] = json::object{
         {"role", "user"},
-        {"content", json::array{json::object{
-            {"type", "tool_result"},
-            {"tool_use_id", std::move(tool_use_id)},
-            {"content", std::move(content)},
-            {"is_error", is_error}}}}};
+        {"content",
+         json::array{json::object{
+             {"type", "tool_result"},
+             {"tool_use_id", std::move(tool_use_id)},
+             {"content", std::move(content)},
+             {"is_error", is_error}}}}};
     row["parent_tool_use_id"] = nullptr;
     row["session_id"] = session_id_;
     row["uuid"] = make_uuid();
@@ -178,9 +191,9 @@ json::object FrameBuilder::result_row() {
     row["num_turns"] = responses_;
     row["result"] = is_error ? error_->message : last_text_;
     if (is_error) {
-        const char* outcome = error_->outcome == session::Outcome::cancelled ? "cancelled"
+        const char* outcome = error_->outcome == session::Outcome::cancelled   ? "cancelled"
                               : error_->outcome == session::Outcome::timed_out ? "timed_out"
-                                                                                : "failed";
+                                                                               : "failed";
         row["errors"] = json::array{json::string(error_->message)};
         row["outcome"] = outcome;
     }
@@ -213,30 +226,39 @@ std::size_t FrameBuilder::block_index_for(int kind, const std::string& tool_id) 
 std::optional<json::object> FrameBuilder::preview_row(const StreamEvent& ev) {
     json::object event;
     if (const auto* t = std::get_if<llm::Text>(&ev)) {
-        event = {{"type", "content_block_delta"},
-                 {"index", block_index_for(kind_text, {})},
-                 {"delta", json::object{{"type", "text_delta"}, {"text", t->text}}}};
+        event = {
+            {"type", "content_block_delta"},
+            {"index", block_index_for(kind_text, {})},
+            {"delta", json::object{{"type", "text_delta"}, {"text", t->text}}}};
     } else if (const auto* th = std::get_if<llm::Thinking>(&ev)) {
-        event = {{"type", "content_block_delta"},
-                 {"index", block_index_for(kind_thinking, {})},
-                 {"delta", json::object{{"type", "thinking_delta"}, {"thinking", th->text}}}};
+        event = {
+            {"type", "content_block_delta"},
+            {"index", block_index_for(kind_thinking, {})},
+            {"delta", json::object{{"type", "thinking_delta"}, {"thinking", th->text}}}};
     } else if (const auto* s = std::get_if<llm::ToolUseStart>(&ev)) {
         // A new tool block even if the previous block was the same kind.
         if (preview_any_ && preview_kind_ == kind_tool && preview_tool_ == s->tool_id) {
             preview_tool_.clear();
         }
-        event = {{"type", "content_block_start"},
-                 {"index", block_index_for(kind_tool, s->tool_id)},
-                 {"content_block",
-                  json::object{{"type", "tool_use"}, {"id", s->tool_id}, {"name", s->tool_name}, {"input", json::object{}}}}};
+        event = {
+            {"type", "content_block_start"},
+            {"index", block_index_for(kind_tool, s->tool_id)},
+            {"content_block",
+             json::object{
+                 {"type", "tool_use"},
+                 {"id", s->tool_id},
+                 {"name", s->tool_name},
+                 {"input", json::object{}}}}};
     } else if (const auto* d = std::get_if<llm::ToolUseDelta>(&ev)) {
-        event = {{"type", "content_block_delta"},
-                 {"index", block_index_for(kind_tool, d->tool_id)},
-                 {"delta", json::object{{"type", "input_json_delta"}, {"partial_json", d->delta}}}};
+        event = {
+            {"type", "content_block_delta"},
+            {"index", block_index_for(kind_tool, d->tool_id)},
+            {"delta", json::object{{"type", "input_json_delta"}, {"partial_json", d->delta}}}};
     } else if (const auto* r = std::get_if<llm::ToolResultDelta>(&ev)) {
-        event = {{"type", "tool_result_delta"},
-                 {"tool_use_id", r->tool_id},
-                 {"delta", json::object{{"type", "text_delta"}, {"text", r->delta}}}};
+        event = {
+            {"type", "tool_result_delta"},
+            {"tool_use_id", r->tool_id},
+            {"delta", json::object{{"type", "text_delta"}, {"text", r->delta}}}};
     } else {
         return std::nullopt;
     }
@@ -258,7 +280,8 @@ std::vector<json::value> messages_from_rows(const std::vector<json::object>& row
         if (const auto* p = row.if_contains("parent_tool_use_id"); p != nullptr && !p->is_null()) {
             continue;
         }
-        if (const auto* sc = row.if_contains("isSidechain"); sc != nullptr && sc->is_bool() && sc->get_bool()) {
+        if (const auto* sc = row.if_contains("isSidechain");
+            sc != nullptr && sc->is_bool() && sc->get_bool()) {
             continue;
         }
         const auto* mv = row.if_contains("message");
@@ -272,7 +295,8 @@ std::vector<json::value> messages_from_rows(const std::vector<json::object>& row
         }
         // Adjacent rows of one role (Claude Code writes one row per content block) are merged
         // by repair_history.
-        messages.push_back(json::object{{"role", type == "assistant" ? "assistant" : "user"}, {"content", *content}});
+        messages.push_back(json::object{
+            {"role", type == "assistant" ? "assistant" : "user"}, {"content", *content}});
     }
     return repair_history(std::move(messages));
 }

@@ -8,6 +8,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/json.hpp>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -172,8 +173,8 @@ struct Runtime::State {
     std::vector<std::shared_ptr<Tool>> tools;
     std::mutex mu;
     std::condition_variable cv;
-    bool running{false};         // a turn coroutine has not finished its turn; guarded by mu
-    CancellationToken turn;      // the running turn's token; guarded by mu
+    bool running{false};    // a turn coroutine has not finished its turn; guarded by mu
+    CancellationToken turn; // the running turn's token; guarded by mu
 };
 
 namespace {
@@ -181,9 +182,17 @@ namespace {
 // One turn: a coroutine on the runtime's executor.
 class TurnLoop {
 public:
-    TurnLoop(const RuntimeConfig& config, Provider& provider, const std::vector<std::shared_ptr<Tool>>& tools,
-             RelaySender& tx, CancellationToken cancel)
-        : config_(config), provider_(provider), tools_(tools), tx_(tx), cancel_(std::move(cancel)) {}
+    TurnLoop(
+        const RuntimeConfig& config,
+        Provider& provider,
+        const std::vector<std::shared_ptr<Tool>>& tools,
+        RelaySender& tx,
+        CancellationToken cancel)
+        : config_(config)
+        , provider_(provider)
+        , tools_(tools)
+        , tx_(tx)
+        , cancel_(std::move(cancel)) {}
 
     // Runs the turn; returns its final events (Usage, Error?, Done), which the caller sends
     // after releasing the provider, so a caller that saw Done can start the next turn at once.
@@ -196,9 +205,10 @@ public:
             }
             for (std::uint32_t round = 0;; ++round) {
                 if (round >= config_.max_rounds) {
-                    fail("round limit reached: " + std::to_string(config_.max_rounds)
-                             + " model responses without an end of turn",
-                         session::Outcome::failed);
+                    fail(
+                        "round limit reached: " + std::to_string(config_.max_rounds)
+                            + " model responses without an end of turn",
+                        session::Outcome::failed);
                     co_return std::move(finals_);
                 }
                 if (cancel_.is_cancelled()) {
@@ -240,7 +250,8 @@ private:
     }
 
     void append(json::value message) {
-        auto next = std::make_shared<std::vector<session::HistoryMessage>>(*history_); // pointers only
+        auto next =
+            std::make_shared<std::vector<session::HistoryMessage>>(*history_); // pointers only
         next->push_back(std::make_shared<const json::value>(std::move(message)));
         history_ = std::move(next);
         send(session::MessageHistory{history_});
@@ -328,7 +339,8 @@ private:
         const std::string id = block_str(call, "id");
         const std::string name = block_str(call, "name");
         const auto* input = call.as_object().if_contains("input");
-        auto it = std::find_if(tools_.begin(), tools_.end(), [&](const auto& t) { return t->spec().name == name; });
+        auto it = std::find_if(
+            tools_.begin(), tools_.end(), [&](const auto& t) { return t->spec().name == name; });
         if (it == tools_.end()) {
             co_return llm::ToolResult{id, "tool '" + name + "' is not enabled", true};
         }
@@ -386,7 +398,8 @@ Runtime::Runtime(boost::asio::any_io_executor ex, RuntimeConfig config)
         std::move(ex),
         config,
         std::shared_ptr<Provider>(make_provider(config.provider)),
-        configured_tools(config)) {}
+        configured_tools(config)) {
+}
 
 Runtime::Runtime(
     boost::asio::any_io_executor ex,
@@ -412,8 +425,8 @@ Runtime::~Runtime() {
     }
 }
 
-RelayReceiver Runtime::run_stream_with_messages(
-    std::vector<json::value> messages, CancellationToken cancel) {
+RelayReceiver
+Runtime::run_stream_with_messages(std::vector<json::value> messages, CancellationToken cancel) {
     CancellationToken turn;
     auto [tx, rx] = make_stream_relay(turn);
     {
@@ -443,7 +456,8 @@ RelayReceiver Runtime::run_stream_with_messages(
             // Whatever happens (even the frame destroyed with its context), the runtime becomes
             // idle; the relay ends when `tx` goes.
             struct Idle {
-                explicit Idle(State& s) : state(s) {}
+                explicit Idle(State& s)
+                    : state(s) {}
                 State& state;
                 bool released{false};
                 void release() {

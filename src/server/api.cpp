@@ -33,7 +33,8 @@ auto on_seat(hub::Seat& seat, const Fn& fn) {
         auto ex = net::get_associated_executor(handler);
         net::post(seat.strand(), [h = std::move(handler), f = std::move(f), ex]() mutable {
             R r = f();
-            net::post(ex, [h = std::move(h), r = std::move(r)]() mutable { std::move(h)(std::move(r)); });
+            net::post(
+                ex, [h = std::move(h), r = std::move(r)]() mutable { std::move(h)(std::move(r)); });
         });
     };
     return net::async_initiate<decltype(net::use_awaitable), void(R)>(
@@ -55,10 +56,12 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     o["turns"] = s.turns;
     o["frames"] = s.frames;
     o["queued"] = s.queued;
-    o["last_activity"] = s.last_activity ? json::value(iso8601_utc(*s.last_activity)) : json::value(nullptr);
+    o["last_activity"] =
+        s.last_activity ? json::value(iso8601_utc(*s.last_activity)) : json::value(nullptr);
     if (detail) {
         o["epoch"] = s.epoch;
-        o["window"] = json::object{{"first", s.window_first}, {"frames", s.window_frames}, {"bytes", s.window_bytes}};
+        o["window"] = json::object{
+            {"first", s.window_first}, {"frames", s.window_frames}, {"bytes", s.window_bytes}};
         o["preview_dropped_bytes"] = s.preview_dropped_bytes;
         o["subscribers"] = s.subscribers;
         o["resyncs"] = s.resyncs;
@@ -83,35 +86,104 @@ std::vector<Stat> hub_stats(const Server::Impl& s) {
         {"seats", "seats", "gauge", "Seats hosted.", h.seats, false},
         {"running", "seats_running", "gauge", "Seats with a turn running.", h.running, false},
         {"subscribers", "subscribers", "gauge", "Live subscribers.", h.subscribers, false},
-        {"window_frames", "window_frames", "gauge", "Frames held in seat windows.", h.window_frames, false},
-        {"window_bytes", "window_bytes", "gauge", "Wire bytes held in seat windows.", h.window_bytes, false},
-        {"frames_total", "frames_total", "counter", "Frames in every conversation.", h.frames_total, false},
-        {"preview_dropped_bytes", "subscriber_preview_dropped_bytes_total", "counter",
-         "Preview bytes dropped for subscribers (reported as gap).", h.preview_dropped_bytes, false},
-        {"resyncs", "subscriber_resyncs_total", "counter", "Subscribers resynced with connected.", h.resyncs, false},
-        {"subscriber_preview_budget_bytes", "subscriber_preview_budget_bytes", "gauge",
-         "Preview bytes a subscriber's lane may retain (its budget).", hub::SUBSCRIBER_PREVIEW_LIMITS.retained_budget,
+        {"window_frames",
+         "window_frames",
+         "gauge",
+         "Frames held in seat windows.",
+         h.window_frames,
          false},
-        {"subscriber_preview_peak_retained_bytes", "subscriber_preview_peak_retained_bytes", "gauge",
-         "Most preview bytes one subscriber's lane was seen holding (noted when its writer collects).",
-         s.lane_peak_retained.load(), false},
-        {"subscriber_gap_bytes", "subscriber_gap_bytes_total", "counter",
-         "Preview bytes reported lost to subscribers in gap events (noted when their writers collect).",
-         s.gap_bytes.load(), false},
-        {"connections", "connections", "gauge", "Open HTTP connections.", s.connections->open(), false},
-        {"requests", "http_requests_total", "counter", "HTTP requests read.", s.requests.load(), false},
-        {"connections_rejected", "connections_rejected_total", "counter", "Connections refused over the limit.",
-         s.rejected.load(), false},
-        {"produced_delta_bytes", "relay_produced_delta_bytes_total", "counter", "Preview bytes sent into relays.",
-         r.produced_delta_bytes, true},
-        {"forwarded_delta_bytes", "relay_forwarded_delta_bytes_total", "counter",
-         "Preview bytes handed to relay callers.", r.forwarded_delta_bytes, true},
-        {"dropped_delta_bytes", "relay_dropped_delta_bytes_total", "counter", "Preview bytes dropped by relays.",
-         r.dropped_delta_bytes, true},
-        {"retained_delta_bytes", "relay_retained_delta_bytes", "gauge", "Preview bytes held in relays.",
-         r.retained_delta_bytes, true},
-        {"peak_retained_delta_bytes", "relay_peak_retained_delta_bytes", "gauge",
-         "Highest preview bytes held in relays.", r.peak_retained_delta_bytes, true},
+        {"window_bytes",
+         "window_bytes",
+         "gauge",
+         "Wire bytes held in seat windows.",
+         h.window_bytes,
+         false},
+        {"frames_total",
+         "frames_total",
+         "counter",
+         "Frames in every conversation.",
+         h.frames_total,
+         false},
+        {"preview_dropped_bytes",
+         "subscriber_preview_dropped_bytes_total",
+         "counter",
+         "Preview bytes dropped for subscribers (reported as gap).",
+         h.preview_dropped_bytes,
+         false},
+        {"resyncs",
+         "subscriber_resyncs_total",
+         "counter",
+         "Subscribers resynced with connected.",
+         h.resyncs,
+         false},
+        {"subscriber_preview_budget_bytes",
+         "subscriber_preview_budget_bytes",
+         "gauge",
+         "Preview bytes a subscriber's lane may retain (its budget).",
+         hub::SUBSCRIBER_PREVIEW_LIMITS.retained_budget,
+         false},
+        {"subscriber_preview_peak_retained_bytes",
+         "subscriber_preview_peak_retained_bytes",
+         "gauge",
+         "Most preview bytes one subscriber's lane was seen holding (noted when its writer "
+         "collects).",
+         s.lane_peak_retained.load(),
+         false},
+        {"subscriber_gap_bytes",
+         "subscriber_gap_bytes_total",
+         "counter",
+         "Preview bytes reported lost to subscribers in gap events (noted when their writers "
+         "collect).",
+         s.gap_bytes.load(),
+         false},
+        {"connections",
+         "connections",
+         "gauge",
+         "Open HTTP connections.",
+         s.connections->open(),
+         false},
+        {"requests",
+         "http_requests_total",
+         "counter",
+         "HTTP requests read.",
+         s.requests.load(),
+         false},
+        {"connections_rejected",
+         "connections_rejected_total",
+         "counter",
+         "Connections refused over the limit.",
+         s.rejected.load(),
+         false},
+        {"produced_delta_bytes",
+         "relay_produced_delta_bytes_total",
+         "counter",
+         "Preview bytes sent into relays.",
+         r.produced_delta_bytes,
+         true},
+        {"forwarded_delta_bytes",
+         "relay_forwarded_delta_bytes_total",
+         "counter",
+         "Preview bytes handed to relay callers.",
+         r.forwarded_delta_bytes,
+         true},
+        {"dropped_delta_bytes",
+         "relay_dropped_delta_bytes_total",
+         "counter",
+         "Preview bytes dropped by relays.",
+         r.dropped_delta_bytes,
+         true},
+        {"retained_delta_bytes",
+         "relay_retained_delta_bytes",
+         "gauge",
+         "Preview bytes held in relays.",
+         r.retained_delta_bytes,
+         true},
+        {"peak_retained_delta_bytes",
+         "relay_peak_retained_delta_bytes",
+         "gauge",
+         "Highest preview bytes held in relays.",
+         r.peak_retained_delta_bytes,
+         true},
         {"active_relays", "relay_active", "gauge", "Relays not yet ended.", r.active_relays, true},
     };
 }
@@ -193,16 +265,21 @@ Response method_not_allowed(const Request& req, std::string_view allowed) {
         405,
         error_body(
             "method_not_allowed",
-            std::string(req.method_string()) + " is not allowed here; this route takes " + std::string(allowed)));
+            std::string(req.method_string()) + " is not allowed here; this route takes "
+                + std::string(allowed)));
     res.set(http::field::allow, allowed);
     return res;
 }
 
 net::awaitable<Response> seat_routes(
-    Server::Impl& s, const Request& req, const boost::urls::url_view& url, const std::vector<std::string>& parts) {
+    Server::Impl& s,
+    const Request& req,
+    const boost::urls::url_view& url,
+    const std::vector<std::string>& parts) {
     auto seat = s.hub.find(parts[2]);
     if (!seat) {
-        co_return error_response(req, make_error_code(errc::not_found), "no such seat: " + parts[2]);
+        co_return error_response(
+            req, make_error_code(errc::not_found), "no such seat: " + parts[2]);
     }
     const auto method = req.method();
     if (parts.size() == 3) {
@@ -211,7 +288,8 @@ net::awaitable<Response> seat_routes(
         }
         if (method == http::verb::delete_) {
             if (auto r = s.hub.remove(parts[2]); !r) {
-                co_return error_response(req, r.error(), "cannot delete the seat: " + r.error().message());
+                co_return error_response(
+                    req, r.error(), "cannot delete the seat: " + r.error().message());
             }
             co_return json_response(req, 200, R"({"deleted":true})");
         }
@@ -237,7 +315,8 @@ net::awaitable<Response> seat_routes(
         if (!r) {
             co_return error_response(req, r.error().code, r.error().message);
         }
-        co_return json_response(req, 202, json::serialize(json::object{{"turn", r->turn}, {"queued", r->queued}}));
+        co_return json_response(
+            req, 202, json::serialize(json::object{{"turn", r->turn}, {"queued", r->queued}}));
     }
     if (action == "cancel") {
         if (method != http::verb::post) {
@@ -266,7 +345,8 @@ net::awaitable<Response> seat_routes(
         }
         co_return json_response(req, 200, std::move(page->json));
     }
-    co_return error_response(req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
+    co_return error_response(
+        req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
 }
 
 } // namespace
@@ -290,13 +370,15 @@ Response json_response(const Request& req, unsigned status, std::string body) {
     return res;
 }
 
-Response error_response(const Request& req, const boost::system::error_code& ec, std::string_view message) {
+Response
+error_response(const Request& req, const boost::system::error_code& ec, std::string_view message) {
     return json_response(req, http_status(ec), error_body(ec, message));
 }
 
 namespace {
 
-net::awaitable<Response> route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
+net::awaitable<Response>
+route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
     auto segs = url.segments();
     std::vector<std::string> parts(segs.begin(), segs.end());
     if (!parts.empty() && parts.back().empty()) {
@@ -322,7 +404,8 @@ net::awaitable<Response> route_api(Server::Impl& s, const Request& req, const bo
                     for (const auto& seat : s.hub.list()) {
                         arr.push_back(seat_json(seat->summary(), false));
                     }
-                    co_return json_response(req, 200, json::serialize(json::object{{"seats", std::move(arr)}}));
+                    co_return json_response(
+                        req, 200, json::serialize(json::object{{"seats", std::move(arr)}}));
                 }
                 if (method == http::verb::post) {
                     std::string why;
@@ -331,8 +414,10 @@ net::awaitable<Response> route_api(Server::Impl& s, const Request& req, const bo
                         co_return bad(req, why);
                     }
                     hub::SeatSpec spec;
-                    if (!string_field(*body, "name", spec.name, why) || !string_field(*body, "agent", spec.agent, why)
-                        || !string_field(*body, "model", spec.model, why) || !string_field(*body, "system", spec.system, why)) {
+                    if (!string_field(*body, "name", spec.name, why)
+                        || !string_field(*body, "agent", spec.agent, why)
+                        || !string_field(*body, "model", spec.model, why)
+                        || !string_field(*body, "system", spec.system, why)) {
                         co_return bad(req, why);
                     }
                     if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process") {
@@ -342,7 +427,8 @@ net::awaitable<Response> route_api(Server::Impl& s, const Request& req, const bo
                     if (!seat) {
                         co_return error_response(req, seat.error().code, seat.error().message);
                     }
-                    co_return json_response(req, 201, json::serialize(json::object{{"seat", (*seat)->id()}}));
+                    co_return json_response(
+                        req, 201, json::serialize(json::object{{"seat", (*seat)->id()}}));
                 }
                 co_return method_not_allowed(req, "GET, POST");
             }
@@ -350,7 +436,8 @@ net::awaitable<Response> route_api(Server::Impl& s, const Request& req, const bo
                 co_return co_await seat_routes(s, req, url, parts);
             }
         }
-        co_return error_response(req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
+        co_return error_response(
+            req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
     }
     if (method == http::verb::get || method == http::verb::head) {
         if (const auto* asset = web::find_asset(url.path()); asset != nullptr) {
@@ -362,19 +449,22 @@ net::awaitable<Response> route_api(Server::Impl& s, const Request& req, const bo
             co_return res;
         }
     }
-    co_return error_response(req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
+    co_return error_response(
+        req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
 }
 
 } // namespace
 
-net::awaitable<Response> handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
+net::awaitable<Response>
+handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
     std::string what;
     try {
         co_return co_await route_api(s, req, url);
     } catch (const std::exception& e) {
         what = e.what();
     }
-    spdlog::error("{} {}: handler ended by an exception: {}", req.method_string(), req.target(), what);
+    spdlog::error(
+        "{} {}: handler ended by an exception: {}", req.method_string(), req.target(), what);
     co_return error_response(req, internal_error(), "internal error: " + what);
 }
 

@@ -8,16 +8,26 @@ unsigned http_status(const boost::system::error_code& ec) noexcept {
         return 500;
     }
     switch (static_cast<errc>(ec.value())) {
-    case errc::ok: return 200;
-    case errc::bad_request: return 400;
-    case errc::unauthorized: return 401;
-    case errc::not_found: return 404;
-    case errc::conflict: return 409;
-    case errc::payload_too_large: return 413;
-    case errc::overloaded: return 503;
-    case errc::timed_out: return 504;
-    case errc::provider_error: return 502;
-    default: return 500;
+    case errc::ok:
+        return 200;
+    case errc::bad_request:
+        return 400;
+    case errc::unauthorized:
+        return 401;
+    case errc::not_found:
+        return 404;
+    case errc::conflict:
+        return 409;
+    case errc::payload_too_large:
+        return 413;
+    case errc::overloaded:
+        return 503;
+    case errc::timed_out:
+        return 504;
+    case errc::provider_error:
+        return 502;
+    default:
+        return 500;
     }
 }
 

@@ -57,7 +57,8 @@ net::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> s) {
         auto ex = socket.get_executor();
         net::co_spawn(
             ex,
-            serve_http<beast::tcp_stream>(s, beast::tcp_stream(std::move(socket)), std::move(ticket)),
+            serve_http<beast::tcp_stream>(
+                s, beast::tcp_stream(std::move(socket)), std::move(ticket)),
             [](const std::exception_ptr& e) {
                 if (e) {
                     try {
@@ -73,7 +74,10 @@ net::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> s) {
 // Ends a shutdown once: when the last connection left or the grace deadline passed.
 struct ShutdownWait {
     ShutdownWait(net::io_context& io, std::function<void(std::size_t)> fn)
-        : strand(net::make_strand(io)), timer(strand), done(std::move(fn)) {}
+        : strand(net::make_strand(io))
+        , timer(strand)
+        , done(std::move(fn)) {}
+
     net::strand<net::io_context::executor_type> strand;
     net::steady_timer timer; // the grace deadline, on `strand`
     std::function<void(std::size_t)> done;
@@ -98,7 +102,8 @@ struct ShutdownWait {
 } // namespace
 
 Server::Server(net::io_context& io, hub::Hub& hub, ServerConfig config)
-    : impl_(std::make_shared<Impl>(io, hub, std::move(config))) {}
+    : impl_(std::make_shared<Impl>(io, hub, std::move(config))) {
+}
 
 Server::~Server() {
     stop();

@@ -44,8 +44,9 @@ struct Server::Impl {
     std::atomic<std::uint64_t> requests{0};
     std::atomic<std::uint64_t> rejected{0};
     std::atomic<bool> stopping{false};
-    std::atomic<std::uint64_t> lane_peak_retained{0}; ///< most preview bytes one lane was seen holding
-    std::atomic<std::uint64_t> gap_bytes{0};          ///< preview bytes reported as gap, all streams
+    std::atomic<std::uint64_t> lane_peak_retained{
+        0};                                  ///< most preview bytes one lane was seen holding
+    std::atomic<std::uint64_t> gap_bytes{0}; ///< preview bytes reported as gap, all streams
 
     /// Notes what a subscriber's lane holds, before its writer collects (on the seat strand):
     /// a stalled writer collects next when its socket drains, so the level it then sees is what
@@ -53,11 +54,14 @@ struct Server::Impl {
     void note_lane_level(const hub::Subscriber& sub) noexcept {
         const auto level = sub.preview_retained();
         auto cur = lane_peak_retained.load(std::memory_order_relaxed);
-        while (level > cur && !lane_peak_retained.compare_exchange_weak(cur, level, std::memory_order_relaxed)) {
+        while (
+            level > cur
+            && !lane_peak_retained.compare_exchange_weak(cur, level, std::memory_order_relaxed)) {
         }
     }
 
-    /// Counts the gap bytes a collect reported. `gap_seen`: the subscriber's count at the last note.
+    /// Counts the gap bytes a collect reported. `gap_seen`: the subscriber's count at the last
+    /// note.
     void note_gaps(const hub::Subscriber& sub, std::uint64_t& gap_seen) noexcept {
         gap_bytes.fetch_add(sub.gap_bytes() - gap_seen, std::memory_order_relaxed);
         gap_seen = sub.gap_bytes();
@@ -72,18 +76,24 @@ struct StreamOps;
 
 template <>
 struct StreamOps<beast::tcp_stream> {
-    static void expires_after(beast::tcp_stream& s, std::chrono::milliseconds d) { s.expires_after(d); }
+    static void expires_after(beast::tcp_stream& s, std::chrono::milliseconds d) {
+        s.expires_after(d);
+    }
+
     static void expires_never(beast::tcp_stream& s) { s.expires_never(); }
+
     /// Stops sending (the peer reads the end of the stream) and keeps reading.
     static void shutdown_send(beast::tcp_stream& s) {
         boost::system::error_code ec;
         s.socket().shutdown(tcp::socket::shutdown_send, ec);
     }
+
     /// Ends the connection both ways.
     static void shutdown(beast::tcp_stream& s) {
         boost::system::error_code ec;
         s.socket().shutdown(tcp::socket::shutdown_both, ec);
     }
+
     /// Cancels pending operations (a read waiting for the next request ends).
     static void cancel(beast::tcp_stream& s) { s.cancel(); }
 };
@@ -92,16 +102,19 @@ struct StreamOps<beast::tcp_stream> {
 Response json_response(const Request& req, unsigned status, std::string body);
 
 /// A JSON error response for `ec`.
-Response error_response(const Request& req, const boost::system::error_code& ec, std::string_view message);
+Response
+error_response(const Request& req, const boost::system::error_code& ec, std::string_view message);
 
 /// Answers a plain (non-streaming) request. Never throws: a handler's exception becomes a 500
 /// with its message, and one log line.
-net::awaitable<Response> handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url);
+net::awaitable<Response>
+handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url);
 
 /// Serves one HTTP connection until the peer goes, an error, or shutdown; leaves `ticket` at
 /// the end. Runs on `stream`'s executor (the connection's strand).
 template <class Stream>
-net::awaitable<void> serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket ticket);
+net::awaitable<void>
+serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket ticket);
 
 /// Serves an SSE subscription on `stream` until the client or the seat goes, or shutdown
 /// (then what is queued is written and the stream ends with a comment naming why).
@@ -118,7 +131,11 @@ net::awaitable<void> serve_sse(
 /// queued is written, then a close frame (going_away) with its reason.
 template <class Stream>
 net::awaitable<void> serve_websocket(
-    Server::Impl& s, std::shared_ptr<hub::Seat> seat, Stream& stream, Request req, Connections::Ticket& ticket);
+    Server::Impl& s,
+    std::shared_ptr<hub::Seat> seat,
+    Stream& stream,
+    Request req,
+    Connections::Ticket& ticket);
 
 namespace stream_detail {
 /// The answer to one WebSocket client message (an op: send, cancel, more), as the message to

@@ -8,7 +8,10 @@ namespace stream_detail {
 namespace json = boost::json;
 
 Subscription::Subscription(
-    std::shared_ptr<hub::Seat> seat, net::any_io_executor ex, Connections::Ticket& ticket, SubscribeOptions opt)
+    std::shared_ptr<hub::Seat> seat,
+    net::any_io_executor ex,
+    Connections::Ticket& ticket,
+    SubscribeOptions opt)
     : seat_(std::move(seat))
     , ctl_(std::make_shared<StreamControl>(std::move(ex)))
     , sub_(std::make_shared<hub::Subscriber>(opt.cancel_on_disconnect)) {
@@ -31,7 +34,11 @@ Subscription::~Subscription() {
 }
 
 bool Batches::next(
-    Server::Impl& s, hub::Seat& seat, hub::Subscriber& sub, const StreamControl& ctl, std::vector<hub::OutEvent>& batch) {
+    Server::Impl& s,
+    hub::Seat& seat,
+    hub::Subscriber& sub,
+    const StreamControl& ctl,
+    std::vector<hub::OutEvent>& batch) {
     const bool ending = ctl.stop || seat.closed();
     batch.clear();
     if (ending && end_batches_ >= END_DRAIN_BATCHES) {
@@ -90,7 +97,8 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
     const json::object* op = (!pec && v.is_object()) ? &v.get_object() : nullptr;
     const json::value* name = op != nullptr ? op->if_contains("op") : nullptr;
     if (name == nullptr || !name->is_string()) {
-        return ws_refusal(Refusal::of(errc::bad_request, "a message must be a JSON object with a string 'op'"));
+        return ws_refusal(
+            Refusal::of(errc::bad_request, "a message must be a JSON object with a string 'op'"));
     }
     if (name->get_string() == "send") {
         SendOp send;
@@ -108,7 +116,8 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
     }
     if (name->get_string() == "more") {
         MoreOp more;
-        if (auto refused = validate_more(op->if_contains("before"), op->if_contains("turns"), more)) {
+        if (auto refused =
+                validate_more(op->if_contains("before"), op->if_contains("turns"), more)) {
             return ws_refusal(*refused);
         }
         auto page = seat.history(more.before, more.turns);
@@ -119,13 +128,19 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
     }
     return ws_refusal(Refusal::of(
         errc::bad_request,
-        "unknown op '" + std::string(name->get_string().subview(0, 64)) + "' (send, cancel, more)"));
+        "unknown op '" + std::string(name->get_string().subview(0, 64))
+            + "' (send, cancel, more)"));
 }
 
 } // namespace stream_detail
 
 template net::awaitable<void> serve_sse<beast::tcp_stream>(
-    Server::Impl&, std::shared_ptr<hub::Seat>, beast::tcp_stream&, std::optional<std::string>, bool, Connections::Ticket&);
+    Server::Impl&,
+    std::shared_ptr<hub::Seat>,
+    beast::tcp_stream&,
+    std::optional<std::string>,
+    bool,
+    Connections::Ticket&);
 
 template net::awaitable<void> serve_websocket<beast::tcp_stream>(
     Server::Impl&, std::shared_ptr<hub::Seat>, beast::tcp_stream&, Request, Connections::Ticket&);

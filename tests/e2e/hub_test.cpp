@@ -3,13 +3,13 @@
 
 #include <boost/json.hpp>
 
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
-#include <fstream>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <fstream>
 
 namespace {
 
@@ -19,8 +19,10 @@ using namespace std::chrono_literals;
 
 // Pace 0 replays the scripted provider as fast as possible; pass "--pace" "1" to see previews
 // stream (each scripted event then waits its delay).
-std::vector<std::string> serve_args(const TempDir& dir, std::vector<std::string> extra = {}, const char* pace = "0") {
-    std::vector<std::string> a{"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", pace};
+std::vector<std::string>
+serve_args(const TempDir& dir, std::vector<std::string> extra = {}, const char* pace = "0") {
+    std::vector<std::string> a{
+        "serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", pace};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
 }
@@ -32,7 +34,10 @@ std::string new_seat(const SluiceProcess& hub, const std::string& name = "t") {
 }
 
 std::uint64_t send(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
-    auto r = http("POST", hub.base() + "/v1/seats/" + seat + "/messages", json::serialize(json::object{{"text", text}}));
+    auto r = http(
+        "POST",
+        hub.base() + "/v1/seats/" + seat + "/messages",
+        json::serialize(json::object{{"text", text}}));
     EXPECT_EQ(r.status, 202U) << r.body;
     return r.json.at("turn").to_number<std::uint64_t>();
 }
@@ -42,7 +47,9 @@ std::string events_url(const SluiceProcess& hub, const std::string& seat) {
 }
 
 auto turn_done(std::uint64_t turn) {
-    return [turn](const std::vector<sluice::sse::Event>& ev) { return has_turn_state(ev, turn, "ended"); };
+    return [turn](const std::vector<sluice::sse::Event>& ev) {
+        return has_turn_state(ev, turn, "ended");
+    };
 }
 
 // A raw client socket, for requests an HTTP library would refuse to send.
@@ -63,7 +70,9 @@ int connect_raw(unsigned port, int rcvbuf = 0) {
 }
 
 std::string read_all(int fd, std::chrono::milliseconds timeout) {
-    timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+    timeval tv{
+        static_cast<time_t>(timeout.count() / 1000),
+        static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     std::string out;
     char buf[65536];
@@ -83,7 +92,8 @@ TEST(Hub, ASeatAnswersAPromptOverSse) {
     EXPECT_EQ(http("GET", hub.base() + "/healthz").status, 200U);
     const auto seat = new_seat(hub);
     SseClient sub(events_url(hub, seat));
-    ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty() && ev.front().type == "connected"; }));
+    ASSERT_TRUE(
+        sub.wait_for([](const auto& ev) { return !ev.empty() && ev.front().type == "connected"; }));
     const auto turn = send(hub, seat, "hello there");
     ASSERT_TRUE(sub.wait_for(turn_done(turn)));
     const auto frames = frames_of(sub.events());
@@ -202,8 +212,9 @@ TEST(Hub, AStalledSubscriberCostsBoundedMemoryGetsGapsAndEveryFrame) {
     // relay keeps up (nothing is dropped before the seat), fast enough that a subscriber that
     // never reads overflows its socket buffers and then its preview lane.
     const auto script = dir.file("flood.json");
-    std::ofstream(script) << R"({"delay_ms": 1, "chunk_bytes": 4096, "rounds": [{"events": [{"text": ")"
-                          << std::string(4096, 'x') << R"(", "repeat": 4000}], "stop_reason": "end_turn"}]})";
+    std::ofstream(script)
+        << R"({"delay_ms": 1, "chunk_bytes": 4096, "rounds": [{"events": [{"text": ")"
+        << std::string(4096, 'x') << R"(", "repeat": 4000}], "stop_reason": "end_turn"}]})";
     SluiceProcess hub(serve_args(dir, {"--script", script}, "1"));
     const auto seat = new_seat(hub);
     const int fd = connect_raw(hub.port(), 4096); // small receive buffer, and no reading at all
@@ -217,10 +228,12 @@ TEST(Hub, AStalledSubscriberCostsBoundedMemoryGetsGapsAndEveryFrame) {
     ASSERT_TRUE(watcher.wait_for(turn_done(turn), 120s));
     // Now read what the stalled subscriber was sent: its writer collects everything left.
     const std::string body = read_all(fd, 3s);
-    EXPECT_NE(body.find("event: gap"), std::string::npos) << "the stalled subscriber was sent " << body.size() << " bytes";
+    EXPECT_NE(body.find("event: gap"), std::string::npos)
+        << "the stalled subscriber was sent " << body.size() << " bytes";
     EXPECT_NE(body.find("\"type\":\"result\""), std::string::npos); // the final frame arrived
     std::size_t frames = 0;
-    for (auto at = body.find("event: frame"); at != std::string::npos; at = body.find("event: frame", at + 1)) {
+    for (auto at = body.find("event: frame"); at != std::string::npos;
+         at = body.find("event: frame", at + 1)) {
         ++frames;
     }
     EXPECT_GT(frames, 0U);
@@ -271,7 +284,8 @@ TEST(Hub, ACallerSubscriberThatGoesAwayCancelsTheTurnOthersDoNot) {
     const auto t2 = send(hub, seat, "stop when I go");
     ASSERT_TRUE(caller.wait_for([](const auto& ev) { return frames_of(ev).size() >= 2; }));
     caller.stop();
-    ASSERT_TRUE(watcher.wait_for([t2](const auto& ev) { return has_turn_state(ev, t2, "cancelled"); }));
+    ASSERT_TRUE(
+        watcher.wait_for([t2](const auto& ev) { return has_turn_state(ev, t2, "cancelled"); }));
 }
 
 TEST(Hub, TwoHundredSubscribersOnOneSeatAllSeeTheTurn) {
@@ -322,7 +336,9 @@ TEST(Hub, ARestartBringsSeatsBackFromTheirTranscripts) {
     ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); }));
     const auto data = json::parse(sub.events().front().data);
     EXPECT_EQ(data.at("window").at("frames").as_array().size(), frames_before);
-    EXPECT_EQ(data.at("window").at("frames").as_array()[0].at("message").at("content").as_string(), "remember me");
+    EXPECT_EQ(
+        data.at("window").at("frames").as_array()[0].at("message").at("content").as_string(),
+        "remember me");
     const auto turn = send(hub, seat, "again");
     EXPECT_EQ(turn, 2U);
     ASSERT_TRUE(sub.wait_for(turn_done(turn)));
@@ -345,12 +361,16 @@ TEST(Hub, PagingWalksBackThroughTheWindowIntoTheTranscriptToTheFirstTurn) {
         }
     }
     ASSERT_TRUE(sub.wait_for(turn_done(last), 120s));
-    const auto total = http("GET", hub.base() + "/v1/seats/" + seat).json.at("frames").to_number<std::int64_t>();
+    const auto total =
+        http("GET", hub.base() + "/v1/seats/" + seat).json.at("frames").to_number<std::int64_t>();
     std::vector<std::int64_t> seen;
     std::string oldest_prompt;
     std::string cursor;
     for (int guard = 0; guard < 100; ++guard) {
-        auto page = http("GET", hub.base() + "/v1/seats/" + seat + "/history?turns=3" + (cursor.empty() ? "" : "&before=" + cursor));
+        auto page = http(
+            "GET",
+            hub.base() + "/v1/seats/" + seat + "/history?turns=3"
+                + (cursor.empty() ? "" : "&before=" + cursor));
         ASSERT_EQ(page.status, 200U) << page.body;
         std::vector<std::int64_t> here;
         for (const auto& t : page.json.at("turns").as_array()) {
@@ -384,7 +404,9 @@ TEST(Hub, BadInputsGetClearErrorsWithFittingStatuses) {
     auto r = http("POST", hub.base() + "/v1/seats", "{not json");
     EXPECT_EQ(r.status, 400U);
     EXPECT_EQ(r.json.at("error").at("code").as_string(), "bad_request");
-    EXPECT_EQ(http("POST", hub.base() + "/v1/seats/" + seat + "/messages", R"({"text": 5})").status, 400U);
+    EXPECT_EQ(
+        http("POST", hub.base() + "/v1/seats/" + seat + "/messages", R"({"text": 5})").status,
+        400U);
     EXPECT_EQ(http("POST", hub.base() + "/v1/seats/" + seat + "/messages", R"([1])").status, 400U);
     EXPECT_EQ(http("POST", hub.base() + "/v1/seats", R"({"agent":"rocket"})").status, 400U);
     EXPECT_EQ(http("GET", hub.base() + "/v1/seats/" + seat + "/history?turns=0").status, 400U);
@@ -395,10 +417,15 @@ TEST(Hub, BadInputsGetClearErrorsWithFittingStatuses) {
     EXPECT_EQ(http("GET", hub.base() + "/v1/seats/nope/events").status, 404U);
     EXPECT_EQ(http("GET", hub.base() + "/v1/nothing").status, 404U);
     EXPECT_EQ(http("PUT", hub.base() + "/v1/seats").status, 405U);
-    auto big = http("POST", hub.base() + "/v1/seats/" + seat + "/messages", R"({"text":")" + std::string(1100 * 1024, 'a') + "\"}");
+    auto big = http(
+        "POST",
+        hub.base() + "/v1/seats/" + seat + "/messages",
+        R"({"text":")" + std::string(1100 * 1024, 'a') + "\"}");
     EXPECT_EQ(big.status, 413U);
     EXPECT_EQ(http("DELETE", hub.base() + "/v1/seats/" + seat).status, 200U);
-    EXPECT_EQ(http("POST", hub.base() + "/v1/seats/" + seat + "/messages", R"({"text":"x"})").status, 404U);
+    EXPECT_EQ(
+        http("POST", hub.base() + "/v1/seats/" + seat + "/messages", R"({"text":"x"})").status,
+        404U);
     // A slow header is cut off.
     const int fd = connect_raw(hub.port());
     ASSERT_GE(fd, 0);
@@ -420,8 +447,12 @@ TEST(Hub, ATokenIsRequiredWhenConfiguredAndTheConnectionLimitHolds) {
     TempDir dir;
     SluiceProcess hub(serve_args(dir, {"--token", "s3cret", "--max-connections", "3"}));
     EXPECT_EQ(http("GET", hub.base() + "/v1/seats").status, 401U);
-    EXPECT_EQ(http("GET", hub.base() + "/v1/seats", {}, {{"Authorization", "Bearer wrong"}}).status, 401U);
-    EXPECT_EQ(http("GET", hub.base() + "/v1/seats", {}, {{"Authorization", "Bearer s3cret"}}).status, 200U);
+    EXPECT_EQ(
+        http("GET", hub.base() + "/v1/seats", {}, {{"Authorization", "Bearer wrong"}}).status,
+        401U);
+    EXPECT_EQ(
+        http("GET", hub.base() + "/v1/seats", {}, {{"Authorization", "Bearer s3cret"}}).status,
+        200U);
     EXPECT_EQ(http("GET", hub.base() + "/v1/seats?access_token=s3cret").status, 200U);
     std::vector<int> held;
     for (int i = 0; i < 3; ++i) {
@@ -458,11 +489,18 @@ TEST(HubCli, SendPrintsTheStreamedAnswerAndTailFollowsAcrossARestart) {
     // The hub restarts on the same port; tail resumes and prints the new turn's frames too.
     hub.reset();
     hub = std::make_unique<SluiceProcess>(std::vector<std::string>{
-        "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--data", dir.path(), "--pace", "0"});
+        "serve",
+        "--listen",
+        "127.0.0.1:" + std::to_string(port),
+        "--data",
+        dir.path(),
+        "--pace",
+        "0"});
     SluiceProcess again({"send", "--hub", hub->base(), seat, "and after the restart"}, false);
     ASSERT_EQ(again.wait(30s), 0);
     const auto deadline = std::chrono::steady_clock::now() + 15s;
-    while (tail.output().find("and after the restart") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    while (tail.output().find("and after the restart") == std::string::npos
+           && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(100ms);
     }
     const auto out = tail.output();
@@ -478,7 +516,6 @@ TEST(Hub, RefusesToListenBeyondLoopbackWithoutAToken) {
     EXPECT_EQ(serve.wait(10s), 2);
 }
 
-
 // Reads until the peer ends the stream or `timeout`; `clean` is whether it ended with an
 // orderly end of stream (recv returned 0), not a reset or the timeout.
 struct ReadToEnd {
@@ -487,7 +524,9 @@ struct ReadToEnd {
 };
 
 ReadToEnd read_to_end(int fd, std::chrono::milliseconds timeout) {
-    timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+    timeval tv{
+        static_cast<time_t>(timeout.count() / 1000),
+        static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     ReadToEnd out;
     char buf[65536];
@@ -548,13 +587,16 @@ TEST(Hub, SigtermEndsEveryStreamDrainsConnectionsAndExitsPromptly) {
     const auto took = std::chrono::steady_clock::now() - t0;
     EXPECT_EQ(status, 0);
     // Idle: well under a second (a fixed 1.5 s grace timer took 2.7-3.4 s here, issue 9).
-    EXPECT_LT(took, 1s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+    EXPECT_LT(took, 1s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                        << " ms";
     // The stream was ended by the server, after what was queued, with its reason, and closed
     // in order (no reset).
     const auto rest = read_to_end(sse, 2s);
     EXPECT_TRUE(rest.clean);
-    EXPECT_NE(rest.data.find(": bye: the server is shutting down\n\n"), std::string::npos) << rest.data;
-    EXPECT_TRUE(rest.data.size() >= 2 && rest.data.substr(rest.data.size() - 2) == "\n\n") << rest.data;
+    EXPECT_NE(rest.data.find(": bye: the server is shutting down\n\n"), std::string::npos)
+        << rest.data;
+    EXPECT_TRUE(rest.data.size() >= 2 && rest.data.substr(rest.data.size() - 2) == "\n\n")
+        << rest.data;
     EXPECT_TRUE(read_to_end(idle, 2s).clean);
     ::close(sse);
     ::close(idle);

@@ -30,7 +30,8 @@ json::value read_message(websocket::stream<net::ip::tcp::socket>& ws) {
 void connect_new_seat(const SluiceProcess& hub, websocket::stream<net::ip::tcp::socket>& ws) {
     auto created = http("POST", hub.base() + "/v1/seats", R"({"name":"ws"})");
     const std::string seat(created.json.at("seat").as_string());
-    net::ip::tcp::endpoint ep(net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(hub.port()));
+    net::ip::tcp::endpoint ep(
+        net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(hub.port()));
     ws.next_layer().connect(ep);
     ws.handshake("127.0.0.1", "/v1/seats/" + seat + "/ws");
 }
@@ -59,9 +60,13 @@ TEST(HubWebSocket, CarriesTheSameEventsAndAnswersOps) {
             EXPECT_EQ(m.at("data").at("turn").to_number<int>(), 1);
         } else if (event == "frame") {
             seqs.push_back(m.at("data").at("seq").as_int64());
-            EXPECT_EQ(m.at("id").as_string(), std::string(first.at("data").at("epoch").as_string()) + ":" + std::to_string(seqs.back()));
+            EXPECT_EQ(
+                m.at("id").as_string(),
+                std::string(first.at("data").at("epoch").as_string()) + ":"
+                    + std::to_string(seqs.back()));
             if (first_prompt.empty()) {
-                first_prompt = std::string(m.at("data").at("row").at("message").at("content").as_string());
+                first_prompt =
+                    std::string(m.at("data").at("row").at("message").at("content").as_string());
             }
         } else if (event == "turn" && m.at("data").at("state").as_string() == "ended") {
             ended = true;

@@ -2,7 +2,10 @@
 #include "support/stub_provider.hpp"
 
 #include <boost/json.hpp>
+
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -12,8 +15,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace {
 
@@ -22,11 +23,14 @@ namespace fs = std::filesystem;
 
 struct TempDir {
     fs::path path;
+
     TempDir() {
         std::string tmpl = (fs::temp_directory_path() / "sluice-run-XXXXXX").string();
         path = ::mkdtemp(tmpl.data());
     }
+
     ~TempDir() { fs::remove_all(path); }
+
     [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
@@ -52,7 +56,9 @@ struct RunResult {
 // `<env> sluice run <args>` with stdout and stderr captured, bounded by a 60 s timeout.
 RunResult run_sluice_env(const TempDir& dir, const std::string& env, const std::string& args) {
     RunResult r;
-    r.status = shell(env + " timeout 60 " SLUICE_BINARY " run " + args + " >" + dir.file("out") + " 2>" + dir.file("err"));
+    r.status = shell(
+        env + " timeout 60 " SLUICE_BINARY " run " + args + " >" + dir.file("out") + " 2>"
+        + dir.file("err"));
     std::istringstream lines(slurp(dir.file("out")));
     std::string line;
     while (std::getline(lines, line)) {
@@ -68,7 +74,9 @@ RunResult run_sluice_env(const TempDir& dir, const std::string& env, const std::
     return r;
 }
 
-RunResult run_sluice(const TempDir& dir, const std::string& args) { return run_sluice_env(dir, "", args); }
+RunResult run_sluice(const TempDir& dir, const std::string& args) {
+    return run_sluice_env(dir, "", args);
+}
 
 std::vector<std::string> frame_types(const RunResult& r) {
     std::vector<std::string> out;
@@ -85,7 +93,9 @@ TEST(RunCommand, WritesTheScriptedTurnAsStreamJson) {
     auto r = run_sluice(dir, "--pace 0 --tools bash \"say hi\"");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(r.err.empty()) << r.err;
-    EXPECT_EQ(frame_types(r), (std::vector<std::string>{"system", "assistant", "user", "assistant", "result"}));
+    EXPECT_EQ(
+        frame_types(r),
+        (std::vector<std::string>{"system", "assistant", "user", "assistant", "result"}));
     ASSERT_FALSE(r.rows.empty());
     EXPECT_EQ(r.rows.back().at("type"), "result");
     EXPECT_EQ(r.rows.back().at("subtype"), "success");
@@ -99,7 +109,9 @@ TEST(RunCommand, WritesTheScriptedTurnAsStreamJson) {
         }
         const auto& ev = row.at("event").as_object();
         if (ev.at("type") == "tool_result_delta") {
-            tool_output = tool_output || ev.at("delta").at("text").as_string().find("hello from the bash tool") != json::string::npos;
+            tool_output = tool_output
+                          || ev.at("delta").at("text").as_string().find("hello from the bash tool")
+                                 != json::string::npos;
             continue;
         }
         if (ev.at("type") != "content_block_delta") {
@@ -118,7 +130,8 @@ TEST(RunCommand, WritesTheScriptedTurnAsStreamJson) {
 
 TEST(RunCommand, HostsAnAgentCommand) {
     TempDir dir;
-    const auto fake = (fs::path(__FILE__).parent_path() / "../support/fake_agent.py").lexically_normal().string();
+    const auto fake =
+        (fs::path(__FILE__).parent_path() / "../support/fake_agent.py").lexically_normal().string();
     auto r = run_sluice(dir, "--agent-cmd \"python3 " + fake + "\" tool");
     EXPECT_EQ(r.status, 0) << r.err;
     ASSERT_FALSE(r.rows.empty());
@@ -128,7 +141,8 @@ TEST(RunCommand, HostsAnAgentCommand) {
 
 TEST(RunCommand, ProviderErrorIsOneLineOnStderrAndAFailureStatus) {
     TempDir dir;
-    std::ofstream(dir.file("script.json")) << R"({"rounds":[{"events":[{"error":"model claude-nope not found"}]}]})";
+    std::ofstream(dir.file("script.json"))
+        << R"({"rounds":[{"events":[{"error":"model claude-nope not found"}]}]})";
     auto r = run_sluice(dir, "--pace 0 --script " + dir.file("script.json") + " hi");
     EXPECT_NE(r.status, 0);
     EXPECT_NE(r.err.find("model claude-nope not found"), std::string::npos) << r.err;
@@ -147,10 +161,12 @@ TEST(RunCommand, BadSettingsFailWithAClearMessage) {
 TEST(RunCommand, ExitsWhenTheReaderGoesAway) {
     TempDir dir;
     // An endless flood: only the reader going away (EPIPE) can end it.
-    std::ofstream(dir.file("flood.json")) << R"({"rounds":[{"events":[{"text":"flood flood flood ","repeat":-1}]}]})";
+    std::ofstream(dir.file("flood.json"))
+        << R"({"rounds":[{"events":[{"text":"flood flood flood ","repeat":-1}]}]})";
     const int rc = shell(
-        "timeout 30 " SLUICE_BINARY " run --pace 0 --script " + dir.file("flood.json") + " go 2>" + dir.file("err")
-        + " | head -c 100000 >/dev/null; echo ${PIPESTATUS[0]} >" + dir.file("status"));
+        "timeout 30 " SLUICE_BINARY " run --pace 0 --script " + dir.file("flood.json") + " go 2>"
+        + dir.file("err") + " | head -c 100000 >/dev/null; echo ${PIPESTATUS[0]} >"
+        + dir.file("status"));
     EXPECT_EQ(rc, 0);
     const auto status = slurp(dir.file("status"));
     EXPECT_NE(status, "124\n") << "sluice did not exit after its reader went away";
@@ -182,7 +198,8 @@ StubResponse error_response(unsigned status, std::string_view type, std::string_
     StubResponse r;
     r.status = status;
     r.content_type = "application/json";
-    r.body = R"({"type":"error","error":{"type":")" + std::string(type) + R"(","message":")" + std::string(message) + R"("}})";
+    r.body = R"({"type":"error","error":{"type":")" + std::string(type) + R"(","message":")"
+             + std::string(message) + R"("}})";
     return r;
 }
 
@@ -226,8 +243,9 @@ TEST(RunCommand, ReaderGoingAwayClosesTheProviderStream) {
     flood.flood_delta_bytes = 512;
     stub.enqueue(flood);
     const int rc = shell(
-        "ANTHROPIC_API_KEY=test-key timeout 30 " SLUICE_BINARY " run " + anthropic_args(stub.base_url()) + " go 2>"
-        + dir.file("err") + " | head -c 200000 >/dev/null; echo ${PIPESTATUS[0]} >" + dir.file("status"));
+        "ANTHROPIC_API_KEY=test-key timeout 30 " SLUICE_BINARY " run "
+        + anthropic_args(stub.base_url()) + " go 2>" + dir.file("err")
+        + " | head -c 200000 >/dev/null; echo ${PIPESTATUS[0]} >" + dir.file("status"));
     EXPECT_EQ(rc, 0);
     const auto status = slurp(dir.file("status"));
     EXPECT_NE(status, "124\n") << "sluice did not exit after its reader went away";

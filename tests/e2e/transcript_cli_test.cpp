@@ -1,11 +1,11 @@
 // End to end: the real `sluice transcript …` binary on fixture transcripts and bad inputs.
-#include <sluice/conversation/transcript.hpp>
-
 #include "unit/conversation/fixtures.hpp"
 
-#include <boost/json/parse.hpp>
-#include <gtest/gtest.h>
+#include <sluice/conversation/transcript.hpp>
 
+#include <boost/json/parse.hpp>
+
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -174,13 +174,20 @@ TEST(TranscriptCliErrors, BadInputsGiveOneLineAndStatusTwo) {
         expect_bad_input(sluice_cli(s + q(dir.path()) + " --json"), dir.path());
 
         const auto bin = dir.file("blob.bin");
-        sluice::test::write_file(bin, std::string("\x7f" "ELF\0\0\x01\n\x02\x03\n", 12));
+        sluice::test::write_file(
+            bin,
+            std::string(
+                "\x7f"
+                "ELF\0\0\x01\n\x02\x03\n",
+                12));
         expect_bad_input(sluice_cli(s + q(bin) + " --json"), "blob.bin:1");
 
         const auto bad = dir.file("bad.jsonl");
-        sluice::test::write_file(bad, "{\"type\":\"user\",\"message\":{\"content\":\"hi\"}}\n"
-                                      "{\"type\":\"assistant\", oops}\n"
-                                      "{\"type\":\"assistant\",\"message\":{}}\n");
+        sluice::test::write_file(
+            bad,
+            "{\"type\":\"user\",\"message\":{\"content\":\"hi\"}}\n"
+            "{\"type\":\"assistant\", oops}\n"
+            "{\"type\":\"assistant\",\"message\":{}}\n");
         expect_bad_input(sluice_cli(s + q(bad) + " --json"), "bad.jsonl:2");
     }
 }

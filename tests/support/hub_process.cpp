@@ -3,16 +3,17 @@
 
 #include <boost/json.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
-#include <poll.h>
 #include <random>
-#include <spawn.h>
 #include <stdexcept>
-#include <sys/wait.h>
-#include <unistd.h>
 
 extern char** environ;
 
@@ -49,9 +50,8 @@ SluiceProcess::SluiceProcess(std::vector<std::string> args, bool wait_for_listen
     reader_ = std::thread([this] { reader(); });
     if (wait_for_listen) {
         std::unique_lock lock(mu_);
-        const bool ok = cv_.wait_for(lock, std::chrono::seconds(20), [&] {
-            return port_ != 0 || exited_;
-        });
+        const bool ok =
+            cv_.wait_for(lock, std::chrono::seconds(20), [&] { return port_ != 0 || exited_; });
         if (!ok || port_ == 0) {
             lock.unlock();
             terminate();
@@ -75,7 +75,8 @@ void SluiceProcess::reader() {
                 const auto colon = out_.find(':', at + 20);
                 const auto nl = out_.find('\n', at);
                 if (colon != std::string::npos && nl != std::string::npos) {
-                    port_ = static_cast<unsigned>(std::stoul(out_.substr(colon + 1, nl - colon - 1)));
+                    port_ =
+                        static_cast<unsigned>(std::stoul(out_.substr(colon + 1, nl - colon - 1)));
                 }
             }
         }
@@ -140,7 +141,11 @@ std::string SluiceProcess::output() const {
     return out_;
 }
 
-Reply http(const std::string& method, const std::string& url, const std::string& body, transport::HttpHeaders headers) {
+Reply http(
+    const std::string& method,
+    const std::string& url,
+    const std::string& body,
+    transport::HttpHeaders headers) {
     transport::HttpOptions opt;
     opt.max_attempts = 1;
     opt.connect_timeout = std::chrono::seconds(10);
@@ -222,7 +227,9 @@ void SseClient::stop() {
     }
 }
 
-bool SseClient::wait_for(const std::function<bool(const std::vector<sse::Event>&)>& pred, std::chrono::milliseconds timeout) {
+bool SseClient::wait_for(
+    const std::function<bool(const std::vector<sse::Event>&)>& pred,
+    std::chrono::milliseconds timeout) {
     std::unique_lock lock(mu_);
     return cv_.wait_for(lock, timeout, [&] { return pred(events_); });
 }
@@ -232,7 +239,8 @@ std::vector<sse::Event> SseClient::events() const {
     return events_;
 }
 
-std::vector<std::pair<std::int64_t, boost::json::value>> frames_of(const std::vector<sse::Event>& events) {
+std::vector<std::pair<std::int64_t, boost::json::value>>
+frames_of(const std::vector<sse::Event>& events) {
     std::vector<std::pair<std::int64_t, boost::json::value>> out;
     for (const auto& e : events) {
         if (e.type != "frame") {
@@ -244,7 +252,8 @@ std::vector<std::pair<std::int64_t, boost::json::value>> frames_of(const std::ve
     return out;
 }
 
-bool has_turn_state(const std::vector<sse::Event>& events, std::uint64_t turn, std::string_view state) {
+bool has_turn_state(
+    const std::vector<sse::Event>& events, std::uint64_t turn, std::string_view state) {
     for (const auto& e : events) {
         if (e.type != "turn") {
             continue;

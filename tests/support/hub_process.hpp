@@ -1,10 +1,10 @@
 // Test support: start the real `sluice` binary, and talk to it over real HTTP and SSE.
 #pragma once
 
+#include "unit/conversation/fixtures.hpp"
+
 #include <sluice/net/http_client.hpp>
 #include <sluice/net/sse.hpp>
-
-#include "unit/conversation/fixtures.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -35,10 +35,13 @@ public:
 
     /// The port `serve` bound.
     [[nodiscard]] unsigned port() const noexcept { return port_; }
+
     /// "http://127.0.0.1:<port>".
     [[nodiscard]] std::string base() const;
+
     /// The child's pid.
     [[nodiscard]] int pid() const noexcept { return pid_; }
+
     /// Sends SIGTERM and waits for the exit (up to `timeout`); returns the exit status or -1.
     int terminate(std::chrono::milliseconds timeout = std::chrono::seconds(10));
     /// Waits for the exit; returns the exit status (or 128+signal), -1 on timeout.
@@ -67,8 +70,11 @@ struct Reply {
 };
 
 /// One request to the hub (no retries, 10 s timeouts).
-Reply http(const std::string& method, const std::string& url, const std::string& body = {},
-           transport::HttpHeaders headers = {});
+Reply http(
+    const std::string& method,
+    const std::string& url,
+    const std::string& body = {},
+    transport::HttpHeaders headers = {});
 
 /// An SSE subscriber on its own thread, collecting events until stopped.
 class SseClient {
@@ -80,9 +86,11 @@ public:
     SseClient(const SseClient&) = delete;
     SseClient& operator=(const SseClient&) = delete;
 
-    /// Waits until `pred(events)` holds (checked at every event) or `timeout`; returns whether it held.
-    bool wait_for(const std::function<bool(const std::vector<sse::Event>&)>& pred,
-                  std::chrono::milliseconds timeout = std::chrono::seconds(20));
+    /// Waits until `pred(events)` holds (checked at every event) or `timeout`; returns whether it
+    /// held.
+    bool wait_for(
+        const std::function<bool(const std::vector<sse::Event>&)>& pred,
+        std::chrono::milliseconds timeout = std::chrono::seconds(20));
     /// A copy of the events so far.
     [[nodiscard]] std::vector<sse::Event> events() const;
     /// Stops reading (the connection is closed).
@@ -98,9 +106,11 @@ private:
 };
 
 /// Frames of type `frame` in `events`, as (seq, row).
-std::vector<std::pair<std::int64_t, boost::json::value>> frames_of(const std::vector<sse::Event>& events);
+std::vector<std::pair<std::int64_t, boost::json::value>>
+frames_of(const std::vector<sse::Event>& events);
 
 /// Whether `events` holds a `turn` event with state `state` for `turn`.
-bool has_turn_state(const std::vector<sse::Event>& events, std::uint64_t turn, std::string_view state);
+bool has_turn_state(
+    const std::vector<sse::Event>& events, std::uint64_t turn, std::string_view state);
 
 } // namespace sluice::test

@@ -11,8 +11,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 
 #include <openssl/evp.h>
@@ -64,8 +64,9 @@ std::pair<std::string, std::string> self_signed_certificate() {
     X509V3_CTX ctx;
     X509V3_set_ctx_nodb(&ctx);
     X509V3_set_ctx(&ctx, x, x, nullptr, nullptr, 0);
-    for (const auto& [nid, value] : {std::pair{NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1"},
-                                     std::pair{NID_basic_constraints, "critical,CA:TRUE"}}) {
+    for (const auto& [nid, value] :
+         {std::pair{NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1"},
+          std::pair{NID_basic_constraints, "critical,CA:TRUE"}}) {
         X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
         X509_add_ext(x, ext, -1);
         X509_EXTENSION_free(ext);
@@ -81,35 +82,46 @@ std::pair<std::string, std::string> self_signed_certificate() {
         return out;
     };
     std::string cert = pem([x](BIO* b) { PEM_write_bio_X509(b, x); });
-    std::string pkey = pem([key](BIO* b) {
-        PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr);
-    });
+    std::string pkey = pem(
+        [key](BIO* b) { PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr); });
     X509_free(x);
     EVP_PKEY_free(key);
     return {std::move(cert), std::move(pkey)};
 }
+
 constexpr auto TUPLE = net::as_tuple(net::use_awaitable);
 
 bool iequals(std::string_view a, std::string_view b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
         return std::tolower(static_cast<unsigned char>(x))
-            == std::tolower(static_cast<unsigned char>(y));
+               == std::tolower(static_cast<unsigned char>(y));
     });
 }
 
 std::string reason_for(unsigned status) {
     switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 529: return "Overloaded";
-    default: return "Status";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 529:
+        return "Overloaded";
+    default:
+        return "Status";
     }
 }
 
@@ -124,8 +136,10 @@ std::string chunk_frame(std::string_view piece) {
 
 std::string flood_prelude(StubFlood kind) {
     if (kind == StubFlood::anthropic) {
-        return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_flood\","
-               "\"type\":\"message\",\"role\":\"assistant\",\"model\":\"stub-flood\",\"content\":[],"
+        return "event: message_start\ndata: "
+               "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_flood\","
+               "\"type\":\"message\",\"role\":\"assistant\",\"model\":\"stub-flood\",\"content\":[]"
+               ","
                "\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n"
                "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
                "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
@@ -139,11 +153,11 @@ std::string flood_batch(StubFlood kind, std::size_t delta_bytes) {
     if (kind == StubFlood::anthropic) {
         one = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
               "\"delta\":{\"type\":\"text_delta\",\"text\":\""
-            + text + "\"}}\n\n";
+              + text + "\"}}\n\n";
     } else {
         one = "data: {\"id\":\"chatcmpl-flood\",\"object\":\"chat.completion.chunk\",\"model\":"
               "\"stub-flood\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\""
-            + text + "\"},\"finish_reason\":null}]}\n\n";
+              + text + "\"},\"finish_reason\":null}]}\n\n";
     }
     std::string batch;
     for (int i = 0; i < 16; ++i) {
@@ -261,7 +275,7 @@ struct StubProvider::impl {
     net::awaitable<bool> respond(Stream& sock, const StubResponse& resp) {
         const bool chunked = !resp.content_length;
         std::string head = "HTTP/1.1 " + std::to_string(resp.status) + " " + reason_for(resp.status)
-            + "\r\nContent-Type: " + resp.content_type + "\r\nConnection: close\r\n";
+                           + "\r\nContent-Type: " + resp.content_type + "\r\nConnection: close\r\n";
         for (const auto& [k, v] : resp.headers) {
             head += k + ": " + v + "\r\n";
         }
@@ -292,8 +306,8 @@ struct StubProvider::impl {
                 co_return true;
             }
         }
-        const std::size_t step = resp.chunk_size == 0 ? std::max<std::size_t>(body.size(), 1)
-                                                      : resp.chunk_size;
+        const std::size_t step =
+            resp.chunk_size == 0 ? std::max<std::size_t>(body.size(), 1) : resp.chunk_size;
         for (std::size_t off = 0; off < body.size(); off += step) {
             if (!co_await send(body.substr(off, step))) {
                 co_return true;
@@ -341,7 +355,8 @@ struct StubProvider::impl {
 };
 
 StubProvider::StubProvider()
-    : StubProvider(StubOptions{}) {}
+    : StubProvider(StubOptions{}) {
+}
 
 StubProvider::StubProvider(StubOptions options)
     : impl_(std::make_shared<impl>()) {
@@ -443,7 +458,8 @@ std::string StubProvider::sse_from_data_lines(std::string_view lines) {
 
 std::string StubProvider::terminated_sse(std::string body) {
     const auto ends_with = [&](std::string_view tail) {
-        return body.size() >= tail.size() && body.compare(body.size() - tail.size(), tail.size(), tail) == 0;
+        return body.size() >= tail.size()
+               && body.compare(body.size() - tail.size(), tail.size(), tail) == 0;
     };
     if (!(ends_with("\n\n") || ends_with("\r\n\r\n") || ends_with("\r\r"))) {
         body += ends_with("\n") ? "\n" : "\n\n";

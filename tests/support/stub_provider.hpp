@@ -23,16 +23,16 @@ enum class StubFlood : std::uint8_t {
 /// cut at `chunk_size` byte boundaries (0: one piece), each piece after `pace`.
 /// The connection is closed after the response (`Connection: close`).
 struct StubResponse {
-    unsigned status{200};                                      ///< HTTP status
+    unsigned status{200};                                       ///< HTTP status
     std::vector<std::pair<std::string, std::string>> headers{}; ///< extra headers
-    std::string content_type{"text/event-stream"};             ///< Content-Type
-    std::string body{};                                        ///< bytes sent as the body
-    std::size_t chunk_size{0};                                 ///< split the body (0: whole)
-    std::chrono::milliseconds pace{0};                         ///< sleep before each piece
-    StubFlood flood{StubFlood::none};                          ///< stream deltas forever after body
-    std::size_t flood_delta_bytes{64};                         ///< text bytes in one flood delta
-    bool content_length{false}; ///< send Content-Length instead of chunked encoding
-    bool truncate{false};       ///< close the socket after the body without the final chunk
+    std::string content_type{"text/event-stream"};              ///< Content-Type
+    std::string body{};                                         ///< bytes sent as the body
+    std::size_t chunk_size{0};                                  ///< split the body (0: whole)
+    std::chrono::milliseconds pace{0};                          ///< sleep before each piece
+    StubFlood flood{StubFlood::none};  ///< stream deltas forever after body
+    std::size_t flood_delta_bytes{64}; ///< text bytes in one flood delta
+    bool content_length{false};        ///< send Content-Length instead of chunked encoding
+    bool truncate{false};              ///< close the socket after the body without the final chunk
 };
 
 /// A request the stub received.

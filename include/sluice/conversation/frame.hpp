@@ -32,21 +32,21 @@ std::size_t json_wire_bytes(const boost::json::object& o) noexcept;
 
 /// What a user (or other) row is, for the turn scan; classified once when a frame is built.
 enum class FrameRole : std::uint8_t {
-    other,            ///< assistant, result, system rows other than a compact boundary
-    prompt,           ///< a user row with text a person typed
-    command,          ///< a user row with a slash command (`<command-name>`) or `!` bash input
-    image,            ///< a user row with images and no typed text
-    continuation,     ///< the compaction continuation prompt ("This session is being continued…")
-    tool_result,      ///< a user row carrying tool_result blocks
-    note,             ///< meta rows, envelopes (`<…>`), interrupt markers, caveats, malformed rows
+    other,        ///< assistant, result, system rows other than a compact boundary
+    prompt,       ///< a user row with text a person typed
+    command,      ///< a user row with a slash command (`<command-name>`) or `!` bash input
+    image,        ///< a user row with images and no typed text
+    continuation, ///< the compaction continuation prompt ("This session is being continued…")
+    tool_result,  ///< a user row carrying tool_result blocks
+    note,         ///< meta rows, envelopes (`<…>`), interrupt markers, caveats, malformed rows
     compact_boundary, ///< a `system` row with subtype `compact_boundary`
 };
 
 /// The facts of a frame the turn scan reads (no JSON access needed after construction).
 struct TurnFacts {
-    FrameRole role{FrameRole::other}; ///< the row's role
-    bool subagent{};                  ///< `isSidechain` or a non-null `parent_tool_use_id`
-    bool tool_call{};                 ///< an assistant row with a tool_use block
+    FrameRole role{FrameRole::other};       ///< the row's role
+    bool subagent{};                        ///< `isSidechain` or a non-null `parent_tool_use_id`
+    bool tool_call{};                       ///< an assistant row with a tool_use block
     std::vector<std::string> skill_calls{}; ///< ids of `Skill` tool_use blocks (assistant rows)
     std::vector<std::string> results_for{}; ///< tool_use ids answered (tool_result rows)
 };

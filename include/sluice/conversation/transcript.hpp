@@ -1,4 +1,5 @@
-// Transcript: one append-only JSONL file per seat, a sidecar index, windows and pages read from the end.
+// Transcript: one append-only JSONL file per seat, a sidecar index, windows and pages read from the
+// end.
 #pragma once
 
 #include <sluice/conversation/frame.hpp>
@@ -22,8 +23,8 @@ inline constexpr std::uint64_t TRANSCRIPT_CHECKPOINT_FRAMES = 1024;
 
 /// How a transcript is opened.
 struct TranscriptOptions {
-    bool read_only{false};   ///< never create, truncate, append or write the index
-    bool write_index{true};  ///< keep the sidecar index (`<file>.sidx`) up to date
+    bool read_only{false};  ///< never create, truncate, append or write the index
+    bool write_index{true}; ///< keep the sidecar index (`<file>.sidx`) up to date
     /// Called now and then during a scan over the whole file: (bytes done, bytes total).
     std::function<void(std::uint64_t, std::uint64_t)> progress{};
 };
@@ -54,14 +55,14 @@ public:
     /// Opens (or, unless read-only, creates) the transcript at `path`.
     /// @return the transcript; `errc::not_found` (missing, read-only), `errc::bad_request` (not a
     /// regular file), `errc::io_error`.
-    static boost::system::result<Transcript> open(std::filesystem::path path,
-                                                  TranscriptOptions options = {});
+    static boost::system::result<Transcript>
+    open(std::filesystem::path path, TranscriptOptions options = {});
 
-    Transcript(Transcript&& other) noexcept;             ///< moves the file and its state
-    Transcript& operator=(Transcript&& other) noexcept;  ///< moves the file and its state
-    Transcript(const Transcript&) = delete;              ///< single owner
-    Transcript& operator=(const Transcript&) = delete;   ///< single owner
-    ~Transcript();                                       ///< closes (does not sync)
+    Transcript(Transcript&& other) noexcept;            ///< moves the file and its state
+    Transcript& operator=(Transcript&& other) noexcept; ///< moves the file and its state
+    Transcript(const Transcript&) = delete;             ///< single owner
+    Transcript& operator=(const Transcript&) = delete;  ///< single owner
+    ~Transcript();                                      ///< closes (does not sync)
 
     /// Appends a frame (its compact JSON and a newline). Frames are appended before they are
     /// published; durability comes with `sync`. @return `errc::bad_request` for a non-frame row,
@@ -103,9 +104,10 @@ public:
     /// the nearest checkpoint: O(page). The oldest turn may start mid-turn when the byte bound
     /// binds; the cursor is then that frame. Never a gap, never a silent empty page: an empty
     /// page means nothing is older. @return errors as `load_window`.
-    boost::system::result<Page> page(std::uint64_t before,
-                                     std::size_t max_turns = SUBSCRIBE_TURNS,
-                                     std::uint64_t max_bytes = CONVERSATION_CAP_BYTES);
+    boost::system::result<Page> page(
+        std::uint64_t before,
+        std::size_t max_turns = SUBSCRIBE_TURNS,
+        std::uint64_t max_bytes = CONVERSATION_CAP_BYTES);
 
     /// Every turn opening (positions), by a full forward scan: O(file).
     boost::system::result<std::vector<std::uint64_t>> openings();
@@ -142,7 +144,7 @@ private:
     std::uint64_t frames_{};
     std::uint64_t lines_{};
     std::uint64_t torn_bytes_{};
-    bool open_tail_{}; // read-only: the last row is complete but has no newline
+    bool open_tail_{};                    // read-only: the last row is complete but has no newline
     std::vector<Checkpoint> checkpoints_; // ascending positions
     std::vector<Checkpoint> openings_;    // known turn openings (index), ascending
     std::vector<char> pending_index_;     // index records not yet written

@@ -55,8 +55,8 @@ struct Shed {
 
 /// A frame as a window holds it: the frame and whether it opens a turn.
 struct HeldFrame {
-    FramePtr frame;  ///< the frame
-    bool opens{};    ///< whether it opens a turn
+    FramePtr frame; ///< the frame
+    bool opens{};   ///< whether it opens a turn
 };
 
 /// The one cut of DESIGN.md over `held` (oldest first): @return the index of the first frame
@@ -77,8 +77,8 @@ struct PageTurn {
 
 /// A page of history: turns oldest first, and the cursor to ask for older (none at the start).
 struct Page {
-    std::vector<PageTurn> turns;          ///< the turns, oldest first
-    std::optional<std::uint64_t> cursor;  ///< position to pass as `before` for older turns
+    std::vector<PageTurn> turns;         ///< the turns, oldest first
+    std::optional<std::uint64_t> cursor; ///< position to pass as `before` for older turns
 };
 
 /// The newest part of one conversation, in the conversation's own numbering.
@@ -97,8 +97,8 @@ public:
 
     /// A window restored from a transcript: `held` starts at position `first`; `scan` is the
     /// turn scan's state after the newest held frame, so live appends continue it.
-    static Window restore(Budget budget, std::uint64_t first, std::deque<HeldFrame> held,
-                          TurnScan scan);
+    static Window
+    restore(Budget budget, std::uint64_t first, std::deque<HeldFrame> held, TurnScan scan);
 
     /// Appends the next frame, deciding with the window's scan whether it opens a turn; cuts
     /// when past cap + slack on either axis. @return what the cut shed (zero if none).
@@ -140,8 +140,9 @@ public:
     /// The newest `max_turns` turns before `before` (default: the end), or all the window holds
     /// below it. @return nullopt when `before` is at or below the floor and older frames exist:
     /// ask the transcript (`Transcript::page`).
-    std::optional<Page> page(std::optional<std::uint64_t> before = std::nullopt,
-                             std::size_t max_turns = SUBSCRIBE_TURNS) const;
+    std::optional<Page> page(
+        std::optional<std::uint64_t> before = std::nullopt,
+        std::size_t max_turns = SUBSCRIBE_TURNS) const;
 
     /// The turn scan's state after the newest frame.
     const TurnScan& scan() const noexcept { return scan_; }

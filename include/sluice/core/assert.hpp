@@ -1,4 +1,5 @@
-// Assertions: SLUICE_ASSERT (debug only) for bugs, SLUICE_INVARIANT (always on) for broken promises.
+// Assertions: SLUICE_ASSERT (debug only) for bugs, SLUICE_INVARIANT (always on) for broken
+// promises.
 #pragma once
 
 namespace sluice::detail {

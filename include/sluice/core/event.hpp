@@ -1,4 +1,5 @@
-// StreamEvent: the events of an agent's turn, in three families (llm, session, agent), and their JSON.
+// StreamEvent: the events of an agent's turn, in three families (llm, session, agent), and their
+// JSON.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -39,8 +40,8 @@ struct ToolUseDelta {
 
 /// Semantic: a complete tool call.
 struct ToolUse {
-    std::string tool_name;   ///< the tool's name
-    std::string tool_id;     ///< the provider's id of this call
+    std::string tool_name;    ///< the tool's name
+    std::string tool_id;      ///< the provider's id of this call
     boost::json::value input; ///< the parsed input object
 };
 
@@ -90,7 +91,7 @@ enum class Outcome : std::uint8_t {
 
 /// Semantic: the turn failed; `Done` follows.
 struct Error {
-    std::string message{};              ///< one line, for a person
+    std::string message{};            ///< one line, for a person
     Outcome outcome{Outcome::failed}; ///< how it ended
 };
 

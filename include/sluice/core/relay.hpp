@@ -34,11 +34,12 @@ class RelayReceiver;
 /// @param turn cancelled when the receiver is destroyed before the relay's input ended.
 /// @param limits the byte policy's limits (the seed's constants by default).
 /// @return the producer's end and the caller's end.
-[[nodiscard]] std::pair<RelaySender, RelayReceiver> make_stream_relay(
-    CancellationToken turn, RelayLimits limits = {});
+[[nodiscard]] std::pair<RelaySender, RelayReceiver>
+make_stream_relay(CancellationToken turn, RelayLimits limits = {});
 
 namespace detail {
 struct RelayState;
+
 /// A waiter parked by an asynchronous receive; completed exactly once, by whoever unparks it.
 class RelayWaiter {
 public:
@@ -76,7 +77,10 @@ public:
 
 private:
     friend std::pair<RelaySender, RelayReceiver> make_stream_relay(CancellationToken, RelayLimits);
-    explicit RelaySender(std::shared_ptr<detail::RelayState> s) noexcept : state_(std::move(s)) {}
+
+    explicit RelaySender(std::shared_ptr<detail::RelayState> s) noexcept
+        : state_(std::move(s)) {}
+
     std::shared_ptr<detail::RelayState> state_;
 };
 

@@ -25,7 +25,9 @@ template <class Handler, class Executor>
 class RelayNextOp : public std::enable_shared_from_this<RelayNextOp<Handler, Executor>> {
 public:
     RelayNextOp(RelayReceiver& rx, Handler h, Executor ex)
-        : rx_(rx), handler_(std::move(h)), work_(std::move(ex)) {}
+        : rx_(rx)
+        , handler_(std::move(h))
+        , work_(std::move(ex)) {}
 
     void start() {
         auto slot = boost::asio::get_associated_cancellation_slot(handler_);
@@ -42,12 +44,15 @@ public:
 
 private:
     struct Wake : RelayWaiter {
-        explicit Wake(std::shared_ptr<RelayNextOp> op) : op_(std::move(op)) {}
+        explicit Wake(std::shared_ptr<RelayNextOp> op)
+            : op_(std::move(op)) {}
+
         // Called with the relay's lock released, from the producer's thread.
         void ready() override {
             auto op = std::move(op_);
             boost::asio::post(op->work_.get_executor(), [op] { op->attempt(false); });
         }
+
         std::shared_ptr<RelayNextOp> op_;
     };
 
@@ -67,9 +72,9 @@ private:
         }
         if (initiating) {
             auto self = this->shared_from_this();
-            boost::asio::post(
-                work_.get_executor(),
-                [self, e = std::move(ev)]() mutable { self->finish({}, std::move(e)); });
+            boost::asio::post(work_.get_executor(), [self, e = std::move(ev)]() mutable {
+                self->finish({}, std::move(e));
+            });
             return;
         }
         finish({}, std::move(ev));

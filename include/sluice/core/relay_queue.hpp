@@ -1,4 +1,5 @@
-// RelayQueue: the relay's byte policy — a lossy preview lane and a lossless semantic lane, sans-I/O.
+// RelayQueue: the relay's byte policy — a lossy preview lane and a lossless semantic lane,
+// sans-I/O.
 #pragma once
 
 #include <sluice/core/event.hpp>

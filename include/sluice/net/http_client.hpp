@@ -43,8 +43,8 @@ struct HttpOptions {
     /// Attempts in all (1: no retry). Retried: connect failures, 408, 429 and 5xx, always
     /// before any body byte reached the caller.
     unsigned max_attempts{4};
-    std::chrono::milliseconds backoff_initial{500}; ///< first retry delay (doubled each time)
-    std::chrono::milliseconds backoff_max{8'000};   ///< cap on a computed delay
+    std::chrono::milliseconds backoff_initial{500};    ///< first retry delay (doubled each time)
+    std::chrono::milliseconds backoff_max{8'000};      ///< cap on a computed delay
     std::chrono::milliseconds retry_after_max{60'000}; ///< cap on a server's Retry-After
     /// Proxy URL; nullopt: from HTTPS_PROXY / HTTP_PROXY / NO_PROXY (either case); "": none.
     std::optional<std::string> proxy{};
@@ -57,10 +57,10 @@ struct HttpOptions {
 
 /// A response's status and headers; for a non-2xx status also its (capped) body.
 struct HttpResponse {
-    unsigned status{};      ///< HTTP status code
-    HttpHeaders headers{};  ///< response headers
-    std::string body{};     ///< non-2xx only: the body, up to max_error_body bytes
-    unsigned attempts{};    ///< attempts made
+    unsigned status{};     ///< HTTP status code
+    HttpHeaders headers{}; ///< response headers
+    std::string body{};    ///< non-2xx only: the body, up to max_error_body bytes
+    unsigned attempts{};   ///< attempts made
 
     /// The first header named `name` (case-insensitive), or "".
     [[nodiscard]] std::string header(std::string_view name) const;
@@ -97,13 +97,13 @@ public:
     /// not an error: check `status`. Exceptions thrown by `on_body` propagate.
     /// @par Lifetime
     /// The client must outlive the awaited operation; the arguments are copied into it.
-    boost::asio::awaitable<boost::system::result<HttpResponse>> request(
-        HttpRequest req, CancellationToken cancel, BodyCallback on_body);
+    boost::asio::awaitable<boost::system::result<HttpResponse>>
+    request(HttpRequest req, CancellationToken cancel, BodyCallback on_body);
 
     /// As `request`, run to completion on a private io_context on the calling thread (for the
     /// CLI and other plain-thread callers; never call it on an I/O thread).
-    boost::system::result<HttpResponse> request_blocking(
-        HttpRequest req, CancellationToken cancel, BodyCallback on_body);
+    boost::system::result<HttpResponse>
+    request_blocking(HttpRequest req, CancellationToken cancel, BodyCallback on_body);
 
     /// One line explaining the last error `request` returned.
     [[nodiscard]] std::string error_message() const;

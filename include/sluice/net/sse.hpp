@@ -14,9 +14,9 @@ namespace sluice::sse {
 
 /// One dispatched event.
 struct Event {
-    std::string type{"message"};        ///< the `event:` field, "message" when absent
-    std::string data{};                 ///< `data:` lines joined by "\n" (no trailing newline)
-    std::string id{};                   ///< the last event id seen so far in the stream
+    std::string type{"message"};          ///< the `event:` field, "message" when absent
+    std::string data{};                   ///< `data:` lines joined by "\n" (no trailing newline)
+    std::string id{};                     ///< the last event id seen so far in the stream
     std::optional<std::uint64_t> retry{}; ///< a `retry:` value given in this event, if any
 };
 
@@ -58,10 +58,10 @@ private:
     void dispatch(std::vector<Event>& out);
 
     Limits limits_;
-    std::string line_;        // a line split across feeds
-    std::string data_;        // the event being built
-    std::string type_;        // its `event:` field
-    std::string last_id_;     // the stream's last event id
+    std::string line_;    // a line split across feeds
+    std::string data_;    // the event being built
+    std::string type_;    // its `event:` field
+    std::string last_id_; // the stream's last event id
     std::optional<std::uint64_t> retry_;
     bool have_data_{false};   // a data field was seen (even an empty one)
     bool fields_seen_{false}; // any field of the pending event (for has_partial)

@@ -59,7 +59,8 @@ public:
     /// Starts a turn with `prompt` and returns at once. If a turn is running, this one waits
     /// for it (FIFO). Cancelling `cancel` ends the turn with State::cancelled (a running
     /// provider connection is closed, tool processes killed, an agent process interrupted).
-    virtual void start_turn(std::string prompt, CancellationToken cancel, std::shared_ptr<TurnSink> sink) = 0;
+    virtual void
+    start_turn(std::string prompt, CancellationToken cancel, std::shared_ptr<TurnSink> sink) = 0;
 
     /// "builtin" | "process".
     [[nodiscard]] virtual std::string kind() const = 0;
@@ -82,7 +83,7 @@ public:
 /// process starts with the first turn and ends with the agent; its pipes are stream
 /// descriptors on `ex` and its exit is observed there (pidfd).
 /// @param ex as for make_builtin_agent.
-[[nodiscard]] std::unique_ptr<Agent> make_process_agent(
-    boost::asio::any_io_executor ex, ProcessAgentConfig config);
+[[nodiscard]] std::unique_ptr<Agent>
+make_process_agent(boost::asio::any_io_executor ex, ProcessAgentConfig config);
 
 } // namespace sluice::runtime

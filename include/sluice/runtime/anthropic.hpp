@@ -29,12 +29,12 @@ inline constexpr const char* ANTHROPIC_API_VERSION = "2023-06-01";
 /// @param config key from `api_key` or $ANTHROPIC_API_KEY; base URL as above.
 /// @param http client settings (timeouts, retries, proxy).
 /// @throws std::invalid_argument when no API key is configured.
-std::unique_ptr<Provider> make_anthropic_provider(
-    const ProviderConfig& config, transport::HttpOptions http = {});
+std::unique_ptr<Provider>
+make_anthropic_provider(const ProviderConfig& config, transport::HttpOptions http = {});
 
 /// The JSON body of a Messages API streaming request (exposed for tests).
-[[nodiscard]] boost::json::object anthropic_request_body(
-    const ProviderRequest& request, std::string_view default_model);
+[[nodiscard]] boost::json::object
+anthropic_request_body(const ProviderRequest& request, std::string_view default_model);
 
 /// Sans-I/O: decodes a whole Messages SSE body (fed in `chunk`-byte pieces) into events on
 /// `sink` and the response summary, exactly as the provider does with a live stream.

@@ -22,7 +22,8 @@ namespace sluice::runtime {
 /// `claude -p --output-format stream-json --verbose`:
 /// - `assistant`: `{"type":"assistant","message":{"id","type":"message","role":"assistant",
 ///   "model","content":[thinking{thinking,signature} | redacted_thinking{data} | text |
-///   tool_use{id,name,input}],"stop_reason","usage"},"parent_tool_use_id":null,"session_id","uuid"}`
+///   tool_use{id,name,input}],"stop_reason","usage"},"parent_tool_use_id":null,"session_id",
+///   "uuid"}`
 ///   — one row per assistant message, from `MessageHistory` (lossless; text previews are not used);
 /// - `user` tool_result: one row per result, from `ToolResult` (or from history if missed);
 /// - `system` subtype `notice`: from `Notice`;
@@ -58,7 +59,8 @@ private:
     boost::json::object envelope(std::string_view type);
     void rows_from_history(const session::MessageHistory& h, std::vector<boost::json::object>& out);
     boost::json::object assistant_row(const boost::json::value& message);
-    boost::json::object tool_result_row(std::string tool_use_id, boost::json::value content, bool is_error);
+    boost::json::object
+    tool_result_row(std::string tool_use_id, boost::json::value content, bool is_error);
     boost::json::object result_row();
     std::size_t block_index_for(int kind, const std::string& tool_id);
 
@@ -83,7 +85,7 @@ private:
 /// Rebuilds provider history (Anthropic shape) from frames of a seat: user prompt rows,
 /// assistant rows (consecutive rows of one message id merged), user tool_result rows; result,
 /// system, stream_event and sub-agent rows (`parent_tool_use_id` set) are skipped.
-[[nodiscard]] std::vector<boost::json::value> messages_from_rows(
-    const std::vector<boost::json::object>& rows);
+[[nodiscard]] std::vector<boost::json::value>
+messages_from_rows(const std::vector<boost::json::object>& rows);
 
 } // namespace sluice::runtime

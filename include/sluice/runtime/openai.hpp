@@ -30,8 +30,8 @@ inline constexpr const char* OPENAI_DEFAULT_MODEL = "gpt-4o-mini";
 /// a chunk (`error` field) or an `event: error` end the response with errc::provider_error.
 /// @param config key from `api_key` or $OPENAI_API_KEY; base URL as above.
 /// @param http client settings (timeouts, retries, proxy).
-std::unique_ptr<Provider> make_openai_provider(
-    const ProviderConfig& config, transport::HttpOptions http = {});
+std::unique_ptr<Provider>
+make_openai_provider(const ProviderConfig& config, transport::HttpOptions http = {});
 
 /// Translates an Anthropic-shaped history (see ProviderRequest) into Chat Completions messages:
 /// system first; tool_result blocks become `tool` messages (before the user's own text);

@@ -1,4 +1,5 @@
-// ProcessAgent settings: an agent CLI speaking stream-json on stdio (e.g. Claude Code), hosted by sluice.
+// ProcessAgent settings: an agent CLI speaking stream-json on stdio (e.g. Claude Code), hosted by
+// sluice.
 #pragma once
 
 #include <chrono>
@@ -25,11 +26,11 @@ struct ProcessAgentConfig {
     /// "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
     /// "--include-partial-messages"}.
     std::vector<std::string> argv;
-    std::string working_dir{"."};                      ///< the process's working directory
-    std::size_t max_line_bytes{32 * 1024 * 1024};      ///< a longer stdout line fails the turn
-    bool control_interrupt{true};                      ///< cancel by a control_request interrupt first
-    std::chrono::milliseconds interrupt_grace{3'000};  ///< wait this long for the interrupted result
-    std::chrono::milliseconds terminate_grace{2'000};  ///< SIGTERM → SIGKILL
+    std::string working_dir{"."};                 ///< the process's working directory
+    std::size_t max_line_bytes{32 * 1024 * 1024}; ///< a longer stdout line fails the turn
+    bool control_interrupt{true};                 ///< cancel by a control_request interrupt first
+    std::chrono::milliseconds interrupt_grace{3'000}; ///< wait this long for the interrupted result
+    std::chrono::milliseconds terminate_grace{2'000}; ///< SIGTERM → SIGKILL
 
     /// argv running `command` through `/bin/sh -c "exec <command>"` (a configured command line).
     [[nodiscard]] static std::vector<std::string> shell_argv(const std::string& command);

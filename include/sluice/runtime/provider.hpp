@@ -20,8 +20,8 @@ namespace sluice::runtime {
 
 /// A tool the model may call, as offered in a request.
 struct ToolSpec {
-    std::string name;               ///< tool name
-    std::string description;        ///< what it does, for the model
+    std::string name;                ///< tool name
+    std::string description;         ///< what it does, for the model
     boost::json::value input_schema; ///< JSON Schema of its input object
 };
 
@@ -29,11 +29,11 @@ struct ToolSpec {
 /// text, thinking{thinking, signature}, redacted_thinking{data}, tool_use{id, name, input},
 /// tool_result{tool_use_id, content, is_error}); other providers translate from it.
 struct ProviderRequest {
-    std::string model;                          ///< model id
-    std::string system;                         ///< system prompt (may be empty)
-    std::vector<boost::json::value> messages;   ///< the conversation so far
-    std::vector<ToolSpec> tools;                ///< tools offered (may be empty)
-    std::uint32_t max_tokens{8192};             ///< output cap
+    std::string model;                            ///< model id
+    std::string system;                           ///< system prompt (may be empty)
+    std::vector<boost::json::value> messages;     ///< the conversation so far
+    std::vector<ToolSpec> tools;                  ///< tools offered (may be empty)
+    std::uint32_t max_tokens{8192};               ///< output cap
     std::optional<std::uint32_t> thinking_budget; ///< extended thinking budget, if enabled
 };
 
@@ -51,8 +51,8 @@ enum class StopReason : std::uint8_t {
 struct ProviderResponse {
     StopReason stop_reason{StopReason::end_turn}; ///< why it ended
     std::string stop_reason_text;                 ///< the provider's own word for it
-    boost::json::value assistant_message;         ///< the assembled assistant message (Anthropic shape)
-    session::Usage usage;                         ///< token usage reported
+    boost::json::value assistant_message; ///< the assembled assistant message (Anthropic shape)
+    session::Usage usage;                 ///< token usage reported
 };
 
 /// Receives the events of a response as they stream: previews (Text, Thinking, ToolUseDelta)
@@ -76,8 +76,8 @@ public:
     /// The provider and `request` must outlive the awaited operation.
     /// @return the response summary, or an error (sluice::errc, with `error_message` set):
     ///   unreachable, 401, 404 model, malformed stream, provider `error` event, cancelled.
-    virtual boost::asio::awaitable<boost::system::result<ProviderResponse>> stream(
-        const ProviderRequest& request, CancellationToken cancel, EventSink sink) = 0;
+    virtual boost::asio::awaitable<boost::system::result<ProviderResponse>>
+    stream(const ProviderRequest& request, CancellationToken cancel, EventSink sink) = 0;
 
     /// A one-line human explanation of the last error returned by `stream`.
     [[nodiscard]] virtual std::string error_message() const = 0;

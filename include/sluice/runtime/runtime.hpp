@@ -21,16 +21,16 @@ namespace sluice::runtime {
 
 /// How a runtime (and the builtin agent) is configured.
 struct RuntimeConfig {
-    ProviderConfig provider;                       ///< which provider to build
-    std::string model;                             ///< empty: provider.model, then the provider's default
-    std::string system_prompt;                     ///< the system prompt (may be empty)
-    std::vector<std::string> tools;                ///< enabled built-in tools ("bash", "read_file", "echo")
-    std::string working_dir{"."};                  ///< where tools run
-    std::uint32_t max_rounds{16};                  ///< provider responses per turn at most
-    std::size_t max_tool_output{64 * 1024};        ///< bytes of one tool's output kept and streamed
+    ProviderConfig provider;        ///< which provider to build
+    std::string model;              ///< empty: provider.model, then the provider's default
+    std::string system_prompt;      ///< the system prompt (may be empty)
+    std::vector<std::string> tools; ///< enabled built-in tools ("bash", "read_file", "echo")
+    std::string working_dir{"."};   ///< where tools run
+    std::uint32_t max_rounds{16};   ///< provider responses per turn at most
+    std::size_t max_tool_output{64 * 1024}; ///< bytes of one tool's output kept and streamed
     std::chrono::milliseconds tool_timeout{120'000}; ///< one tool run at most
-    std::uint32_t max_tokens{8192};                ///< output cap per response
-    std::optional<std::uint32_t> thinking_budget;  ///< extended thinking budget, if enabled
+    std::uint32_t max_tokens{8192};                  ///< output cap per response
+    std::optional<std::uint32_t> thinking_budget;    ///< extended thinking budget, if enabled
 };
 
 /// Runs turns: each turn streams provider responses, runs the tools they ask for, and repeats
@@ -86,8 +86,8 @@ public:
     ///   connection, kills tool processes and ends the turn with Error{cancelled} and Done.
     /// @return the caller's end of the turn's relay (read it with `async_next`, or with the
     ///   blocking `next` from a thread that is not the executor's).
-    [[nodiscard]] RelayReceiver run_stream_with_messages(
-        std::vector<boost::json::value> messages, CancellationToken cancel);
+    [[nodiscard]] RelayReceiver
+    run_stream_with_messages(std::vector<boost::json::value> messages, CancellationToken cancel);
 
     /// Waits until no turn runs; false if one still runs after `timeout`. For callers on plain
     /// threads: called on the executor's only thread it would wait for itself.
@@ -104,6 +104,7 @@ private:
 
 /// Normalizes provider history: merges adjacent messages of the same role and answers every
 /// tool_use that has no tool_result with an error tool_result, so a cut turn can continue.
-[[nodiscard]] std::vector<boost::json::value> repair_history(std::vector<boost::json::value> messages);
+[[nodiscard]] std::vector<boost::json::value>
+repair_history(std::vector<boost::json::value> messages);
 
 } // namespace sluice::runtime

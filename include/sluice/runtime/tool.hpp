@@ -17,9 +17,9 @@ namespace sluice::runtime {
 
 /// What a tool run may use, and where its output goes while it runs.
 struct ToolContext {
-    CancellationToken cancel;                        ///< cancelled: stop at once (kill processes)
-    std::chrono::milliseconds timeout{30'000};       ///< give up (and kill) after this long
-    std::size_t max_output{64 * 1024};               ///< most output bytes kept and streamed
+    CancellationToken cancel;                  ///< cancelled: stop at once (kill processes)
+    std::chrono::milliseconds timeout{30'000}; ///< give up (and kill) after this long
+    std::size_t max_output{64 * 1024};         ///< most output bytes kept and streamed
     /// Raw output as it arrives (may be empty); called on the running coroutine's executor.
     std::function<void(std::string_view)> on_output;
 };

@@ -29,8 +29,8 @@ struct ToolOptions {
 
 /// Builds the named built-in tools ("bash", "read_file", "echo").
 /// @throws std::invalid_argument on an unknown name.
-[[nodiscard]] std::vector<std::shared_ptr<Tool>> make_tools(
-    const std::vector<std::string>& names, const ToolOptions& options);
+[[nodiscard]] std::vector<std::shared_ptr<Tool>>
+make_tools(const std::vector<std::string>& names, const ToolOptions& options);
 
 /// Splits a comma-separated list ("bash,read_file") into names, dropping empty items.
 [[nodiscard]] std::vector<std::string> split_tool_list(const std::string& list);

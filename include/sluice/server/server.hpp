@@ -16,13 +16,13 @@ namespace sluice::server {
 
 /// Listener and protocol settings.
 struct ServerConfig {
-    std::string listen{"127.0.0.1:8420"};               ///< address:port (port 0: any free port)
-    std::string token;                                   ///< bearer token; required off loopback
-    std::size_t max_connections{20'000};                 ///< more are answered 503 and closed
-    std::size_t max_body_bytes{1024 * 1024};             ///< larger bodies get 413
-    std::chrono::milliseconds header_timeout{10'000};    ///< slow-header guard (first request)
-    std::chrono::milliseconds idle_timeout{60'000};      ///< keep-alive idle limit
-    std::chrono::milliseconds heartbeat{15'000};         ///< SSE comment / WS ping interval
+    std::string listen{"127.0.0.1:8420"};             ///< address:port (port 0: any free port)
+    std::string token;                                ///< bearer token; required off loopback
+    std::size_t max_connections{20'000};              ///< more are answered 503 and closed
+    std::size_t max_body_bytes{1024 * 1024};          ///< larger bodies get 413
+    std::chrono::milliseconds header_timeout{10'000}; ///< slow-header guard (first request)
+    std::chrono::milliseconds idle_timeout{60'000};   ///< keep-alive idle limit
+    std::chrono::milliseconds heartbeat{15'000};      ///< SSE comment / WS ping interval
 };
 
 /// The HTTP front of a hub.

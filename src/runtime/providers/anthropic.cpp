@@ -1,10 +1,9 @@
 // The Anthropic provider: request body, and the Messages stream's events assembled into
 // StreamEvents and an assistant message.
-#include <sluice/runtime/anthropic.hpp>
+#include "sse_request.hpp"
 
 #include <sluice/core/error.hpp>
-
-#include "sse_request.hpp"
+#include <sluice/runtime/anthropic.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -125,7 +124,8 @@ public:
             }
             content.emplace_back(std::move(b.block));
         }
-        out.assistant_message = json::object{{"role", "assistant"}, {"content", std::move(content)}};
+        out.assistant_message =
+            json::object{{"role", "assistant"}, {"content", std::move(content)}};
         out.usage = usage_;
         return out;
     }
@@ -332,8 +332,8 @@ private:
             json::serialize(anthropic_request_body(request, model_))};
     }
 
-    [[nodiscard]] std::unique_ptr<detail::StreamAssembler> assembler(
-        const EventSink& sink, Failure& failure) const override {
+    [[nodiscard]] std::unique_ptr<detail::StreamAssembler>
+    assembler(const EventSink& sink, Failure& failure) const override {
         return std::make_unique<MessageAssembler>(sink, failure);
     }
 
@@ -344,7 +344,8 @@ private:
 
 } // namespace
 
-json::object anthropic_request_body(const ProviderRequest& request, std::string_view default_model) {
+json::object
+anthropic_request_body(const ProviderRequest& request, std::string_view default_model) {
     json::object body;
     body["model"] = request.model.empty() ? default_model : std::string_view(request.model);
     std::uint32_t max_tokens = request.max_tokens;
@@ -353,7 +354,8 @@ json::object anthropic_request_body(const ProviderRequest& request, std::string_
         if (max_tokens <= *request.thinking_budget) {
             max_tokens = *request.thinking_budget + request.max_tokens;
         }
-        body["thinking"] = json::object{{"type", "enabled"}, {"budget_tokens", *request.thinking_budget}};
+        body["thinking"] =
+            json::object{{"type", "enabled"}, {"budget_tokens", *request.thinking_budget}};
     }
     body["max_tokens"] = max_tokens;
     body["stream"] = true;
@@ -369,18 +371,23 @@ json::object anthropic_request_body(const ProviderRequest& request, std::string_
         json::array tools;
         for (const auto& t : request.tools) {
             tools.push_back(json::object{
-                {"name", t.name}, {"description", t.description}, {"input_schema", t.input_schema}});
+                {"name", t.name},
+                {"description", t.description},
+                {"input_schema", t.input_schema}});
         }
         body["tools"] = std::move(tools);
     }
     return body;
 }
 
-std::unique_ptr<Provider> make_anthropic_provider(
-    const ProviderConfig& config, transport::HttpOptions http) {
+std::unique_ptr<Provider>
+make_anthropic_provider(const ProviderConfig& config, transport::HttpOptions http) {
     auto settings = detail::settings_of(
         config,
-        {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MODEL});
+        {"ANTHROPIC_API_KEY",
+         "ANTHROPIC_BASE_URL",
+         ANTHROPIC_DEFAULT_BASE_URL,
+         ANTHROPIC_DEFAULT_MODEL});
     if (settings.key.empty()) {
         throw std::invalid_argument(
             "anthropic: no API key: set ANTHROPIC_API_KEY (or pass a key in the configuration)");

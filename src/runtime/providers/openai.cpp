@@ -1,10 +1,9 @@
 // The OpenAI Chat Completions provider: history translation, request body, and the stream's
 // chunks assembled into StreamEvents and an (Anthropic-shaped) assistant message.
-#include <sluice/runtime/openai.hpp>
+#include "sse_request.hpp"
 
 #include <sluice/core/error.hpp>
-
-#include "sse_request.hpp"
+#include <sluice/runtime/openai.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -60,7 +59,8 @@ public:
         }
         const auto* err = obj.if_contains("error");
         if (ev.type == "error" || (err != nullptr && !err->is_null())) {
-            failure_.set(errc::provider_error, "openai: stream error: " + detail::error_text(ev.data));
+            failure_.set(
+                errc::provider_error, "openai: stream error: " + detail::error_text(ev.data));
             return EventVerdict::stop;
         }
         if (const auto m = string_of(obj, "model"); !m.empty()) {
@@ -70,7 +70,8 @@ public:
             const auto& uo = u->get_object();
             usage_.input = count_of(uo, "prompt_tokens");
             usage_.output = count_of(uo, "completion_tokens");
-            if (const auto* d = uo.if_contains("prompt_tokens_details"); d != nullptr && d->is_object()) {
+            if (const auto* d = uo.if_contains("prompt_tokens_details");
+                d != nullptr && d->is_object()) {
                 usage_.cache_read = count_of(d->get_object(), "cached_tokens");
             }
         }
@@ -122,15 +123,20 @@ public:
                     }
                     sink_(session::Notice{
                         "openai: the response hit its length limit in the middle of tool call "
-                        + call.name + " (" + call.id + "); its arguments were incomplete, so the call was dropped"});
+                        + call.name + " (" + call.id
+                        + "); its arguments were incomplete, so the call was dropped"});
                     continue;
                 }
             }
             sink_(llm::ToolUse{call.name, call.id, input});
             content.push_back(json::object{
-                {"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", std::move(input)}});
+                {"type", "tool_use"},
+                {"id", call.id},
+                {"name", call.name},
+                {"input", std::move(input)}});
         }
-        out.assistant_message = json::object{{"role", "assistant"}, {"content", std::move(content)}};
+        out.assistant_message =
+            json::object{{"role", "assistant"}, {"content", std::move(content)}};
         out.usage = usage_;
         return out;
     }
@@ -196,7 +202,8 @@ private:
             }
             std::string_view args;
             if (const auto* f = t.if_contains("function"); f != nullptr && f->is_object()) {
-                if (const auto n = string_of(f->get_object(), "name"); !n.empty() && call.name.empty()) {
+                if (const auto n = string_of(f->get_object(), "name");
+                    !n.empty() && call.name.empty()) {
                     call.name = n;
                 }
                 args = string_of(f->get_object(), "arguments");
@@ -243,8 +250,8 @@ private:
             json::serialize(openai_request_body(request, model_, completion_tokens_field_))};
     }
 
-    [[nodiscard]] std::unique_ptr<detail::StreamAssembler> assembler(
-        const EventSink& sink, Failure& failure) const override {
+    [[nodiscard]] std::unique_ptr<detail::StreamAssembler>
+    assembler(const EventSink& sink, Failure& failure) const override {
         return std::make_unique<ChunkAssembler>(sink, failure);
     }
 
@@ -256,8 +263,8 @@ private:
 
 } // namespace
 
-json::array chat_messages_from_anthropic(
-    std::string_view system, const std::vector<json::value>& messages) {
+json::array
+chat_messages_from_anthropic(std::string_view system, const std::vector<json::value>& messages) {
     json::array out;
     if (!system.empty()) {
         out.push_back(json::object{{"role", "system"}, {"content", system}});
@@ -295,11 +302,14 @@ json::array chat_messages_from_anthropic(
             } else if (type == "tool_result") {
                 // Tool answers must directly follow the assistant's tool_calls: emit them first.
                 std::string result = bo.contains("content") ? result_text(bo.at("content")) : "";
-                if (const auto* e = bo.if_contains("is_error"); e != nullptr && e->is_bool() && e->get_bool()) {
+                if (const auto* e = bo.if_contains("is_error");
+                    e != nullptr && e->is_bool() && e->get_bool()) {
                     result = "Error: " + result;
                 }
                 out.push_back(json::object{
-                    {"role", "tool"}, {"tool_call_id", string_of(bo, "tool_use_id")}, {"content", result}});
+                    {"role", "tool"},
+                    {"tool_call_id", string_of(bo, "tool_use_id")},
+                    {"content", result}});
             } else if (type == "tool_use") {
                 const auto* input = bo.if_contains("input");
                 tool_calls.push_back(json::object{
@@ -308,7 +318,8 @@ json::array chat_messages_from_anthropic(
                     {"function",
                      json::object{
                          {"name", string_of(bo, "name")},
-                         {"arguments", input != nullptr ? json::serialize(*input) : std::string("{}")}}}});
+                         {"arguments",
+                          input != nullptr ? json::serialize(*input) : std::string("{}")}}}});
             }
             // thinking, redacted_thinking and images have no Chat Completions form here.
         }
@@ -343,17 +354,20 @@ json::object openai_request_body(
                 {"type", "function"},
                 {"function",
                  json::object{
-                     {"name", t.name}, {"description", t.description}, {"parameters", t.input_schema}}}});
+                     {"name", t.name},
+                     {"description", t.description},
+                     {"parameters", t.input_schema}}}});
         }
         body["tools"] = std::move(tools);
     }
     return body;
 }
 
-std::unique_ptr<Provider> make_openai_provider(
-    const ProviderConfig& config, transport::HttpOptions http) {
+std::unique_ptr<Provider>
+make_openai_provider(const ProviderConfig& config, transport::HttpOptions http) {
     auto settings = detail::settings_of(
-        config, {"OPENAI_API_KEY", "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL, OPENAI_DEFAULT_MODEL});
+        config,
+        {"OPENAI_API_KEY", "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL, OPENAI_DEFAULT_MODEL});
     return std::make_unique<OpenAiProvider>(std::move(settings), std::move(http));
 }
 

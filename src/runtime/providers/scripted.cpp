@@ -33,13 +33,16 @@ constexpr unsigned EVENTS_PER_YIELD = 64;
 // grow memory); the stream itself continues. 1 MiB is far above any hand-written script.
 constexpr std::size_t MAX_ASSEMBLED_BLOCK_BYTES = 1024 * 1024;
 
-constexpr std::string_view DEFAULT_SCRIPT = R"json({
+constexpr std::string_view DEFAULT_SCRIPT =
+    R"json({
   "model": "scripted-demo",
   "delay_ms": 25,
   "chunk_bytes": 16,
   "rounds": [
     {"events": [
-       {"thinking": "The user wants to see what a turn looks like. I will say what I am about to do, run one small tool call so its output streams back, and then answer.", "signature": "scripted-signature"},
+       {"thinking": "The user wants to see what a turn looks like. I will say what I am about)json"
+    R"json( to do, run one small tool call so its output streams)json"
+    R"json( back, and then answer.", "signature": "scripted-signature"},
        {"text": "Let me run a quick tool call to show how tool output streams."},
        {"tool_use": {"choices": [
           {"name": "bash", "input": {"command": "echo 'hello from the bash tool'; uname -sr"}},
@@ -47,7 +50,10 @@ constexpr std::string_view DEFAULT_SCRIPT = R"json({
           {"name": "echo", "input": {"text": "hello from the echo tool"}}]}}],
      "usage": {"input": 120, "output": 64}},
     {"events": [
-       {"text": "The tool answered, and its output streamed back as tool result deltas before the whole result arrived. That was one turn of the scripted provider: thinking, a tool call with its result, and this answer, with no network and no API key."}],
+       {"text": "The tool answered, and its output streamed back as tool result deltas before)json"
+    R"json( the whole result arrived. That was one turn of the scripted provider:)json"
+    R"json( thinking, a tool call with its result, and this answer, with no)json"
+    R"json( network and no API key."}],
      "usage": {"input": 210, "output": 48}}
   ]
 })json";
@@ -242,11 +248,12 @@ bool is_prompt(const json::value& m) {
     if (!content->is_array()) {
         return true;
     }
-    return std::any_of(content->get_array().begin(), content->get_array().end(), [](const json::value& b) {
-        const auto* bo = b.if_object();
-        const auto* t = bo == nullptr ? nullptr : bo->if_contains("type");
-        return t == nullptr || !t->is_string() || t->get_string() != "tool_result";
-    });
+    return std::any_of(
+        content->get_array().begin(), content->get_array().end(), [](const json::value& b) {
+            const auto* bo = b.if_object();
+            const auto* t = bo == nullptr ? nullptr : bo->if_contains("type");
+            return t == nullptr || !t->is_string() || t->get_string() != "tool_result";
+        });
 }
 
 std::size_t round_of(const std::vector<json::value>& messages) {
@@ -266,10 +273,12 @@ std::size_t round_of(const std::vector<json::value>& messages) {
 
 class ScriptedProvider final : public Provider {
 public:
-    ScriptedProvider(Script script, double pace) : script_(std::move(script)), pace_(std::max(0.0, pace)) {}
+    ScriptedProvider(Script script, double pace)
+        : script_(std::move(script))
+        , pace_(std::max(0.0, pace)) {}
 
-    net::awaitable<boost::system::result<ProviderResponse>> stream(
-        const ProviderRequest& request, CancellationToken cancel, EventSink sink) override {
+    net::awaitable<boost::system::result<ProviderResponse>>
+    stream(const ProviderRequest& request, CancellationToken cancel, EventSink sink) override {
         // The replay and its timer live on a strand of the caller's executor, so a cancel from
         // another thread (posted there) never races the timer. (No temporaries with
         // destructors inside a co_await expression: GCC 12 may destroy them twice.)
@@ -289,7 +298,8 @@ private:
         const CancellationToken& cancel,
         const EventSink& sink,
         Strand strand) {
-        const auto& round = script_.rounds[std::min(round_of(request.messages), script_.rounds.size() - 1)];
+        const auto& round =
+            script_.rounds[std::min(round_of(request.messages), script_.rounds.size() - 1)];
         Pacer pacer(
             strand, cancel, std::chrono::duration<double, std::milli>(script_.delay_ms * pace_));
         const std::string model = request.model.empty() ? script_.model : request.model;
@@ -303,14 +313,18 @@ private:
                 }
                 switch (ev.kind) {
                 case ScriptEvent::Kind::thinking:
-                    if (!co_await emit_chunks(ev.text, pacer, sink, [](std::string t) { return StreamEvent{llm::Thinking{std::move(t)}}; })) {
+                    if (!co_await emit_chunks(ev.text, pacer, sink, [](std::string t) {
+                            return StreamEvent{llm::Thinking{std::move(t)}};
+                        })) {
                         co_return cancelled();
                     }
                     append_block(content, "thinking", "thinking", ev.text, ev.signature);
                     break;
                 case ScriptEvent::Kind::text: {
                     const std::string text = expand(ev.text, request);
-                    if (!co_await emit_chunks(text, pacer, sink, [](std::string t) { return StreamEvent{llm::Text{std::move(t)}}; })) {
+                    if (!co_await emit_chunks(text, pacer, sink, [](std::string t) {
+                            return StreamEvent{llm::Text{std::move(t)}};
+                        })) {
                         co_return cancelled();
                     }
                     append_block(content, "text", "text", text, {});
@@ -319,16 +333,24 @@ private:
                 case ScriptEvent::Kind::tool_use: {
                     const auto& choice = pick(ev.choices, request.tools);
                     std::string id = ev.id.empty()
-                        ? "toolu_scripted_" + std::to_string(round_of(request.messages)) + "_" + std::to_string(tool_seq)
-                        : ev.id;
+                                         ? "toolu_scripted_"
+                                               + std::to_string(round_of(request.messages)) + "_"
+                                               + std::to_string(tool_seq)
+                                         : ev.id;
                     ++tool_seq;
                     sink(llm::ToolUseStart{choice.name, id});
                     const std::string input_text = json::serialize(choice.input);
-                    if (!co_await emit_chunks(input_text, pacer, sink, [&id](std::string t) { return StreamEvent{llm::ToolUseDelta{id, std::move(t)}}; })) {
+                    if (!co_await emit_chunks(input_text, pacer, sink, [&id](std::string t) {
+                            return StreamEvent{llm::ToolUseDelta{id, std::move(t)}};
+                        })) {
                         co_return cancelled();
                     }
                     sink(llm::ToolUse{choice.name, id, choice.input});
-                    content.push_back(json::object{{"type", "tool_use"}, {"id", id}, {"name", choice.name}, {"input", choice.input}});
+                    content.push_back(json::object{
+                        {"type", "tool_use"},
+                        {"id", id},
+                        {"name", choice.name},
+                        {"input", choice.input}});
                     called_tool = true;
                     break;
                 }
@@ -339,7 +361,8 @@ private:
             }
         }
         ProviderResponse resp;
-        resp.stop_reason = round.stop.value_or(called_tool ? StopReason::tool_use : StopReason::end_turn);
+        resp.stop_reason =
+            round.stop.value_or(called_tool ? StopReason::tool_use : StopReason::end_turn);
         resp.stop_reason_text =
             round.stop ? round.stop_text : std::string(stop_reason_text(resp.stop_reason));
         resp.usage = round.usage;
@@ -351,7 +374,9 @@ private:
             {"model", model},
             {"content", std::move(content)},
             {"stop_reason", resp.stop_reason_text},
-            {"usage", json::object{{"input_tokens", resp.usage.input}, {"output_tokens", resp.usage.output}}}};
+            {"usage",
+             json::object{
+                 {"input_tokens", resp.usage.input}, {"output_tokens", resp.usage.output}}}};
         error_.clear();
         co_return resp;
     }
@@ -407,8 +432,8 @@ private:
     };
 
     template <class Make>
-    net::awaitable<bool> emit_chunks(
-        std::string_view text, Pacer& pacer, const EventSink& sink, Make make) const {
+    net::awaitable<bool>
+    emit_chunks(std::string_view text, Pacer& pacer, const EventSink& sink, Make make) const {
         const std::size_t chunk = script_.chunk_bytes == 0 ? text.size() : script_.chunk_bytes;
         bool first = true;
         while (!text.empty() || first) {
@@ -442,7 +467,10 @@ private:
     }
 
     static void append_block(
-        json::array& content, std::string_view type, std::string_view field, const std::string& text,
+        json::array& content,
+        std::string_view type,
+        std::string_view field,
+        const std::string& text,
         const std::string& signature) {
         if (!content.empty()) {
             auto& last = content.back().as_object();
@@ -461,9 +489,12 @@ private:
         content.push_back(std::move(block));
     }
 
-    static const ToolChoice& pick(const std::vector<ToolChoice>& choices, const std::vector<ToolSpec>& offered) {
+    static const ToolChoice&
+    pick(const std::vector<ToolChoice>& choices, const std::vector<ToolSpec>& offered) {
         for (const auto& c : choices) {
-            if (std::any_of(offered.begin(), offered.end(), [&](const ToolSpec& t) { return t.name == c.name; })) {
+            if (std::any_of(offered.begin(), offered.end(), [&](const ToolSpec& t) {
+                    return t.name == c.name;
+                })) {
                 return c;
             }
         }
@@ -483,7 +514,9 @@ private:
 
 } // namespace
 
-std::string_view default_script() noexcept { return DEFAULT_SCRIPT; }
+std::string_view default_script() noexcept {
+    return DEFAULT_SCRIPT;
+}
 
 std::unique_ptr<Provider> make_scripted_provider(std::string_view script, double pace) {
     return std::make_unique<ScriptedProvider>(parse_script(script), pace);

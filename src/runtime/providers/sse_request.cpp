@@ -126,8 +126,8 @@ bool parse_object(
     if (ec || !v.is_object()) {
         failure.set(
             errc::protocol_error,
-            std::string(label.name) + ": malformed stream: event data is not a JSON object: "
-                + one_line(ev.data, 80));
+            std::string(label.name)
+                + ": malformed stream: event data is not a JSON object: " + one_line(ev.data, 80));
         return false;
     }
     out = std::move(v.get_object());
@@ -147,7 +147,8 @@ bool decode_sse(
         if (parser.feed(body.substr(off, chunk), events)) {
             failure.set(
                 errc::protocol_error,
-                std::string(label.name) + ": malformed stream: a line or event is over the size limit");
+                std::string(label.name)
+                    + ": malformed stream: a line or event is over the size limit");
             return false;
         }
         for (const auto& ev : events) {
@@ -184,7 +185,8 @@ boost::asio::awaitable<bool> post_sse(
         if (const auto ec = parser.feed(chunk, events)) {
             failure.set(
                 errc::protocol_error,
-                std::string(label.name) + ": malformed stream: a line or event is over the size limit");
+                std::string(label.name)
+                    + ": malformed stream: a line or event is over the size limit");
             return false;
         }
         for (const auto& ev : events) {
@@ -206,7 +208,8 @@ boost::asio::awaitable<bool> post_sse(
             failure.set(errc::bad_request, std::string(label.name) + ": " + client.error_message());
         } else {
             failure.set(
-                r.error(), std::string(label.name) + ": cannot reach " + url + ": " + client.error_message());
+                r.error(),
+                std::string(label.name) + ": cannot reach " + url + ": " + client.error_message());
         }
         co_return false;
     }
@@ -227,13 +230,15 @@ boost::asio::awaitable<bool> post_sse(
     if (status == 401) {
         failure.set(
             errc::unauthorized,
-            name + ": authentication failed (" + code + "): " + detail + "; check " + std::string(label.key_env));
+            name + ": authentication failed (" + code + "): " + detail + "; check "
+                + std::string(label.key_env));
     } else if (status == 403) {
         failure.set(errc::unauthorized, name + ": permission denied (" + code + "): " + detail);
     } else if (status == 404) {
         failure.set(
             errc::not_found,
-            name + ": not found (" + code + "): " + detail + "; check the model name and the base URL");
+            name + ": not found (" + code + "): " + detail
+                + "; check the model name and the base URL");
     } else if (status == 429) {
         failure.set(errc::overloaded, name + ": rate limited (" + code + "): " + detail);
     } else if (status >= 500) {
@@ -259,13 +264,16 @@ SseProvider::SseProvider(ProviderLabel label, transport::HttpOptions http)
     client_ = std::make_unique<transport::HttpClient>(std::move(http));
 }
 
-boost::asio::awaitable<boost::system::result<ProviderResponse>> SseProvider::stream(
-    const ProviderRequest& request, CancellationToken cancel, EventSink sink) {
+boost::asio::awaitable<boost::system::result<ProviderResponse>>
+SseProvider::stream(const ProviderRequest& request, CancellationToken cancel, EventSink sink) {
     sink_ = &sink;
+
     struct Unset {
         const EventSink** p;
+
         ~Unset() { *p = nullptr; }
     } unset{&sink_};
+
     Failure failure;
     const auto decoder = assembler(sink, failure);
     SseCall call = prepare(request);

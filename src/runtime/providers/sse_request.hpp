@@ -18,8 +18,8 @@ namespace sluice::runtime::detail {
 
 /// What a provider's event handler says after one SSE event.
 enum class EventVerdict : std::uint8_t {
-    more,  ///< keep reading
-    stop,  ///< the response ended with an error; stop reading
+    more, ///< keep reading
+    stop, ///< the response ended with an error; stop reading
 };
 
 /// An error line and its code, set by whoever failed first.
@@ -55,9 +55,9 @@ public:
 
 /// What one provider call POSTs (as JSON, asking for text/event-stream).
 struct SseCall {
-    std::string url;                   ///< the endpoint
-    transport::HttpHeaders headers;    ///< auth and version headers
-    std::string body;                  ///< the serialized request body
+    std::string url;                ///< the endpoint
+    transport::HttpHeaders headers; ///< auth and version headers
+    std::string body;               ///< the serialized request body
 };
 
 /// The shell shared by the HTTP providers: POSTs the call a subclass prepares, feeds the SSE
@@ -71,8 +71,8 @@ public:
     /// A shell calling itself `label.name`, with the given client settings.
     SseProvider(ProviderLabel label, transport::HttpOptions http);
 
-    boost::asio::awaitable<boost::system::result<ProviderResponse>> stream(
-        const ProviderRequest& request, CancellationToken cancel, EventSink sink) final;
+    boost::asio::awaitable<boost::system::result<ProviderResponse>>
+    stream(const ProviderRequest& request, CancellationToken cancel, EventSink sink) final;
 
     [[nodiscard]] std::string error_message() const final { return last_error_; }
 
@@ -83,8 +83,8 @@ protected:
     [[nodiscard]] virtual SseCall prepare(const ProviderRequest& request) const = 0;
 
     /// A fresh assembler for one response.
-    [[nodiscard]] virtual std::unique_ptr<StreamAssembler> assembler(
-        const EventSink& sink, Failure& failure) const = 0;
+    [[nodiscard]] virtual std::unique_ptr<StreamAssembler>
+    assembler(const EventSink& sink, Failure& failure) const = 0;
 
 private:
     ProviderLabel label_;
@@ -108,7 +108,10 @@ bool decode_sse(
 /// by decode_anthropic_stream and decode_openai_stream. `error` gets the failure's line.
 template <class Assembler>
 boost::system::result<ProviderResponse> decode_with(
-    const ProviderLabel& label, std::string_view body, std::size_t chunk, const EventSink& sink,
+    const ProviderLabel& label,
+    std::string_view body,
+    std::size_t chunk,
+    const EventSink& sink,
     std::string& error) {
     Failure failure;
     Assembler assembler(sink, failure);
@@ -149,8 +152,8 @@ struct SettingsSource {
 };
 
 /// The configuration's settings, each falling back to its environment variable, then default.
-[[nodiscard]] ProviderSettings settings_of(
-    const ProviderConfig& config, const SettingsSource& source);
+[[nodiscard]] ProviderSettings
+settings_of(const ProviderConfig& config, const SettingsSource& source);
 
 /// The value of environment variable `name`, or `fallback` when unset or empty.
 [[nodiscard]] std::string env_or(const char* name, std::string fallback);
@@ -162,6 +165,7 @@ struct SettingsSource {
 [[nodiscard]] std::uint64_t count_of(const boost::json::object& o, std::string_view key) noexcept;
 
 /// A string field, or "" when absent or not a string.
-[[nodiscard]] std::string_view string_of(const boost::json::object& o, std::string_view key) noexcept;
+[[nodiscard]] std::string_view
+string_of(const boost::json::object& o, std::string_view key) noexcept;
 
 } // namespace sluice::runtime::detail

@@ -12,9 +12,9 @@ namespace sluice::test {
 
 /// One fixture transcript (JSONL) and the 0-based line numbers where a turn opens.
 struct FixtureTranscript {
-    std::string file;                      ///< path under SLUICE_FIXTURES_DIR
+    std::string file;                       ///< path under SLUICE_FIXTURES_DIR
     std::vector<std::size_t> opening_lines; ///< lines (0-based) that open a turn
-    std::size_t readme_turns{};            ///< turns per the fixtures README §4 stats
+    std::size_t readme_turns{};             ///< turns per the fixtures README §4 stats
 };
 
 /// Prints a fixture by its file name (gtest parameter names and failure messages).
@@ -41,12 +41,14 @@ std::vector<FixtureRow> parse_fixture(const FixtureTranscript& t);
 /// A fresh directory under /tmp, removed with everything in it when this goes.
 class TempDir {
 public:
-    TempDir();                                  ///< creates the directory
-    ~TempDir();                                 ///< removes it
+    TempDir();                                   ///< creates the directory
+    ~TempDir();                                  ///< removes it
     TempDir(const TempDir&) = delete;            ///< owns the directory
     TempDir& operator=(const TempDir&) = delete; ///< owns the directory
+
     /// The directory.
     const std::string& path() const noexcept { return path_; }
+
     /// A path inside the directory.
     std::string file(const std::string& name) const { return path_ + "/" + name; }
 

@@ -1,10 +1,11 @@
 // Tests of Frame: parsing, compact JSON, the counting writer, classification, thinking deltas.
-#include <sluice/conversation/frame.hpp>
-
 #include "unit/conversation/fixtures.hpp"
+
+#include <sluice/conversation/frame.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -42,8 +43,16 @@ TEST(Frame, FrameTypesAreTheFourConversationTypes) {
     for (auto t : {"user", "assistant", "system", "result"}) {
         EXPECT_TRUE(sluice::is_frame_type(t)) << t;
     }
-    for (auto t : {"summary", "queue-operation", "attachment", "file-history-snapshot", "progress",
-                   "last-prompt", "stream_event", "", "User"}) {
+    for (auto t :
+         {"summary",
+          "queue-operation",
+          "attachment",
+          "file-history-snapshot",
+          "progress",
+          "last-prompt",
+          "stream_event",
+          "",
+          "User"}) {
         EXPECT_FALSE(sluice::is_frame_type(t)) << t;
     }
     EXPECT_FALSE(must_parse(R"({"silly":"this"})")->is_frame());
@@ -94,28 +103,37 @@ TEST(Frame, ClassifiesUserRows) {
         const char* line;
         FrameRole role;
     };
+
     const Case cases[] = {
         {R"({"type":"user","message":{"content":"fix the bug"}})", FrameRole::prompt},
-        {R"({"type":"user","message":{"content":[{"type":"text","text":"go"}]}})", FrameRole::prompt},
+        {R"({"type":"user","message":{"content":[{"type":"text","text":"go"}]}})",
+         FrameRole::prompt},
         {R"({"type":"user","message":{"content":"<command-name>/init</command-name>"}})",
          FrameRole::command},
-        {R"({"type":"user","message":{"content":"<bash-input>ls</bash-input>"}})", FrameRole::command},
-        {R"({"type":"user","message":{"content":"<local-command-stdout>ok</local-command-stdout>"}})",
+        {R"({"type":"user","message":{"content":"<bash-input>ls</bash-input>"}})",
+         FrameRole::command},
+        {R"({"type":"user",)"
+         R"("message":{"content":"<local-command-stdout>ok</local-command-stdout>"}})",
          FrameRole::note},
         {R"({"type":"user","message":{"content":"<task-notification>done</task-notification>"}})",
          FrameRole::note},
-        {R"({"type":"user","message":{"content":[{"type":"text","text":"[Request interrupted by user]"}]}})",
+        {R"({"type":"user","message":{"content":[{"type":"text",)"
+         R"("text":"[Request interrupted by user]"}]}})",
          FrameRole::note},
         {R"({"type":"user","message":{"content":"[Image: source: /tmp/a.png]"}})", FrameRole::note},
         {R"({"type":"user","isMeta":true,"message":{"content":"skill body"}})", FrameRole::note},
         {R"({"type":"user","isCompactSummary":true,"message":{"content":"summary"}})",
          FrameRole::continuation},
-        {R"({"type":"user","message":{"content":"This session is being continued from a previous conversation that ran out"}})",
+        {R"({"type":"user","message":{"content":"This session is being continued from a )"
+         R"(previous conversation that ran out"}})",
          FrameRole::continuation},
-        {R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}})",
+        {R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1",)"
+         R"("content":"ok"}]}})",
          FrameRole::tool_result},
-        {R"({"type":"user","message":{"content":[{"type":"image","source":{}}]}})", FrameRole::image},
-        {R"({"type":"user","message":{"content":[{"type":"image","source":{}},{"type":"text","text":"see"}]}})",
+        {R"({"type":"user","message":{"content":[{"type":"image","source":{}}]}})",
+         FrameRole::image},
+        {R"({"type":"user","message":{"content":[{"type":"image","source":{}},)"
+         R"({"type":"text","text":"see"}]}})",
          FrameRole::prompt},
         {R"({"type":"user","message":"error"})", FrameRole::note},
         {R"({"type":"user","message":{"content":["wow error"]}})", FrameRole::note},
@@ -139,26 +157,32 @@ TEST(Frame, MarksSubagentRowsAndSkillCalls) {
     EXPECT_FALSE(must_parse(R"({"type":"assistant","parent_tool_use_id":null,"message":{}})")
                      ->facts()
                      .subagent);
-    auto a = must_parse(
-        R"({"type":"assistant","message":{"content":[{"type":"tool_use","id":"s1","name":"Skill","input":{}}]}})");
+    auto a = must_parse(R"({"type":"assistant","message":{"content":[{"type":"tool_use","id":"s1",)"
+                        R"("name":"Skill","input":{}}]}})");
     EXPECT_TRUE(a->facts().tool_call);
     ASSERT_EQ(a->facts().skill_calls.size(), 1U);
     EXPECT_EQ(a->facts().skill_calls[0], "s1");
 }
 
 TEST(Frame, ThinkingDeltaCountsOnlyMainThreadCounterRows) {
-    EXPECT_EQ(must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens":50,"estimated_tokens_delta":50})")
-                  ->thinking_delta(),
-              50U);
-    EXPECT_EQ(must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens_delta":7,"parent_tool_use_id":"t"})")
-                  ->thinking_delta(),
-              0U);
-    EXPECT_EQ(must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens":9})")
-                  ->thinking_delta(),
-              0U);
-    EXPECT_EQ(must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens_delta":-3})")
-                  ->thinking_delta(),
-              0U);
+    EXPECT_EQ(
+        must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens":50,)"
+                   R"("estimated_tokens_delta":50})")
+            ->thinking_delta(),
+        50U);
+    EXPECT_EQ(
+        must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens_delta":7,)"
+                   R"("parent_tool_use_id":"t"})")
+            ->thinking_delta(),
+        0U);
+    EXPECT_EQ(
+        must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens":9})")
+            ->thinking_delta(),
+        0U);
+    EXPECT_EQ(
+        must_parse(R"({"type":"system","subtype":"thinking_tokens","estimated_tokens_delta":-3})")
+            ->thinking_delta(),
+        0U);
 }
 
 } // namespace

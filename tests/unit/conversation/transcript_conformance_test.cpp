@@ -1,7 +1,7 @@
 // Conformance of Transcript over every fixture transcript: counts, openings, windows, pages.
-#include <sluice/conversation/transcript.hpp>
-
 #include "unit/conversation/fixtures.hpp"
+
+#include <sluice/conversation/transcript.hpp>
 
 #include <gtest/gtest.h>
 

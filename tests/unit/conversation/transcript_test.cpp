@@ -1,8 +1,7 @@
 // Tests of Transcript: append/sync/reopen, torn tails, the index, windows and pages from the end.
-#include <sluice/conversation/transcript.hpp>
-
 #include "unit/conversation/fixtures.hpp"
 
+#include <sluice/conversation/transcript.hpp>
 #include <sluice/core/error.hpp>
 
 #include <gtest/gtest.h>
@@ -35,8 +34,9 @@ FramePtr prompt(int i) {
 }
 
 FramePtr answer(int i, std::size_t pad = 10) {
-    return row(R"({"type":"assistant","message":{"content":[{"type":"text","text":")"
-               + std::string(pad, 'a') + std::to_string(i) + R"("}]}})");
+    return row(
+        R"({"type":"assistant","message":{"content":[{"type":"text","text":")"
+        + std::string(pad, 'a') + std::to_string(i) + R"("}]}})");
 }
 
 // Appends `turns` turns of `len` frames each.
@@ -97,10 +97,12 @@ TEST(Transcript, AppendRejectsRowsThatAreNotFrames) {
 
 TEST(Transcript, OpenReportsMissingFilesAndDirectories) {
     TempDir dir;
-    EXPECT_EQ(Transcript::open(dir.file("none.jsonl"), {.read_only = true}).error(),
-              make_error_code(sluice::errc::not_found));
-    EXPECT_EQ(Transcript::open(dir.path(), {.read_only = true}).error(),
-              make_error_code(sluice::errc::bad_request));
+    EXPECT_EQ(
+        Transcript::open(dir.file("none.jsonl"), {.read_only = true}).error(),
+        make_error_code(sluice::errc::not_found));
+    EXPECT_EQ(
+        Transcript::open(dir.path(), {.read_only = true}).error(),
+        make_error_code(sluice::errc::bad_request));
     EXPECT_EQ(Transcript::open(dir.path()).error(), make_error_code(sluice::errc::bad_request));
 }
 
@@ -185,8 +187,13 @@ TEST(Transcript, RowsThatAreNotFramesTakeNoPosition) {
     TempDir dir;
     const auto path = dir.file("foreign.jsonl");
     sluice::test::write_file(
-        path, R"({"type":"summary","summary":"t"})" "\n42\n\n" + j(prompt(0)) + "\n"
-                  + R"({"type":"queue-operation","operation":"enqueue"})" "\n" + j(answer(1)) + "\n");
+        path,
+        R"({"type":"summary","summary":"t"})"
+        "\n42\n\n"
+            + j(prompt(0)) + "\n"
+            + R"({"type":"queue-operation","operation":"enqueue"})"
+              "\n"
+            + j(answer(1)) + "\n");
     auto t = Transcript::open(path, {.read_only = true});
     ASSERT_TRUE(t.has_value());
     EXPECT_EQ(t->frame_count(), 2U);

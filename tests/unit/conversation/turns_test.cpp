@@ -1,7 +1,7 @@
 // Tests of TurnScan: hand-built cases and conformance over every fixture transcript.
-#include <sluice/conversation/turns.hpp>
-
 #include "unit/conversation/fixtures.hpp"
+
+#include <sluice/conversation/turns.hpp>
 
 #include <gtest/gtest.h>
 
@@ -29,62 +29,85 @@ std::vector<std::size_t> openings(const std::vector<std::string>& rows) {
 }
 
 const std::string PROMPT = R"({"type":"user","message":{"content":"do it"}})";
-const std::string TEXT_ANSWER = R"({"type":"assistant","message":{"content":[{"type":"text","text":"ok"}]}})";
-const std::string TOOL_CALL = R"({"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]}})";
-const std::string TOOL_RESULT = R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}})";
-const std::string IMAGE = R"({"type":"user","message":{"content":[{"type":"image","source":{"type":"base64","data":"AA"}}]}})";
+const std::string TEXT_ANSWER =
+    R"({"type":"assistant","message":{"content":[{"type":"text","text":"ok"}]}})";
+const std::string TOOL_CALL =
+    R"({"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Read",)"
+    R"("input":{}}]}})";
+const std::string TOOL_RESULT =
+    R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1",)"
+    R"("content":"x"}]}})";
+const std::string IMAGE =
+    R"({"type":"user","message":{"content":[{"type":"image","source":{"type":"base64",)"
+    R"("data":"AA"}}]}})";
 
 TEST(TurnScan, OpensAtTypedPromptsOnly) {
-    EXPECT_EQ(openings({PROMPT, TEXT_ANSWER, PROMPT, TOOL_CALL, TOOL_RESULT, TEXT_ANSWER}),
-              (std::vector<std::size_t>{0, 2}));
+    EXPECT_EQ(
+        openings({PROMPT, TEXT_ANSWER, PROMPT, TOOL_CALL, TOOL_RESULT, TEXT_ANSWER}),
+        (std::vector<std::size_t>{0, 2}));
 }
 
 TEST(TurnScan, SubagentPromptsOpenNoTurn) {
-    EXPECT_EQ(openings({PROMPT,
-                        R"({"type":"user","isSidechain":true,"message":{"content":"explore"}})",
-                        R"({"type":"user","parent_tool_use_id":"t9","message":{"content":"explore"}})",
-                        TEXT_ANSWER}),
-              (std::vector<std::size_t>{0}));
+    EXPECT_EQ(
+        openings(
+            {PROMPT,
+             R"({"type":"user","isSidechain":true,"message":{"content":"explore"}})",
+             R"({"type":"user","parent_tool_use_id":"t9","message":{"content":"explore"}})",
+             TEXT_ANSWER}),
+        (std::vector<std::size_t>{0}));
 }
 
 TEST(TurnScan, ImageAfterToolCallIsANoteButAPastedImageIsAPrompt) {
-    EXPECT_EQ(openings({PROMPT, TOOL_CALL, TOOL_RESULT, IMAGE, TEXT_ANSWER, IMAGE}),
-              (std::vector<std::size_t>{0, 5}));
+    EXPECT_EQ(
+        openings({PROMPT, TOOL_CALL, TOOL_RESULT, IMAGE, TEXT_ANSWER, IMAGE}),
+        (std::vector<std::size_t>{0, 5}));
 }
 
 TEST(TurnScan, ContinuationAfterCompactBoundaryOpensNoTurn) {
-    EXPECT_EQ(openings({PROMPT, TEXT_ANSWER, R"({"type":"system","subtype":"compact_boundary"})",
-                        R"({"type":"user","message":{"content":"Summary of what came before"}})",
-                        PROMPT}),
-              (std::vector<std::size_t>{0, 4}));
+    EXPECT_EQ(
+        openings(
+            {PROMPT,
+             TEXT_ANSWER,
+             R"({"type":"system","subtype":"compact_boundary"})",
+             R"({"type":"user","message":{"content":"Summary of what came before"}})",
+             PROMPT}),
+        (std::vector<std::size_t>{0, 4}));
 }
 
 TEST(TurnScan, SkillBodyAfterSkillResultOpensNoTurn) {
     EXPECT_EQ(
-        openings({PROMPT,
-                  R"({"type":"assistant","message":{"content":[{"type":"tool_use","id":"s1","name":"Skill","input":{}}]}})",
-                  R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"s1","content":"Launching skill"}]}})",
-                  R"({"type":"user","message":{"content":"Base directory for this skill: /x"}})",
-                  TEXT_ANSWER,
-                  PROMPT}),
+        openings(
+            {PROMPT,
+             R"({"type":"assistant","message":{"content":[{"type":"tool_use","id":"s1",)"
+             R"("name":"Skill","input":{}}]}})",
+             R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"s1",)"
+             R"("content":"Launching skill"}]}})",
+             R"({"type":"user","message":{"content":"Base directory for this skill: /x"}})",
+             TEXT_ANSWER,
+             PROMPT}),
         (std::vector<std::size_t>{0, 5}));
 }
 
 TEST(TurnScan, CommandBodyAfterSlashCommandOpensNoTurn) {
-    EXPECT_EQ(openings({R"({"type":"user","message":{"content":"<command-name>/review</command-name>"}})",
-                        R"({"type":"user","message":{"content":"Review the diff carefully"}})",
-                        TEXT_ANSWER,
-                        PROMPT}),
-              (std::vector<std::size_t>{0, 3}));
+    EXPECT_EQ(
+        openings(
+            {R"({"type":"user","message":{"content":"<command-name>/review</command-name>"}})",
+             R"({"type":"user","message":{"content":"Review the diff carefully"}})",
+             TEXT_ANSWER,
+             PROMPT}),
+        (std::vector<std::size_t>{0, 3}));
 }
 
 TEST(TurnScan, EnvelopesAndInterruptsOpenNoTurn) {
-    EXPECT_EQ(openings({PROMPT,
-                        R"({"type":"user","message":{"content":"<task-notification>x</task-notification>"}})",
-                        R"({"type":"user","message":{"content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}})",
-                        R"({"type":"result","subtype":"success"})",
-                        R"({"type":"system","subtype":"init"})"}),
-              (std::vector<std::size_t>{0}));
+    EXPECT_EQ(
+        openings(
+            {PROMPT,
+             R"({"type":"user","message":{"content":"<task-notification>x</task-notification>"}})",
+             R"({"type":"user","message":{"content":[{"type":"text",)"
+             R"("text":"[Request interrupted by user for tool use]"}]}})",
+             R"({"type":"result","subtype":"success"})",
+             R"({"type":"system","subtype":"init"})"}),
+        (std::vector<std::size_t>{0}));
 }
 
 std::string fixture_name(const ::testing::TestParamInfo<sluice::test::FixtureTranscript>& p) {
@@ -122,7 +145,8 @@ TEST_P(TurnScanFixture, AWarmedUpScanAnswersAsAFullScan) {
     }
     for (std::size_t start = 0; start < frames.size(); ++start) {
         TurnScan warm;
-        const std::size_t from = start > sluice::TURN_SCAN_WARMUP ? start - sluice::TURN_SCAN_WARMUP : 0;
+        const std::size_t from =
+            start > sluice::TURN_SCAN_WARMUP ? start - sluice::TURN_SCAN_WARMUP : 0;
         for (std::size_t i = from; i < frames.size(); ++i) {
             const bool opens = warm.opens_turn(*frames[i]);
             if (i >= start) {

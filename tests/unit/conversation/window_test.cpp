@@ -26,8 +26,14 @@ FramePtr frame(const std::string& type, const std::string& extra = "") {
     return *f;
 }
 
-FramePtr prompt() { return frame("user"); }
-FramePtr answer() { return frame("assistant"); }
+FramePtr prompt() {
+    return frame("user");
+}
+
+FramePtr answer() {
+    return frame("assistant");
+}
+
 FramePtr thinking(int delta, bool subagent = false) {
     auto f = Frame::parse(
         R"({"type":"system","subtype":"thinking_tokens","estimated_tokens_delta":)"
@@ -165,9 +171,15 @@ TEST(CutPoint, AFrameThatOpensNoTurnIsNeverTheCutWhenAnOpeningIsAboveTheLine) {
 
 TEST(CutPoint, ShedThinkingSumsOnlyTheNewestTurnsOwnDeltas) {
     std::deque<HeldFrame> held = {
-        {prompt(), true},       {thinking(5), false},        {answer(), false}, // older turn
-        {prompt(), true},       {thinking(7), false},        {thinking(100, true), false},
-        {thinking(11), false},  {answer(), false},           {answer(), false},
+        {prompt(), true},
+        {thinking(5), false},
+        {answer(), false}, // older turn
+        {prompt(), true},
+        {thinking(7), false},
+        {thinking(100, true), false},
+        {thinking(11), false},
+        {answer(), false},
+        {answer(), false},
         {answer(), false},
     };
     const Budget b{4, 1, 1ULL << 40, 1ULL << 40};

@@ -13,6 +13,7 @@ TEST(Clock, FormatsUtcWithMilliseconds) {
         long long ms_since_epoch;
         const char* want;
     };
+
     const Row rows[] = {
         {0, "1970-01-01T00:00:00.000Z"},
         {1, "1970-01-01T00:00:00.001Z"},

@@ -58,7 +58,8 @@ TEST(StreamEvent, DecodingRejectsUnknownAndIncompleteObjects) {
     EXPECT_FALSE(event_from_json(boost::json::parse(R"({"type":"text"})")));
     EXPECT_FALSE(event_from_json(boost::json::parse(R"({"type":"tool_result","tool_id":"x"})")));
     EXPECT_FALSE(event_from_json(boost::json::parse(R"([1,2])")));
-    EXPECT_FALSE(event_from_json(boost::json::parse(R"({"type":"error","message":"m","outcome":"?"})")));
+    EXPECT_FALSE(
+        event_from_json(boost::json::parse(R"({"type":"error","message":"m","outcome":"?"})")));
 }
 
 } // namespace

@@ -64,7 +64,8 @@ TEST(RelayQueue, KeepsSmallDeltasSeparateBelowTheThreshold) {
     const auto out = drain(q);
     ASSERT_EQ(out.size(), 100U);
     for (int i = 0; i < 100; ++i) {
-        EXPECT_EQ(std::get<llm::Text>(out[static_cast<std::size_t>(i)]).text, "tok" + std::to_string(i));
+        EXPECT_EQ(
+            std::get<llm::Text>(out[static_cast<std::size_t>(i)]).text, "tok" + std::to_string(i));
     }
     expect_conserved(q);
     EXPECT_EQ(q.counters().dropped, 0U);
@@ -75,8 +76,8 @@ TEST(RelayQueue, CoalescesSameClassPreviewsAboveTheThreshold) {
     for (int i = 0; i < 5; ++i) {
         q.push(llm::Text{"abcd"}); // retained 20 after five
     }
-    EXPECT_EQ(q.size(), 5U); // 4 + 4 + 4 + 4 = 16 is not above 16; the fifth stays separate
-    q.push(llm::Text{"efgh"});  // retained 20 > 16: merges into the tail
+    EXPECT_EQ(q.size(), 5U);   // 4 + 4 + 4 + 4 = 16 is not above 16; the fifth stays separate
+    q.push(llm::Text{"efgh"}); // retained 20 > 16: merges into the tail
     EXPECT_EQ(q.size(), 5U);
     q.push(llm::Thinking{"zz"}); // another class: its own event
     EXPECT_EQ(q.size(), 6U);
@@ -149,7 +150,7 @@ TEST(RelayQueue, TrimsTheOldestSurvivorAtAUtf8Boundary) {
 }
 
 TEST(RelayQueue, OversizedDeltaKeepsItsNewestBudgetBytes) {
-    RelayQueue q; // seed limits: budget 256 KiB
+    RelayQueue q;                 // seed limits: budget 256 KiB
     q.push(llm::Thinking{"old"}); // another class: may keep a few bytes, never merges
     std::string big;
     for (std::size_t i = 0; big.size() < 3 * RELAY_DELTA_RETAINED_BUDGET_BYTES; ++i) {
@@ -176,7 +177,10 @@ TEST(RelayQueue, OversizedDeltaKeepsItsNewestBudgetBytes) {
 
 TEST(RelayQueue, SplitsLargePreviewsAtUtf8BoundariesAndKeepsTheVariant) {
     RelayQueue q({.retained_budget = 1000, .coalesce_threshold = 1000, .forward_chunk = 5});
-    q.push(llm::ToolResultDelta{"t9", "ab\xE2\x82\xAC" "cd\xE2\x82\xAC"}); // 10 bytes
+    q.push(llm::ToolResultDelta{
+        "t9",
+        "ab\xE2\x82\xAC"
+        "cd\xE2\x82\xAC"}); // 10 bytes
     std::string all;
     for (const auto& ev : drain(q)) {
         const auto& d = std::get<llm::ToolResultDelta>(ev);
@@ -185,7 +189,10 @@ TEST(RelayQueue, SplitsLargePreviewsAtUtf8BoundariesAndKeepsTheVariant) {
         EXPECT_TRUE(valid_utf8(d.delta)) << d.delta;
         all += d.delta;
     }
-    EXPECT_EQ(all, "ab\xE2\x82\xAC" "cd\xE2\x82\xAC");
+    EXPECT_EQ(
+        all,
+        "ab\xE2\x82\xAC"
+        "cd\xE2\x82\xAC");
     expect_conserved(q);
 }
 
@@ -226,7 +233,8 @@ TEST(RelayQueue, DiscardAllCountsLeftoverBytesAsDropped) {
 // operation, semantic events complete and in order, forwarded text valid UTF-8 and no larger
 // than a chunk, and each forwarded preview's text a piece of what was produced, in order.
 TEST(RelayQueue, HoldsEveryPromiseUnderRandomOperations) {
-    const std::vector<std::string> pieces = {"a", "bc", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "xyz12"};
+    const std::vector<std::string> pieces = {
+        "a", "bc", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "xyz12"};
     for (std::uint32_t seed = 1; seed <= 20; ++seed) {
         std::mt19937 rng(seed);
         RelayQueue q({.retained_budget = 200, .coalesce_threshold = 60, .forward_chunk = 16});

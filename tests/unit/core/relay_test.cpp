@@ -48,7 +48,8 @@ TEST(Relay, StalledConsumerUnderA40MBFloodKeepsRetainedWithinBudget) {
     tx.send(session::Done{});
     tx.close();
     const auto mid = stream_relay_snapshot();
-    EXPECT_LE(mid.retained_delta_bytes - base.retained_delta_bytes, RELAY_DELTA_RETAINED_BUDGET_BYTES);
+    EXPECT_LE(
+        mid.retained_delta_bytes - base.retained_delta_bytes, RELAY_DELTA_RETAINED_BUDGET_BYTES);
     EXPECT_LE(mid.peak_retained_delta_bytes, RELAY_DELTA_RETAINED_BUDGET_BYTES);
 
     std::string received;
@@ -64,10 +65,11 @@ TEST(Relay, StalledConsumerUnderA40MBFloodKeepsRetainedWithinBudget) {
     EXPECT_GT(received.size(), 0U);
     EXPECT_LE(
         received.size(),
-        RELAY_DELTA_RETAINED_BUDGET_BYTES + RELAY_CHANNEL_CAPACITY * RELAY_FORWARD_CHUNK_BYTES + delta);
+        RELAY_DELTA_RETAINED_BUDGET_BYTES + RELAY_CHANNEL_CAPACITY * RELAY_FORWARD_CHUNK_BYTES
+            + delta);
     ASSERT_GE(received.size(), last.size());
     EXPECT_TRUE(received.ends_with(last)); // the newest survive
-    EXPECT_FALSE(turn.is_cancelled());                               // a normal end
+    EXPECT_FALSE(turn.is_cancelled());     // a normal end
     const auto c = rx.counters();
     EXPECT_EQ(c.produced, sent);
     EXPECT_EQ(c.produced, c.forwarded + c.dropped + c.retained);

@@ -23,7 +23,8 @@ SeatSpec sample() {
 TEST(SeatMeta, EncodesOneCompactObjectAndANewline) {
     EXPECT_EQ(
         encode_meta(sample()),
-        R"({"id":"s-abc","name":"a \"name\"","agent":"process","model":"m","system":"be brief\n","epoch":"e-1","turns":42})"
+        R"({"id":"s-abc","name":"a \"name\"","agent":"process","model":"m",)"
+        R"("system":"be brief\n","epoch":"e-1","turns":42})"
         "\n");
 }
 

@@ -158,7 +158,8 @@ TEST(Wire, EncodesWebSocketMessages) {
         R"({"event":"sent","id":null,"data":{"turn":2,"queued":false}})");
     EXPECT_EQ(
         ws_error("bad_request", "unknown op"),
-        R"({"event":"error","id":null,"data":{"error":{"code":"bad_request","message":"unknown op"}}})");
+        R"({"event":"error","id":null,"data":{"error":{"code":"bad_request",)"
+        R"("message":"unknown op"}}})");
 }
 
 } // namespace

@@ -1,10 +1,9 @@
 // Tests of the HTTP client (and of the loopback StubProvider it is tested against).
-#include <sluice/net/http_client.hpp>
-
-#include <sluice/core/error.hpp>
-
 #include "support/run_async.hpp"
 #include "support/stub_provider.hpp"
+
+#include <sluice/core/error.hpp>
+#include <sluice/net/http_client.hpp>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -50,8 +49,8 @@ std::string raw_exchange(std::uint16_t port, const std::string& request) {
 TEST(StubProvider, ServesCannedResponsesInOrderAndRecordsRequests) {
     test::StubProvider stub;
     stub.enqueue({.body = "data: one\n\n", .chunk_size = 3});
-    stub.enqueue({.status = 404, .content_type = "application/json", .body = "{}",
-                  .content_length = true});
+    stub.enqueue(
+        {.status = 404, .content_type = "application/json", .body = "{}", .content_length = true});
     const std::string req = "POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Api-Key: k\r\n"
                             "Content-Length: 5\r\n\r\nhello";
     const auto first = raw_exchange(stub.port(), req);
@@ -90,8 +89,9 @@ TEST(StubProvider, FloodEndsWhenTheClientCloses) {
 }
 
 TEST(StubProvider, FramesDataLinesAsServerSentEvents) {
-    EXPECT_EQ(test::StubProvider::sse_from_data_lines("{\"a\":1}\n\n{\"b\":2}\r\n"),
-              "data: {\"a\":1}\n\ndata: {\"b\":2}\n\n");
+    EXPECT_EQ(
+        test::StubProvider::sse_from_data_lines("{\"a\":1}\n\n{\"b\":2}\r\n"),
+        "data: {\"a\":1}\n\ndata: {\"b\":2}\n\n");
 }
 
 // Runs one request to completion on a fresh single-threaded io_context (the coroutine form).
@@ -130,8 +130,12 @@ TEST(HttpClient, StreamsABodyChunkByChunk) {
     transport::HttpClient client(fast_options());
     std::string got;
     int calls = 0;
-    const auto r = request(client, 
-        {.method = "POST", .url = stub.base_url() + "/v1/x?y=1", .headers = {{"X-Test", "1"}}, .body = "{}"},
+    const auto r = request(
+        client,
+        {.method = "POST",
+         .url = stub.base_url() + "/v1/x?y=1",
+         .headers = {{"X-Test", "1"}},
+         .body = "{}"},
         {},
         [&](std::string_view chunk) {
             got += chunk;
@@ -153,7 +157,11 @@ TEST(HttpClient, StreamsABodyChunkByChunk) {
 
 TEST(HttpClient, ReturnsANonSuccessStatusWithItsBody) {
     test::StubProvider stub;
-    stub.enqueue({.status = 404, .content_type = "application/json", .body = "{\"error\":1}", .content_length = true});
+    stub.enqueue(
+        {.status = 404,
+         .content_type = "application/json",
+         .body = "{\"error\":1}",
+         .content_length = true});
     transport::HttpClient client(fast_options());
     bool called = false;
     const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [&](std::string_view) {
@@ -170,7 +178,11 @@ TEST(HttpClient, ReturnsANonSuccessStatusWithItsBody) {
 TEST(HttpClient, RetriesOverloadAndServerErrorsBeforeTheFirstByte) {
     test::StubProvider stub;
     stub.enqueue({.status = 529, .body = "busy", .content_length = true});
-    stub.enqueue({.status = 429, .headers = {{"Retry-After", "0"}}, .body = "slow down", .content_length = true});
+    stub.enqueue(
+        {.status = 429,
+         .headers = {{"Retry-After", "0"}},
+         .body = "slow down",
+         .content_length = true});
     stub.enqueue({.body = "data: ok\n\n"});
     auto options = fast_options();
     std::vector<std::string> notices;
@@ -195,7 +207,8 @@ TEST(HttpClient, DoesNotRetryAClientError) {
     stub.enqueue({.status = 400, .body = "bad", .content_length = true});
     stub.enqueue({.body = "data: never\n\n"});
     transport::HttpClient client(fast_options());
-    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    const auto r =
+        request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 400U);
     EXPECT_EQ(stub.request_count(), 1U);
@@ -239,7 +252,8 @@ TEST(HttpClient, ReportsABodyCutOffMidStream) {
     test::StubProvider stub;
     stub.enqueue({.body = "data: partial", .truncate = true});
     transport::HttpClient client(fast_options());
-    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    const auto r =
+        request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::io_error);
     EXPECT_NE(client.error_message().find("cut off"), std::string::npos) << client.error_message();
@@ -365,10 +379,11 @@ TEST(HttpClient, BlockingFormRunsTheSameRequest) {
     stub.enqueue({.body = "data: blocking\n\n", .chunk_size = 4});
     transport::HttpClient client(fast_options());
     std::string got;
-    const auto r = client.request_blocking({.url = stub.base_url() + "/"}, {}, [&](std::string_view c) {
-        got += c;
-        return true;
-    });
+    const auto r =
+        client.request_blocking({.url = stub.base_url() + "/"}, {}, [&](std::string_view c) {
+            got += c;
+            return true;
+        });
     ASSERT_TRUE(r) << client.error_message();
     EXPECT_EQ(r->status, 200U);
     EXPECT_EQ(got, "data: blocking\n\n");
@@ -379,7 +394,8 @@ TEST(HttpClient, ReturnsAtOnceWhenAlreadyCancelled) {
     transport::HttpClient client(fast_options());
     CancellationToken cancel;
     cancel.cancel();
-    const auto r = request(client, {.url = stub.base_url() + "/"}, cancel, [](std::string_view) { return true; });
+    const auto r = request(
+        client, {.url = stub.base_url() + "/"}, cancel, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::cancelled);
     EXPECT_EQ(stub.request_count(), 0U);
@@ -392,10 +408,11 @@ TEST(HttpClient, SendsAbsoluteFormThroughAPlainHttpProxy) {
     options.proxy = "http://user:pw@127.0.0.1:" + std::to_string(proxy.port());
     transport::HttpClient client(options);
     std::string got;
-    const auto r = request(client, {.url = "http://api.example.invalid/v1/chat"}, {}, [&](std::string_view c) {
-        got += c;
-        return true;
-    });
+    const auto r =
+        request(client, {.url = "http://api.example.invalid/v1/chat"}, {}, [&](std::string_view c) {
+            got += c;
+            return true;
+        });
     ASSERT_TRUE(r) << client.error_message();
     EXPECT_EQ(got, "data: via proxy\n\n");
     const auto reqs = proxy.requests();
@@ -411,10 +428,14 @@ TEST(HttpClient, TunnelsHttpsThroughConnectAndReportsARefusal) {
     auto options = fast_options();
     options.proxy = proxy.base_url();
     transport::HttpClient client(options);
-    const auto r = request(client, {.url = "https://api.example.invalid/v1/messages"}, {}, [](std::string_view) { return true; });
+    const auto r = request(
+        client, {.url = "https://api.example.invalid/v1/messages"}, {}, [](std::string_view) {
+            return true;
+        });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::protocol_error);
-    EXPECT_NE(client.error_message().find("refused CONNECT api.example.invalid:443"), std::string::npos)
+    EXPECT_NE(
+        client.error_message().find("refused CONNECT api.example.invalid:443"), std::string::npos)
         << client.error_message();
     const auto reqs = proxy.requests();
     ASSERT_EQ(reqs.size(), 1U);
@@ -428,6 +449,7 @@ TEST(HttpClient, MatchesNoProxyEntries) {
         const char* host;
         bool excluded;
     };
+
     const Row rows[] = {
         {"", "api.openai.com", false},
         {"*", "api.openai.com", true},
@@ -451,10 +473,11 @@ TEST(HttpClient, SpeaksTlsWithSniAndATrustedCertificate) {
     options.extra_ca_pem = stub.ca_pem();
     transport::HttpClient client(options);
     std::string got;
-    const auto r = request(client, {.url = stub.base_url() + "/v1/messages"}, {}, [&](std::string_view c) {
-        got += c;
-        return true;
-    });
+    const auto r =
+        request(client, {.url = stub.base_url() + "/v1/messages"}, {}, [&](std::string_view c) {
+            got += c;
+            return true;
+        });
     ASSERT_TRUE(r) << client.error_message();
     EXPECT_EQ(r->status, 200U);
     EXPECT_EQ(got, "data: secret\n\n");
@@ -469,7 +492,8 @@ TEST(HttpClient, RefusesAnUntrustedCertificate) {
     auto options = fast_options();
     options.max_attempts = 1;
     transport::HttpClient client(options);
-    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    const auto r =
+        request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::io_error);
     EXPECT_NE(client.error_message().find("TLS handshake with localhost"), std::string::npos)
@@ -504,7 +528,8 @@ TEST(HttpClient, TimesOutABodyThatStalls) {
     options.idle_timeout = 100ms;
     options.first_byte_timeout = 5s;
     transport::HttpClient client(options);
-    const auto r = request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
+    const auto r =
+        request(client, {.url = stub.base_url() + "/"}, {}, [](std::string_view) { return true; });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::timed_out);
     EXPECT_NE(client.error_message().find("stalled"), std::string::npos) << client.error_message();
@@ -543,10 +568,11 @@ TEST(HttpClient, HonoursTheProxyEnvironmentAndNoProxy) {
     test::StubProvider direct;
     proxy.enqueue({.body = "data: proxied\n\n"});
     direct.enqueue({.body = "data: direct\n\n"});
-    const ScopedEnv env{{"HTTP_PROXY", proxy.base_url().c_str()},
-                        {"http_proxy", proxy.base_url().c_str()},
-                        {"NO_PROXY", "127.0.0.1"},
-                        {"no_proxy", "127.0.0.1"}};
+    const ScopedEnv env{
+        {"HTTP_PROXY", proxy.base_url().c_str()},
+        {"http_proxy", proxy.base_url().c_str()},
+        {"NO_PROXY", "127.0.0.1"},
+        {"no_proxy", "127.0.0.1"}};
     auto options = fast_options();
     options.proxy.reset(); // from the environment
     transport::HttpClient client(options);
@@ -555,10 +581,12 @@ TEST(HttpClient, HonoursTheProxyEnvironmentAndNoProxy) {
         got += c;
         return true;
     };
-    ASSERT_TRUE(client.request_blocking({.url = "http://api.example.invalid/v1"}, {}, sink)) << client.error_message();
+    ASSERT_TRUE(client.request_blocking({.url = "http://api.example.invalid/v1"}, {}, sink))
+        << client.error_message();
     EXPECT_EQ(got, "data: proxied\n\n");
     got.clear();
-    ASSERT_TRUE(client.request_blocking({.url = direct.base_url() + "/v1"}, {}, sink)) << client.error_message();
+    ASSERT_TRUE(client.request_blocking({.url = direct.base_url() + "/v1"}, {}, sink))
+        << client.error_message();
     EXPECT_EQ(got, "data: direct\n\n");
     ASSERT_EQ(proxy.request_count(), 1U);
     EXPECT_EQ(proxy.requests()[0].target, "http://api.example.invalid/v1");

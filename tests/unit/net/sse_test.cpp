@@ -1,9 +1,8 @@
 // Tests of the sans-I/O SSE parser: table of WHATWG cases, every split point, limits, fixtures.
-#include <sluice/net/sse.hpp>
+#include "support/stub_provider.hpp"
 
 #include <sluice/core/error.hpp>
-
-#include "support/stub_provider.hpp"
+#include <sluice/net/sse.hpp>
 
 #include <gtest/gtest.h>
 
@@ -37,22 +36,37 @@ const std::vector<Case>& cases() {
     static const std::vector<Case> table = {
         {"single data line", "data: hello\n\n", {{"message", "hello", ""}}},
         {"named event", "event: ping\ndata: {}\n\n", {{"ping", "{}", ""}}},
-        {"multi-line data joined by LF", "data: a\ndata: b\ndata:c\n\n", {{"message", "a\nb\nc", ""}}},
+        {"multi-line data joined by LF",
+         "data: a\ndata: b\ndata:c\n\n",
+         {{"message", "a\nb\nc", ""}}},
         {"only one leading space is removed", "data:  two\n\n", {{"message", " two", ""}}},
         {"CRLF line ends", "event: x\r\ndata: 1\r\n\r\n", {{"x", "1", ""}}},
         {"CR line ends", "event: x\rdata: 1\r\r", {{"x", "1", ""}}},
         {"mixed line ends", "data: a\r\ndata: b\rdata: c\n\r\n", {{"message", "a\nb\nc", ""}}},
         {"comments are skipped", ": keepalive\n:\ndata: x\n\n", {{"message", "x", ""}}},
-        {"event without data is not dispatched", "event: lonely\n\ndata: y\n\n", {{"message", "y", ""}}},
+        {"event without data is not dispatched",
+         "event: lonely\n\ndata: y\n\n",
+         {{"message", "y", ""}}},
         {"empty data field dispatches empty data", "data\n\n", {{"message", "", ""}}},
-        {"id persists to later events", "id: 7\ndata: a\n\ndata: b\n\n", {{"message", "a", "7"}, {"message", "b", "7"}}},
-        {"id with NUL is ignored", std::string("id: 1\ndata: a\n\nid: 2\0x\ndata: b\n\n", 33), {{"message", "a", "1"}, {"message", "b", "1"}}},
+        {"id persists to later events",
+         "id: 7\ndata: a\n\ndata: b\n\n",
+         {{"message", "a", "7"}, {"message", "b", "7"}}},
+        {"id with NUL is ignored",
+         std::string("id: 1\ndata: a\n\nid: 2\0x\ndata: b\n\n", 33),
+         {{"message", "a", "1"}, {"message", "b", "1"}}},
         {"unknown fields are ignored", "foo: bar\ndata: z\n\n", {{"message", "z", ""}}},
-        {"leading BOM is dropped", "\xEF\xBB\xBF" "data: bom\n\n", {{"message", "bom", ""}}},
-        {"trailing whitespace kept in data", "data: {\"a\":1}   \n\n", {{"message", "{\"a\":1}   ", ""}}},
+        {"leading BOM is dropped",
+         "\xEF\xBB\xBF"
+         "data: bom\n\n",
+         {{"message", "bom", ""}}},
+        {"trailing whitespace kept in data",
+         "data: {\"a\":1}   \n\n",
+         {{"message", "{\"a\":1}   ", ""}}},
         {"unterminated event is not dispatched", "data: partial\n", {}},
         {"done marker", "data: [DONE]\n\n", {{"message", "[DONE]", ""}}},
-        {"event type resets after dispatch", "event: a\ndata: 1\n\ndata: 2\n\n", {{"a", "1", ""}, {"message", "2", ""}}},
+        {"event type resets after dispatch",
+         "event: a\ndata: 1\n\ndata: 2\n\n",
+         {{"a", "1", ""}, {"message", "2", ""}}},
     };
     return table;
 }
@@ -123,7 +137,8 @@ TEST(SseParser, RejectsALineOverTheLimit) {
 TEST(SseParser, RejectsAnEventOverTheLimit) {
     sse::Parser p({.max_line = 64, .max_event = 20});
     std::vector<sse::Event> out;
-    EXPECT_EQ(p.feed("data: 0123456789\ndata: 0123456789\ndata: x\n\n", out), errc::payload_too_large);
+    EXPECT_EQ(
+        p.feed("data: 0123456789\ndata: 0123456789\ndata: x\n\n", out), errc::payload_too_large);
     EXPECT_TRUE(out.empty());
 }
 
@@ -151,17 +166,38 @@ TEST(SseParser, CountsEventsAndCommentsOfRealCaptures) {
         std::size_t events;
         std::uint64_t comments;
     };
+
     const Fixture fixtures[] = {
         {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_basic_response.txt", 9, 0},
-        {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_incomplete_partial_json_response.txt", 16, 0},
-        {"pydantic_pydantic-ai/tests_models_cassettes_test_openrouter_test_openrouter_stream_error.yaml.interaction0.sse", 5, 17},
-        {"pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_pause_turn_web_search_streaming_vcr.yaml.interaction0.sse", 168, 0},
-        {"pydantic_pydantic-ai/tests_models_cassettes_test_groq_test_tool_use_failed_error_streaming.yaml.interaction0.sse", 95, 0},
-        {"openai_openai-python/inline-snapshot_external_e2aad469b71d1d4894ff833ea147020a9d875eb7ce644a0ff355581690a4cbfd.bin", 34, 0},
+        {"anthropics_anthropic-sdk-python/"
+         "tests_lib_streaming_fixtures_incomplete_partial_json_response.txt",
+         16,
+         0},
+        {"pydantic_pydantic-ai/"
+         "tests_models_cassettes_test_openrouter_test_openrouter_stream_error.yaml.interaction0."
+         "sse",
+         5,
+         17},
+        {"pydantic_pydantic-ai/"
+         "tests_models_cassettes_test_anthropic_test_pause_turn_web_search_streaming_vcr.yaml."
+         "interaction0.sse",
+         168,
+         0},
+        {"pydantic_pydantic-ai/"
+         "tests_models_cassettes_test_groq_test_tool_use_failed_error_streaming.yaml.interaction0."
+         "sse",
+         95,
+         0},
+        {"openai_openai-python/"
+         "inline-snapshot_external_"
+         "e2aad469b71d1d4894ff833ea147020a9d875eb7ce644a0ff355581690a4cbfd.bin",
+         34,
+         0},
     };
     for (const auto& f : fixtures) {
         SCOPED_TRACE(f.path);
-        const auto raw = test::StubProvider::read_file(std::string(SLUICE_FIXTURES_DIR) + "/" + f.path);
+        const auto raw =
+            test::StubProvider::read_file(std::string(SLUICE_FIXTURES_DIR) + "/" + f.path);
         const auto bytes = test::StubProvider::terminated_sse(raw);
         // Split into 7-byte pieces to cross every kind of boundary.
         sse::Parser p;

@@ -5,11 +5,12 @@
 #include <sluice/runtime/agent.hpp>
 
 #include <boost/json.hpp>
+
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 namespace sluice::runtime {
 namespace {
@@ -21,11 +22,14 @@ using namespace std::chrono_literals;
 
 struct ScriptFile {
     fs::path path;
+
     explicit ScriptFile(std::string_view text) {
-        path = fs::temp_directory_path() / ("sluice-script-" + std::to_string(::getpid()) + "-"
-                                            + std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".json");
+        path = fs::temp_directory_path()
+               / ("sluice-script-" + std::to_string(::getpid()) + "-"
+                  + std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".json");
         std::ofstream(path) << text;
     }
+
     ~ScriptFile() { fs::remove(path); }
 };
 
@@ -48,7 +52,9 @@ TEST(BuiltinAgent, RunsTheDefaultScriptAsRowsAndPreviews) {
     const auto types = rec->row_types();
     ASSERT_EQ(types, (std::vector<std::string>{"assistant", "user", "assistant", "result"}));
     const auto rows = rec->rows();
-    EXPECT_EQ(rows[1].at("message").at("content").as_array()[0].at("content"), "hello from the echo tool");
+    EXPECT_EQ(
+        rows[1].at("message").at("content").as_array()[0].at("content"),
+        "hello from the echo tool");
     EXPECT_EQ(rows[3].at("is_error"), false);
     EXPECT_FALSE(rec->text().empty());
     EXPECT_FALSE(rec->thinking().empty());
@@ -60,8 +66,11 @@ TEST(BuiltinAgent, KeepsHistoryAcrossTurnsAndFromRows) {
     sluice::test::IoLoop loop;
     ScriptFile script(R"({"rounds":[{"events":[{"text":"saw {{message_count}}"}]}]})");
     std::vector<json::object> earlier{
-        json::parse(R"({"type":"user","message":{"role":"user","content":"old prompt"}})").as_object(),
-        json::parse(R"({"type":"assistant","message":{"id":"m0","role":"assistant","content":[{"type":"text","text":"old answer"}]}})").as_object(),
+        json::parse(R"({"type":"user","message":{"role":"user","content":"old prompt"}})")
+            .as_object(),
+        json::parse(R"({"type":"assistant","message":{"id":"m0","role":"assistant",)"
+                    R"("content":[{"type":"text","text":"old answer"}]}})")
+            .as_object(),
         json::parse(R"({"type":"result","subtype":"success"})").as_object()};
     auto agent = make_builtin_agent(loop.executor(), scripted(script.path.string()), earlier);
     auto first = std::make_shared<TurnRecorder>();
@@ -176,7 +185,8 @@ TEST(BuiltinAgent, AnUnansweredEarlierPromptStillYieldsEveryRow) {
     // The seat's last turn died before any answer: its prompt merges with the new one.
     ScriptFile script(R"({"rounds":[{"events":[{"text":"answer"}]}]})");
     std::vector<json::object> earlier{
-        json::parse(R"({"type":"user","message":{"role":"user","content":"lost prompt"}})").as_object()};
+        json::parse(R"({"type":"user","message":{"role":"user","content":"lost prompt"}})")
+            .as_object()};
     auto agent = make_builtin_agent(loop.executor(), scripted(script.path.string()), earlier);
     auto rec = std::make_shared<TurnRecorder>();
     agent->start_turn("new prompt", {}, rec);

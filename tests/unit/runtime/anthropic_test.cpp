@@ -1,11 +1,10 @@
 // Tests of the Anthropic provider: every captured Messages stream replayed through the loopback
 // stub, plus HTTP errors, mid-stream errors, malformed streams and cancellation.
-#include <sluice/runtime/anthropic.hpp>
-
-#include <sluice/core/error.hpp>
-
 #include "provider_harness.hpp"
 #include "support/run_async.hpp"
+
+#include <sluice/core/error.hpp>
+#include <sluice/runtime/anthropic.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -55,21 +54,155 @@ struct Capture {
 const std::vector<Capture>& captures() {
     using R = runtime::StopReason;
     static const std::vector<Capture> table = {
-        {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_basic_response.txt", "claude-3-opus-latest", "end_turn", R::end_turn, 12, 0, {}, 11, 6},
-        {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_tool_use_response.txt", "claude-sonnet-4-20250514", "tool_use", R::tool_use, 48, 0, {{"get_weather", R"({"location":"Paris"})"}}, 377, 65},
-        {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_incomplete_partial_json_response.txt", "claude-3-7-sonnet-20250219", "max_tokens", R::max_tokens, 135, 0, {}, 450, 124},
-        {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_refusal_response.txt", "claude-opus-4-7", "refusal", R::refusal, 0, 0, {}, 20, 0},
-        {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_compaction_response.txt", "claude-opus-4-7", "end_turn", R::end_turn, 12, 0, {}, 30, 8},
-        {"anthropics_anthropic-sdk-python/tests_fixtures_fable-fallback_stream-a-toolrefusal.sse", "claude-fable-5", "refusal", R::refusal, 54, 0, {}, 28, 106},
-        {"pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_anthropic_model_thinking_part_stream.yaml.interaction0.sse", "claude-sonnet-4-20250514", "end_turn", R::end_turn, 1021, 202, {}, 43, 282},
-        {"pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_anthropic_model_thinking_part_redacted_stream.yaml.interaction0.sse", "claude-sonnet-4-5-20250929", "end_turn", R::end_turn, 359, 0, {}, 92, 189},
-        {"pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_anthropic_model_web_search_tool_stream.yaml.interaction0.sse", "claude-sonnet-4-20250514", "end_turn", R::end_turn, 1346, 405, {}, 22397, 637},
-        {"pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_pause_turn_web_search_streaming_vcr.yaml.interaction0.sse", "claude-sonnet-4-5-20250929", "pause_turn", R::pause_turn, 166, 1051, {}, 404500, 943},
-        {"pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_anthropic_compaction_usage_with_cache_streaming.yaml.interaction0.sse", "claude-sonnet-4-6", "end_turn", R::end_turn, 11, 0, {}, 181, 8},
-        {"pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_anthropic_mcp_servers_stream.yaml.interaction0.sse", "claude-sonnet-4-5-20250929", "end_turn", R::end_turn, 806, 192, {}, 3042, 354},
-        {"vercel_ai/packages_anthropic_src___fixtures___anthropic-code-execution-20250825.2.chunks.txt", "claude-sonnet-4-5-20250929", "end_turn", R::end_turn, 1801, 0, {}, 15696, 2479},
-        {"vercel_ai/packages_anthropic_src___fixtures___anthropic-tool-no-args.chunks.txt", "claude-sonnet-4-5-20250929", "tool_use", R::tool_use, 35, 0, {{"updateIssueList", "{}"}}, 565, 48},
-        {"vercel_ai/packages_anthropic_src___fixtures___anthropic-refusal.chunks.txt", "claude-fable-5", "refusal", R::refusal, 0, 0, {}, 18, 5},
+        {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_basic_response.txt",
+         "claude-3-opus-latest",
+         "end_turn",
+         R::end_turn,
+         12,
+         0,
+         {},
+         11,
+         6},
+        {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_tool_use_response.txt",
+         "claude-sonnet-4-20250514",
+         "tool_use",
+         R::tool_use,
+         48,
+         0,
+         {{"get_weather", R"({"location":"Paris"})"}},
+         377,
+         65},
+        {"anthropics_anthropic-sdk-python/"
+         "tests_lib_streaming_fixtures_incomplete_partial_json_response.txt",
+         "claude-3-7-sonnet-20250219",
+         "max_tokens",
+         R::max_tokens,
+         135,
+         0,
+         {},
+         450,
+         124},
+        {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_refusal_response.txt",
+         "claude-opus-4-7",
+         "refusal",
+         R::refusal,
+         0,
+         0,
+         {},
+         20,
+         0},
+        {"anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_compaction_response.txt",
+         "claude-opus-4-7",
+         "end_turn",
+         R::end_turn,
+         12,
+         0,
+         {},
+         30,
+         8},
+        {"anthropics_anthropic-sdk-python/tests_fixtures_fable-fallback_stream-a-toolrefusal.sse",
+         "claude-fable-5",
+         "refusal",
+         R::refusal,
+         54,
+         0,
+         {},
+         28,
+         106},
+        {"pydantic_pydantic-ai/"
+         "tests_models_cassettes_test_anthropic_test_anthropic_model_thinking_part_stream.yaml."
+         "interaction0.sse",
+         "claude-sonnet-4-20250514",
+         "end_turn",
+         R::end_turn,
+         1021,
+         202,
+         {},
+         43,
+         282},
+        {"pydantic_pydantic-ai/"
+         "tests_models_cassettes_test_anthropic_test_anthropic_model_thinking_part_redacted_stream."
+         "yaml.interaction0.sse",
+         "claude-sonnet-4-5-20250929",
+         "end_turn",
+         R::end_turn,
+         359,
+         0,
+         {},
+         92,
+         189},
+        {"pydantic_pydantic-ai/"
+         "tests_models_cassettes_test_anthropic_test_anthropic_model_web_search_tool_stream.yaml."
+         "interaction0.sse",
+         "claude-sonnet-4-20250514",
+         "end_turn",
+         R::end_turn,
+         1346,
+         405,
+         {},
+         22397,
+         637},
+        {"pydantic_pydantic-ai/"
+         "tests_models_cassettes_test_anthropic_test_pause_turn_web_search_streaming_vcr.yaml."
+         "interaction0.sse",
+         "claude-sonnet-4-5-20250929",
+         "pause_turn",
+         R::pause_turn,
+         166,
+         1051,
+         {},
+         404500,
+         943},
+        {"pydantic_pydantic-ai/"
+         "tests_models_cassettes_test_anthropic_test_anthropic_compaction_usage_with_cache_"
+         "streaming.yaml.interaction0.sse",
+         "claude-sonnet-4-6",
+         "end_turn",
+         R::end_turn,
+         11,
+         0,
+         {},
+         181,
+         8},
+        {"pydantic_pydantic-ai/"
+         "tests_models_cassettes_test_anthropic_test_anthropic_mcp_servers_stream.yaml."
+         "interaction0.sse",
+         "claude-sonnet-4-5-20250929",
+         "end_turn",
+         R::end_turn,
+         806,
+         192,
+         {},
+         3042,
+         354},
+        {"vercel_ai/"
+         "packages_anthropic_src___fixtures___anthropic-code-execution-20250825.2.chunks.txt",
+         "claude-sonnet-4-5-20250929",
+         "end_turn",
+         R::end_turn,
+         1801,
+         0,
+         {},
+         15696,
+         2479},
+        {"vercel_ai/packages_anthropic_src___fixtures___anthropic-tool-no-args.chunks.txt",
+         "claude-sonnet-4-5-20250929",
+         "tool_use",
+         R::tool_use,
+         35,
+         0,
+         {{"updateIssueList", "{}"}},
+         565,
+         48},
+        {"vercel_ai/packages_anthropic_src___fixtures___anthropic-refusal.chunks.txt",
+         "claude-fable-5",
+         "refusal",
+         R::refusal,
+         0,
+         0,
+         {},
+         18,
+         5},
     };
     return table;
 }
@@ -111,7 +244,9 @@ TEST(AnthropicProvider, ReplaysEveryCaptureIntoTheRightEvents) {
 
 TEST(AnthropicProvider, SendsTheMessagesRequestWithItsHeaders) {
     test::StubProvider stub;
-    stub.enqueue({.body = test::fixture_body("anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_basic_response.txt")});
+    stub.enqueue(
+        {.body = test::fixture_body(
+             "anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_basic_response.txt")});
     auto provider = provider_for(stub);
     runtime::ProviderRequest req;
     req.system = "be brief";
@@ -138,7 +273,10 @@ TEST(AnthropicProvider, SendsTheMessagesRequestWithItsHeaders) {
 
 TEST(AnthropicProvider, StreamsToolInputAsDeltasAndParsesItAtBlockStop) {
     test::StubProvider stub;
-    stub.enqueue({.body = test::fixture_body("anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_tool_use_response.txt"), .chunk_size = 1});
+    stub.enqueue(
+        {.body = test::fixture_body(
+             "anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_tool_use_response.txt"),
+         .chunk_size = 1});
     auto provider = provider_for(stub);
     const auto t = test::run_provider(*provider);
     ASSERT_TRUE(t.result) << t.error;
@@ -151,7 +289,10 @@ TEST(AnthropicProvider, StreamsToolInputAsDeltasAndParsesItAtBlockStop) {
 
 TEST(AnthropicProvider, KeepsThinkingSignaturesForTheNextRequest) {
     test::StubProvider stub;
-    stub.enqueue({.body = test::fixture_body("pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_anthropic_model_thinking_part_stream.yaml.interaction0.sse")});
+    stub.enqueue(
+        {.body = test::fixture_body("pydantic_pydantic-ai/"
+                                    "tests_models_cassettes_test_anthropic_test_anthropic_model_"
+                                    "thinking_part_stream.yaml.interaction0.sse")});
     auto provider = provider_for(stub);
     const auto t = test::run_provider(*provider);
     ASSERT_TRUE(t.result) << t.error;
@@ -163,7 +304,10 @@ TEST(AnthropicProvider, KeepsThinkingSignaturesForTheNextRequest) {
 
 TEST(AnthropicProvider, KeepsRedactedThinkingBlocks) {
     test::StubProvider stub;
-    stub.enqueue({.body = test::fixture_body("pydantic_pydantic-ai/tests_models_cassettes_test_anthropic_test_anthropic_model_thinking_part_redacted_stream.yaml.interaction0.sse")});
+    stub.enqueue(
+        {.body = test::fixture_body("pydantic_pydantic-ai/"
+                                    "tests_models_cassettes_test_anthropic_test_anthropic_model_"
+                                    "thinking_part_redacted_stream.yaml.interaction0.sse")});
     auto provider = provider_for(stub);
     const auto t = test::run_provider(*provider);
     ASSERT_TRUE(t.result) << t.error;
@@ -174,7 +318,11 @@ TEST(AnthropicProvider, KeepsRedactedThinkingBlocks) {
 
 TEST(AnthropicProvider, AccumulatesLargeServerToolInputsWithoutRunningThem) {
     test::StubProvider stub;
-    stub.enqueue({.body = test::fixture_body("vercel_ai/packages_anthropic_src___fixtures___anthropic-code-execution-20250825.2.chunks.txt"), .chunk_size = 4096});
+    stub.enqueue(
+        {.body = test::fixture_body(
+             "vercel_ai/"
+             "packages_anthropic_src___fixtures___anthropic-code-execution-20250825.2.chunks.txt"),
+         .chunk_size = 4096});
     auto provider = provider_for(stub);
     const auto t = test::run_provider(*provider);
     ASSERT_TRUE(t.result) << t.error;
@@ -189,7 +337,10 @@ TEST(AnthropicProvider, AccumulatesLargeServerToolInputsWithoutRunningThem) {
 
 TEST(AnthropicProvider, DropsAToolCallCutByMaxTokensWithANotice) {
     test::StubProvider stub;
-    stub.enqueue({.body = test::fixture_body("anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_incomplete_partial_json_response.txt")});
+    stub.enqueue(
+        {.body = test::fixture_body(
+             "anthropics_anthropic-sdk-python/"
+             "tests_lib_streaming_fixtures_incomplete_partial_json_response.txt")});
     auto provider = provider_for(stub);
     const auto t = test::run_provider(*provider);
     ASSERT_TRUE(t.result) << t.error;
@@ -205,7 +356,9 @@ TEST(AnthropicProvider, DropsAToolCallCutByMaxTokensWithANotice) {
 
 TEST(AnthropicProvider, RejectsASecondMessageStartAsMalformed) {
     test::StubProvider stub;
-    stub.enqueue({.body = test::fixture_body("vercel_ai/packages_anthropic_src___fixtures___spliced-message-start.chunks.txt")});
+    stub.enqueue(
+        {.body = test::fixture_body(
+             "vercel_ai/packages_anthropic_src___fixtures___spliced-message-start.chunks.txt")});
     auto provider = provider_for(stub);
     const auto t = test::run_provider(*provider);
     ASSERT_FALSE(t.result);
@@ -215,10 +368,18 @@ TEST(AnthropicProvider, RejectsASecondMessageStartAsMalformed) {
 
 TEST(AnthropicProvider, EndsWithAnErrorOnAMidStreamErrorEvent) {
     test::StubProvider stub;
-    std::string body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\",\"usage\":{\"input_tokens\":1}}}\n\n"
-                       "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
-                       "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n"
-                       "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    std::string body = "event: message_start\ndata: "
+                       "{\"type\":\"message_start\",\"message\":{\"model\":\"m\",\"usage\":{"
+                       "\"input_tokens\":1}}}\n\n"
+                       "event: content_block_start\ndata: "
+                       "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":"
+                       "\"text\",\"text\":\"\"}}\n\n"
+                       "event: content_block_delta\ndata: "
+                       "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_"
+                       "delta\",\"text\":\"Hel\"}}\n\n"
+                       "event: error\ndata: "
+                       "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":"
+                       "\"Overloaded\"}}\n\n";
     stub.enqueue({.body = body});
     auto provider = provider_for(stub);
     const auto t = test::run_provider(*provider);
@@ -230,7 +391,8 @@ TEST(AnthropicProvider, EndsWithAnErrorOnAMidStreamErrorEvent) {
 
 TEST(AnthropicProvider, ReportsAStreamThatEndsEarly) {
     test::StubProvider stub;
-    auto body = test::fixture_body("anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_basic_response.txt");
+    auto body = test::fixture_body(
+        "anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_basic_response.txt");
     body.resize(body.find("event: message_delta"));
     stub.enqueue({.body = body});
     auto provider = provider_for(stub);
@@ -252,21 +414,30 @@ TEST(AnthropicProvider, ReportsDataThatIsNotJson) {
 
 TEST(AnthropicProvider, ReportsABadKeyClearly) {
     test::StubProvider stub;
-    stub.enqueue({.status = 401, .content_type = "application/json",
-                  .body = R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})",
-                  .content_length = true});
+    stub.enqueue(
+        {.status = 401,
+         .content_type = "application/json",
+         .body = R"({"type":"error","error":{"type":"authentication_error",)"
+                 R"("message":"invalid x-api-key"}})",
+         .content_length = true});
     auto provider = provider_for(stub);
     const auto t = test::run_provider(*provider);
     ASSERT_FALSE(t.result);
     EXPECT_EQ(t.result.error(), errc::unauthorized);
-    EXPECT_EQ(t.error, "anthropic: authentication failed (HTTP 401): invalid x-api-key (authentication_error); check ANTHROPIC_API_KEY");
+    EXPECT_EQ(
+        t.error,
+        "anthropic: authentication failed (HTTP 401): invalid x-api-key (authentication_error); "
+        "check ANTHROPIC_API_KEY");
 }
 
 TEST(AnthropicProvider, ReportsAnUnknownModelWithTheProvidersMessage) {
     test::StubProvider stub;
-    stub.enqueue({.status = 404, .content_type = "application/json",
-                  .body = R"({"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}})",
-                  .content_length = true});
+    stub.enqueue(
+        {.status = 404,
+         .content_type = "application/json",
+         .body = R"({"type":"error","error":{"type":"not_found_error",)"
+                 R"("message":"model: claude-nope"}})",
+         .content_length = true});
     auto provider = provider_for(stub);
     const auto t = test::run_provider(*provider);
     ASSERT_FALSE(t.result);
@@ -289,7 +460,8 @@ TEST(AnthropicProvider, ReportsAnUnreachableProvider) {
     const auto t = test::run_provider(*provider);
     ASSERT_FALSE(t.result);
     EXPECT_EQ(t.result.error(), errc::io_error);
-    EXPECT_NE(t.error.find("anthropic: cannot reach http://127.0.0.1:"), std::string::npos) << t.error;
+    EXPECT_NE(t.error.find("anthropic: cannot reach http://127.0.0.1:"), std::string::npos)
+        << t.error;
     EXPECT_EQ(t.notices.size(), 1U); // the one retry was announced
 }
 
@@ -333,22 +505,28 @@ TEST(AnthropicProvider, RefusesToStartWithoutAKey) {
 }
 
 TEST(AnthropicProvider, DecodesACaptureWithoutANetworkAtAnyChunkSize) {
-    const auto body = test::fixture_body("anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_tool_use_response.txt");
+    const auto body = test::fixture_body(
+        "anthropics_anthropic-sdk-python/tests_lib_streaming_fixtures_tool_use_response.txt");
     for (const std::size_t chunk : {std::size_t{1}, std::size_t{13}, body.size()}) {
         std::vector<llm::ToolUse> uses;
         std::string error;
-        const auto r = runtime::decode_anthropic_stream(body, chunk, [&](StreamEvent ev) {
-            if (auto* u = std::get_if<llm::ToolUse>(&ev)) {
-                uses.push_back(*u);
-            }
-        }, error);
+        const auto r = runtime::decode_anthropic_stream(
+            body,
+            chunk,
+            [&](StreamEvent ev) {
+                if (auto* u = std::get_if<llm::ToolUse>(&ev)) {
+                    uses.push_back(*u);
+                }
+            },
+            error);
         ASSERT_TRUE(r) << error;
         EXPECT_EQ(r->stop_reason, runtime::StopReason::tool_use);
         ASSERT_FALSE(uses.empty());
         EXPECT_EQ(uses[0].tool_name, "get_weather");
     }
     std::string error;
-    EXPECT_FALSE(runtime::decode_anthropic_stream("data: {oops\n\n", 4, [](StreamEvent) {}, error));
+    EXPECT_FALSE(runtime::decode_anthropic_stream(
+        "data: {oops\n\n", 4, [](StreamEvent) {}, error));
     EXPECT_NE(error.find("malformed stream"), std::string::npos);
 }
 

@@ -2,6 +2,7 @@
 #include <sluice/runtime/frame_builder.hpp>
 
 #include <boost/json.hpp>
+
 #include <gtest/gtest.h>
 
 namespace sluice::runtime {
@@ -18,11 +19,17 @@ session::MessageHistory history(std::vector<json::value> msgs) {
 }
 
 const json::value PROMPT = json::object{{"role", "user"}, {"content", "hi"}};
-const json::value ASSISTANT_TOOL = json::parse(R"({"id":"msg_1","role":"assistant","model":"m1","stop_reason":"tool_use",
-  "content":[{"type":"thinking","thinking":"hmm","signature":"sg"},{"type":"text","text":"checking"},
+const json::value ASSISTANT_TOOL =
+    json::parse(R"({"id":"msg_1","role":"assistant","model":"m1","stop_reason":"tool_use",
+  "content":[{"type":"thinking","thinking":"hmm","signature":"sg"},{"type":"text",
+  "text":"checking"},
              {"type":"tool_use","id":"t1","name":"bash","input":{"command":"ls"}}]})");
-const json::value TOOL_RESULTS = json::parse(R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a b","is_error":false}]})");
-const json::value ASSISTANT_ANSWER = json::parse(R"({"role":"assistant","content":[{"type":"text","text":"two files"}],"stop_reason":"end_turn"})");
+const json::value TOOL_RESULTS = json::parse(
+    R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a b",)"
+    R"("is_error":false}]})");
+const json::value ASSISTANT_ANSWER =
+    json::parse(R"({"role":"assistant","content":[{"type":"text","text":"two files"}],)"
+                R"("stop_reason":"end_turn"})");
 
 TEST(FrameBuilder, BuildsAssistantToolResultAndResultRows) {
     FrameBuilder fb("sess-1", 1, "default-model");
@@ -129,15 +136,21 @@ TEST(FrameBuilder, PreviewRowsAreStreamEvents) {
 TEST(MessagesFromRows, RebuildsHistoryFromClaudeCodeRows) {
     // One row per content block, as Claude Code writes them; a sub-agent row; a result row.
     std::vector<json::object> rows;
-    for (const char* r : {
-             R"({"type":"system","subtype":"init"})",
-             R"({"type":"user","message":{"role":"user","content":"list files"}})",
-             R"({"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"sure"}]},"parent_tool_use_id":null})",
-             R"({"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},"parent_tool_use_id":null})",
-             R"({"type":"assistant","message":{"id":"sub","role":"assistant","content":[{"type":"text","text":"sub-agent"}]},"parent_tool_use_id":"t0"})",
-             R"({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}})",
-             R"({"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"done"}]}})",
-             R"({"type":"result","subtype":"success","result":"done"})"}) {
+    for (const char* r :
+         {R"({"type":"system","subtype":"init"})",
+          R"({"type":"user","message":{"role":"user","content":"list files"}})",
+          R"({"type":"assistant","message":{"id":"m1","role":"assistant",)"
+          R"("content":[{"type":"text","text":"sure"}]},"parent_tool_use_id":null})",
+          R"({"type":"assistant","message":{"id":"m1","role":"assistant",)"
+          R"("content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},)"
+          R"("parent_tool_use_id":null})",
+          R"({"type":"assistant","message":{"id":"sub","role":"assistant",)"
+          R"("content":[{"type":"text","text":"sub-agent"}]},"parent_tool_use_id":"t0"})",
+          R"({"type":"user","message":{"role":"user","content":[{"type":"tool_result",)"
+          R"("tool_use_id":"t1","content":"x"}]}})",
+          R"({"type":"assistant","message":{"id":"m2","role":"assistant",)"
+          R"("content":[{"type":"text","text":"done"}]}})",
+          R"({"type":"result","subtype":"success","result":"done"})"}) {
         rows.push_back(json::parse(r).as_object());
     }
     auto msgs = messages_from_rows(rows);

@@ -5,11 +5,12 @@
 #include <sluice/runtime/agent.hpp>
 
 #include <boost/json.hpp>
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -21,7 +22,9 @@ using test::TurnRecorder;
 using namespace std::chrono_literals;
 
 std::string fake_agent() {
-    return (std::filesystem::path(__FILE__).parent_path() / "../../support/fake_agent.py").lexically_normal().string();
+    return (std::filesystem::path(__FILE__).parent_path() / "../../support/fake_agent.py")
+        .lexically_normal()
+        .string();
 }
 
 ProcessAgentConfig fake_config(const std::string& flags = {}) {
@@ -33,7 +36,8 @@ ProcessAgentConfig fake_config(const std::string& flags = {}) {
     return c;
 }
 
-std::shared_ptr<TurnRecorder> run_turn(Agent& agent, std::string prompt, CancellationToken cancel = {}) {
+std::shared_ptr<TurnRecorder>
+run_turn(Agent& agent, std::string prompt, CancellationToken cancel = {}) {
     auto rec = std::make_shared<TurnRecorder>();
     agent.start_turn(std::move(prompt), std::move(cancel), rec);
     return rec;
@@ -50,7 +54,8 @@ long pid_of(const TurnRecorder& rec) {
 
 // Runs the loop until `pid` is gone (reaped, so not even a zombie), for up to 5 s.
 bool process_gone(sluice::test::IoLoop& loop, long pid) {
-    return loop.until([pid] { return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }, 5s);
+    return loop.until(
+        [pid] { return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }, 5s);
 }
 
 TEST(ProcessAgent, TurnsRowsIntoFramesAndPartialsIntoPreviews) {
@@ -60,7 +65,8 @@ TEST(ProcessAgent, TurnsRowsIntoFramesAndPartialsIntoPreviews) {
     auto rec = run_turn(*agent, "hello");
     ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
     EXPECT_EQ(rec->end().state, TurnEnd::State::ended) << rec->end().error;
-    EXPECT_EQ(rec->row_types(), (std::vector<std::string>{"system", "assistant", "assistant", "result"}));
+    EXPECT_EQ(
+        rec->row_types(), (std::vector<std::string>{"system", "assistant", "assistant", "result"}));
     EXPECT_EQ(rec->text(), "you said: hello");
     EXPECT_EQ(rec->thinking(), "pondering");
     EXPECT_EQ(rec->rows().back().at("result"), "you said: hello");
@@ -78,7 +84,8 @@ TEST(ProcessAgent, ToolInputPartialsCarryTheToolId) {
         }
     }
     const auto types = rec->row_types();
-    EXPECT_EQ(types, (std::vector<std::string>{"system", "assistant", "user", "assistant", "result"}));
+    EXPECT_EQ(
+        types, (std::vector<std::string>{"system", "assistant", "user", "assistant", "result"}));
 }
 
 TEST(ProcessAgent, OneProcessServesSeveralTurns) {
@@ -296,8 +303,9 @@ TEST(ProcessAgent, AMissingCommandFailsTheTurn) {
 }
 
 TEST(ProcessAgent, ShellArgvRunsAConfiguredCommandLine) {
-    EXPECT_EQ(ProcessAgentConfig::shell_argv("claude -p"),
-              (std::vector<std::string>{"/bin/sh", "-c", "exec claude -p"}));
+    EXPECT_EQ(
+        ProcessAgentConfig::shell_argv("claude -p"),
+        (std::vector<std::string>{"/bin/sh", "-c", "exec claude -p"}));
     EXPECT_EQ(ProcessAgentConfig::claude_argv().front(), "claude");
 }
 

@@ -1,10 +1,10 @@
 // Test helper: runs a provider against the loopback stub and tallies the events it emitted.
 #pragma once
 
-#include <sluice/runtime/provider.hpp>
-
 #include "support/run_async.hpp"
 #include "support/stub_provider.hpp"
+
+#include <sluice/runtime/provider.hpp>
 
 #include <boost/json/serialize.hpp>
 
@@ -16,15 +16,15 @@ namespace sluice::test {
 
 /// What one provider call emitted, summed up.
 struct Tally {
-    std::string text;                           ///< all Text previews joined
-    std::string thinking;                       ///< all Thinking previews joined
-    std::vector<llm::ToolUseStart> starts;      ///< ToolUseStart events
-    std::map<std::string, std::string> deltas;  ///< ToolUseDelta joined per tool id
-    std::vector<llm::ToolUse> uses;             ///< ToolUse events
-    std::vector<std::string> notices;           ///< Notice lines
-    std::size_t events{};                       ///< every event
+    std::string text;                          ///< all Text previews joined
+    std::string thinking;                      ///< all Thinking previews joined
+    std::vector<llm::ToolUseStart> starts;     ///< ToolUseStart events
+    std::map<std::string, std::string> deltas; ///< ToolUseDelta joined per tool id
+    std::vector<llm::ToolUse> uses;            ///< ToolUse events
+    std::vector<std::string> notices;          ///< Notice lines
+    std::size_t events{};                      ///< every event
     boost::system::result<runtime::ProviderResponse> result{runtime::ProviderResponse{}};
-    std::string error;                          ///< the provider's error_message()
+    std::string error; ///< the provider's error_message()
 };
 
 /// The path of a shared fixture.
@@ -76,7 +76,8 @@ inline Tally run_provider(
 }
 
 /// The blocks of an assembled assistant message whose type is `type`.
-inline std::vector<boost::json::object> blocks_of(const boost::json::value& message, std::string_view type) {
+inline std::vector<boost::json::object>
+blocks_of(const boost::json::value& message, std::string_view type) {
     std::vector<boost::json::object> out;
     for (const auto& b : message.at("content").as_array()) {
         if (b.at("type").as_string() == type) {

@@ -8,6 +8,7 @@
 #include <sluice/runtime/tools.hpp>
 
 #include <boost/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -24,7 +25,9 @@ using namespace std::chrono_literals;
 constexpr std::uint64_t FLOOD_BYTES = 8U * 1024 * 1024;
 
 std::unique_ptr<Runtime> anthropic_runtime(
-    boost::asio::any_io_executor ex, const StubProvider& stub, std::vector<std::string> tools = {}) {
+    boost::asio::any_io_executor ex,
+    const StubProvider& stub,
+    std::vector<std::string> tools = {}) {
     RuntimeConfig c;
     c.provider.kind = "anthropic";
     c.provider.base_url = stub.base_url();
@@ -32,10 +35,13 @@ std::unique_ptr<Runtime> anthropic_runtime(
     c.model = "claude-test";
     c.tools = std::move(tools);
     auto provider = std::shared_ptr<Provider>(make_anthropic_provider(c.provider));
-    return std::make_unique<Runtime>(std::move(ex), c, provider, make_tools(c.tools, ToolOptions{}));
+    return std::make_unique<Runtime>(
+        std::move(ex), c, provider, make_tools(c.tools, ToolOptions{}));
 }
 
-std::vector<json::value> prompt() { return {json::object{{"role", "user"}, {"content", "flood me"}}}; }
+std::vector<json::value> prompt() {
+    return {json::object{{"role", "user"}, {"content", "flood me"}}};
+}
 
 StubResponse flood(std::size_t delta_bytes = 1024) {
     StubResponse r;
@@ -96,7 +102,8 @@ std::string sse(std::initializer_list<std::string_view> events) {
     std::string out;
     for (auto e : events) {
         const auto v = json::parse(e);
-        out += "event: " + std::string(v.at("type").as_string()) + "\ndata: " + std::string(e) + "\n\n";
+        out += "event: " + std::string(v.at("type").as_string()) + "\ndata: " + std::string(e)
+               + "\n\n";
     }
     return out;
 }
@@ -104,26 +111,37 @@ std::string sse(std::initializer_list<std::string_view> events) {
 TEST(RuntimeFlood, TwoRoundToolTurnThroughTheAnthropicProvider) {
     StubProvider stub;
     StubResponse first;
-    first.body = sse({
-        R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}})",
-        R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})",
-        R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Running it."}})",
-        R"({"type":"content_block_stop","index":0})",
-        R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01","name":"bash","input":{}}})",
-        R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"command\": \"echo fr"}})",
-        R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"om-bash\"}"}})",
-        R"({"type":"content_block_stop","index":1})",
-        R"({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":20}})",
-        R"({"type":"message_stop"})"});
+    first.body = sse(
+        {R"({"type":"message_start","message":{"id":"msg_1","type":"message",)"
+         R"("role":"assistant","model":"claude-test","content":[],"stop_reason":null,)"
+         R"("usage":{"input_tokens":10,"output_tokens":1}}})",
+         R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})",
+         R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta",)"
+         R"("text":"Running it."}})",
+         R"({"type":"content_block_stop","index":0})",
+         R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use",)"
+         R"("id":"toolu_01","name":"bash","input":{}}})",
+         R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta",)"
+         R"("partial_json":"{\"command\": \"echo fr"}})",
+         R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta",)"
+         R"("partial_json":"om-bash\"}"}})",
+         R"({"type":"content_block_stop","index":1})",
+         R"({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},)"
+         R"("usage":{"output_tokens":20}})",
+         R"({"type":"message_stop"})"});
     first.chunk_size = 37;
     StubResponse second;
-    second.body = sse({
-        R"({"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"usage":{"input_tokens":30,"output_tokens":1}}})",
-        R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})",
-        R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"It printed from-bash."}})",
-        R"({"type":"content_block_stop","index":0})",
-        R"({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":7}})",
-        R"({"type":"message_stop"})"});
+    second.body = sse(
+        {R"({"type":"message_start","message":{"id":"msg_2","type":"message",)"
+         R"("role":"assistant","model":"claude-test","content":[],"stop_reason":null,)"
+         R"("usage":{"input_tokens":30,"output_tokens":1}}})",
+         R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})",
+         R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta",)"
+         R"("text":"It printed from-bash."}})",
+         R"({"type":"content_block_stop","index":0})",
+         R"({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},)"
+         R"("usage":{"output_tokens":7}})",
+         R"({"type":"message_stop"})"});
     stub.enqueue(first);
     stub.enqueue(second);
     sluice::test::IoThread io;

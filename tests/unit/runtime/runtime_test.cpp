@@ -1,18 +1,17 @@
 // Tests of the Runtime turn loop with the scripted provider and real tools.
-#include <sluice/runtime/runtime.hpp>
-#include <sluice/runtime/scripted.hpp>
-#include <sluice/runtime/tools.hpp>
-
 #include "support/io_thread.hpp"
 #include "support/run_async.hpp"
 
 #include <sluice/core/relay_async.hpp>
+#include <sluice/runtime/runtime.hpp>
+#include <sluice/runtime/scripted.hpp>
+#include <sluice/runtime/tools.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
 #include <boost/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -68,16 +67,22 @@ RuntimeConfig config_with(std::vector<std::string> tools = {}) {
     return c;
 }
 
-std::unique_ptr<Runtime> scripted_runtime(
-    boost::asio::any_io_executor ex, std::string_view script, RuntimeConfig c = {}) {
+std::unique_ptr<Runtime>
+scripted_runtime(boost::asio::any_io_executor ex, std::string_view script, RuntimeConfig c = {}) {
     auto tools = make_tools(c.tools, ToolOptions{c.working_dir});
     return std::make_unique<Runtime>(
-        std::move(ex), c, std::shared_ptr<Provider>(make_scripted_provider(script, 0)), std::move(tools));
+        std::move(ex),
+        c,
+        std::shared_ptr<Provider>(make_scripted_provider(script, 0)),
+        std::move(tools));
 }
 
 TEST(Runtime, StreamsTextThenUsageThenDone) {
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"text":"hello "},{"text":"world"}],"usage":{"input":3,"output":4}}]})");
+    auto rt = scripted_runtime(
+        io.executor(),
+        R"({"rounds":[{"events":[{"text":"hello "},{"text":"world"}],"usage":{"input":3,)"
+        R"("output":4}}]})");
     auto rx = rt->run_stream_with_messages(prompt("hi"), {});
     auto evs = drain(rx);
     EXPECT_EQ(joined<llm::Text>(evs), "hello world");
@@ -95,21 +100,30 @@ TEST(Runtime, StreamsTextThenUsageThenDone) {
 
 TEST(Runtime, StreamsThinkingBeforeText) {
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"thinking":"let me see","signature":"sig"},{"text":"ok"}]}]})");
+    auto rt = scripted_runtime(
+        io.executor(),
+        R"({"rounds":[{"events":[{"thinking":"let me see","signature":"sig"},{"text":"ok"}]}]})");
     auto rx = rt->run_stream_with_messages(prompt("hi"), {});
     auto evs = drain(rx);
     EXPECT_EQ(joined<llm::Thinking>(evs), "let me see");
     EXPECT_EQ(joined<llm::Text>(evs), "ok");
-    const auto first_thinking = std::find_if(evs.begin(), evs.end(), [](const auto& e) { return std::holds_alternative<llm::Thinking>(e); });
-    const auto first_text = std::find_if(evs.begin(), evs.end(), [](const auto& e) { return std::holds_alternative<llm::Text>(e); });
+    const auto first_thinking = std::find_if(evs.begin(), evs.end(), [](const auto& e) {
+        return std::holds_alternative<llm::Thinking>(e);
+    });
+    const auto first_text = std::find_if(
+        evs.begin(), evs.end(), [](const auto& e) { return std::holds_alternative<llm::Text>(e); });
     EXPECT_LT(first_thinking, first_text);
 }
 
 TEST(Runtime, RunsARealToolAcrossTwoRounds) {
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), 
+    auto rt = scripted_runtime(
+        io.executor(),
         R"js({"rounds":[
-             {"events":[{"text":"running"},{"tool_use":{"id":"t1","name":"bash","input":{"command":"echo tool-out-$((40+2))"}}}],"usage":{"input":1,"output":1}},
+             {"events":[{"text":"running"},
+               {"tool_use":{"id":"t1","name":"bash",
+                            "input":{"command":"echo tool-out-$((40+2))"}}}],
+              "usage":{"input":1,"output":1}},
              {"events":[{"text":"the answer"}],"usage":{"input":2,"output":2}}]})js",
         config_with({"bash"}));
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
@@ -153,7 +167,10 @@ TEST(Runtime, RoundLimitEndsWithErrorThenDone) {
     auto c = config_with({"echo"});
     c.max_rounds = 3;
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"tool_use":{"name":"echo","input":{"text":"again"}}}]}]})", c);
+    auto rt = scripted_runtime(
+        io.executor(),
+        R"({"rounds":[{"events":[{"tool_use":{"name":"echo","input":{"text":"again"}}}]}]})",
+        c);
     auto rx = rt->run_stream_with_messages(prompt("loop"), {});
     auto evs = drain(rx);
     EXPECT_EQ(all_of<llm::ToolResult>(evs).size(), 3U);
@@ -169,9 +186,13 @@ TEST(Runtime, ToolTimeoutKillsTheProcessAndReportsAnError) {
     auto c = config_with({"bash"});
     c.tool_timeout = 300ms;
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"rounds":[
-        {"events":[{"tool_use":{"id":"t1","name":"bash","input":{"command":"echo started; sleep 30; echo never"}}}]},
-        {"events":[{"text":"after"}]}]})", c);
+    auto rt = scripted_runtime(
+        io.executor(),
+        R"({"rounds":[
+        {"events":[{"tool_use":{"id":"t1","name":"bash",
+        "input":{"command":"echo started; sleep 30; echo never"}}}]},
+        {"events":[{"text":"after"}]}]})",
+        c);
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
     auto evs = drain(rx);
     const auto results = all_of<llm::ToolResult>(evs);
@@ -187,9 +208,13 @@ TEST(Runtime, CapsToolOutputInDeltasAndResult) {
     auto c = config_with({"bash"});
     c.max_tool_output = 1000;
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"rounds":[
-        {"events":[{"tool_use":{"id":"t1","name":"bash","input":{"command":"head -c 200000 /dev/zero | tr '\\0' a"}}}]},
-        {"events":[{"text":"ok"}]}]})", c);
+    auto rt = scripted_runtime(
+        io.executor(),
+        R"({"rounds":[
+        {"events":[{"tool_use":{"id":"t1","name":"bash",
+        "input":{"command":"head -c 200000 /dev/zero | tr '\\0' a"}}}]},
+        {"events":[{"text":"ok"}]}]})",
+        c);
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
     auto evs = drain(rx);
     EXPECT_EQ(joined<llm::ToolResultDelta>(evs), std::string(1000, 'a'));
@@ -203,21 +228,33 @@ TEST(Runtime, CapsToolOutputInDeltasAndResult) {
 TEST(Runtime, RepairsToolOutputIntoValidUtf8AcrossChunks) {
     // "é" is split across two writes; 0xFF is never valid.
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"js({"rounds":[
-        {"events":[{"tool_use":{"id":"t1","name":"bash","input":{"command":"printf 'a\\303'; sleep 0.2; printf '\\251b\\377'"}}}]},
-        {"events":[{"text":"ok"}]}]})js", config_with({"bash"}));
+    auto rt = scripted_runtime(
+        io.executor(),
+        R"js({"rounds":[
+        {"events":[{"tool_use":{"id":"t1","name":"bash",
+          "input":{"command":"printf 'a\\303'; sleep 0.2; printf '\\251b\\377'"}}}]},
+        {"events":[{"text":"ok"}]}]})js",
+        config_with({"bash"}));
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
     auto evs = drain(rx);
     EXPECT_GE(all_of<llm::ToolResultDelta>(evs).size(), 2U);
-    EXPECT_EQ(joined<llm::ToolResultDelta>(evs), "a\xC3\xA9" "b\xEF\xBF\xBD");
+    EXPECT_EQ(
+        joined<llm::ToolResultDelta>(evs),
+        "a\xC3\xA9"
+        "b\xEF\xBF\xBD");
     const auto results = all_of<llm::ToolResult>(evs);
     ASSERT_EQ(results.size(), 1U);
-    EXPECT_EQ(results[0].result, "a\xC3\xA9" "b\xEF\xBF\xBD");
+    EXPECT_EQ(
+        results[0].result,
+        "a\xC3\xA9"
+        "b\xEF\xBF\xBD");
 }
 
 TEST(Runtime, ProviderErrorEndsWithErrorThenDone) {
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"text":"partial"},{"error":"upstream exploded"}]}]})");
+    auto rt = scripted_runtime(
+        io.executor(),
+        R"({"rounds":[{"events":[{"text":"partial"},{"error":"upstream exploded"}]}]})");
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
     auto evs = drain(rx);
     ASSERT_GE(evs.size(), 2U);
@@ -230,7 +267,8 @@ TEST(Runtime, ProviderErrorEndsWithErrorThenDone) {
 
 TEST(Runtime, CancelledTokenEndsWithCancelledErrorThenDone) {
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
+    auto rt = scripted_runtime(
+        io.executor(), R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     CancellationToken cancel;
     auto rx = rt->run_stream_with_messages(prompt("go"), cancel);
     ASSERT_TRUE(rx.next().has_value()); // it is streaming
@@ -245,7 +283,8 @@ TEST(Runtime, CancelledTokenEndsWithCancelledErrorThenDone) {
 
 TEST(Runtime, DroppedReceiverEndsTheWorker) {
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"rounds":[{"events":[{"text":"flood ","repeat":-1}]}]})");
+    auto rt = scripted_runtime(
+        io.executor(), R"({"rounds":[{"events":[{"text":"flood ","repeat":-1}]}]})");
     {
         auto rx = rt->run_stream_with_messages(prompt("go"), {});
         ASSERT_TRUE(rx.next().has_value());
@@ -255,8 +294,11 @@ TEST(Runtime, DroppedReceiverEndsTheWorker) {
 
 TEST(Runtime, DroppedReceiverKillsTheToolProcess) {
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"rounds":[
-        {"events":[{"tool_use":{"id":"t1","name":"bash","input":{"command":"echo $$; exec sleep 60"}}}]}]})",
+    auto rt = scripted_runtime(
+        io.executor(),
+        R"({"rounds":[
+        {"events":[{"tool_use":{"id":"t1","name":"bash",
+        "input":{"command":"echo $$; exec sleep 60"}}}]}]})",
         config_with({"bash"}));
     long pid = 0;
     {
@@ -277,7 +319,8 @@ TEST(Runtime, DroppedReceiverKillsTheToolProcess) {
 
 TEST(Runtime, SecondTurnWhileOneRunsIsRefused) {
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"delay_ms":5,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
+    auto rt = scripted_runtime(
+        io.executor(), R"({"delay_ms":5,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto rx1 = rt->run_stream_with_messages(prompt("one"), {});
     auto rx2 = rt->run_stream_with_messages(prompt("two"), {});
     auto evs = drain(rx2);
@@ -292,14 +335,16 @@ TEST(Runtime, ANewTurnMayStartAsSoonAsDoneWasReceived) {
     for (int i = 0; i < 50; ++i) {
         auto rx = rt->run_stream_with_messages(prompt("go"), {});
         auto evs = drain(rx);
-        ASSERT_TRUE(all_of<session::Error>(evs).empty()) << "turn " << i << ": " << all_of<session::Error>(evs)[0].message;
+        ASSERT_TRUE(all_of<session::Error>(evs).empty())
+            << "turn " << i << ": " << all_of<session::Error>(evs)[0].message;
         EXPECT_EQ(joined<llm::Text>(evs), "ok");
     }
 }
 
 TEST(Runtime, DestructorCancelsARunningTurn) {
     sluice::test::IoThread io;
-    auto rt = scripted_runtime(io.executor(), R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
+    auto rt = scripted_runtime(
+        io.executor(), R"({"delay_ms":1,"rounds":[{"events":[{"text":"x","repeat":-1}]}]})");
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
     ASSERT_TRUE(rx.next().has_value());
     rt.reset(); // cancels the turn, which ends on its executor
@@ -332,16 +377,36 @@ std::vector<std::string> kinds(const std::vector<StreamEvent>& evs) {
         out.emplace_back(std::visit(
             [](const auto& v) -> std::string {
                 using T = std::decay_t<decltype(v)>;
-                if constexpr (std::is_same_v<T, llm::Text>) { return "Text"; }
-                if constexpr (std::is_same_v<T, llm::ToolUseStart>) { return "ToolUseStart"; }
-                if constexpr (std::is_same_v<T, llm::ToolUseDelta>) { return "ToolUseDelta"; }
-                if constexpr (std::is_same_v<T, llm::ToolUse>) { return "ToolUse"; }
-                if constexpr (std::is_same_v<T, llm::ToolResultDelta>) { return "ToolResultDelta"; }
-                if constexpr (std::is_same_v<T, llm::ToolResult>) { return "ToolResult"; }
-                if constexpr (std::is_same_v<T, session::MessageHistory>) { return "MessageHistory"; }
-                if constexpr (std::is_same_v<T, session::Usage>) { return "Usage"; }
-                if constexpr (std::is_same_v<T, session::Done>) { return "Done"; }
-                if constexpr (std::is_same_v<T, session::Error>) { return "Error"; }
+                if constexpr (std::is_same_v<T, llm::Text>) {
+                    return "Text";
+                }
+                if constexpr (std::is_same_v<T, llm::ToolUseStart>) {
+                    return "ToolUseStart";
+                }
+                if constexpr (std::is_same_v<T, llm::ToolUseDelta>) {
+                    return "ToolUseDelta";
+                }
+                if constexpr (std::is_same_v<T, llm::ToolUse>) {
+                    return "ToolUse";
+                }
+                if constexpr (std::is_same_v<T, llm::ToolResultDelta>) {
+                    return "ToolResultDelta";
+                }
+                if constexpr (std::is_same_v<T, llm::ToolResult>) {
+                    return "ToolResult";
+                }
+                if constexpr (std::is_same_v<T, session::MessageHistory>) {
+                    return "MessageHistory";
+                }
+                if constexpr (std::is_same_v<T, session::Usage>) {
+                    return "Usage";
+                }
+                if constexpr (std::is_same_v<T, session::Done>) {
+                    return "Done";
+                }
+                if constexpr (std::is_same_v<T, session::Error>) {
+                    return "Error";
+                }
                 return "other";
             },
             e));
@@ -350,7 +415,8 @@ std::vector<std::string> kinds(const std::vector<StreamEvent>& evs) {
 }
 
 constexpr std::string_view TOOL_TURN = R"({"rounds":[
-    {"events":[{"text":"let me echo"},{"tool_use":{"id":"t1","name":"echo","input":{"text":"hi"}}}],"usage":{"input":1,"output":2}},
+    {"events":[{"text":"let me echo"},{"tool_use":{"id":"t1","name":"echo","input":{"text":"hi"}}}],
+    "usage":{"input":1,"output":2}},
     {"events":[{"text":"done"}],"usage":{"input":3,"output":4}}]})";
 
 TEST(Runtime, RunsAWholeTurnWithAToolOnAOneThreadIoContext) {
@@ -361,10 +427,18 @@ TEST(Runtime, RunsAWholeTurnWithAToolOnAOneThreadIoContext) {
     auto rx = rt->run_stream_with_messages(prompt("go"), {});
     const auto evs = drain_async(io, rx);
     const std::vector<std::string> expected{
-        "Text", "ToolUseStart", "ToolUseDelta", "ToolUse", "MessageHistory", // round 1
-        "ToolResultDelta", "ToolResult", "MessageHistory",                   // the tool
-        "Text", "MessageHistory",                                            // round 2
-        "Usage", "Done"};
+        "Text",
+        "ToolUseStart",
+        "ToolUseDelta",
+        "ToolUse",
+        "MessageHistory", // round 1
+        "ToolResultDelta",
+        "ToolResult",
+        "MessageHistory", // the tool
+        "Text",
+        "MessageHistory", // round 2
+        "Usage",
+        "Done"};
     EXPECT_EQ(kinds(evs), expected);
     EXPECT_EQ(joined<llm::Text>(evs), "let me echodone");
     const auto results = all_of<llm::ToolResult>(evs);
@@ -441,7 +515,14 @@ TEST(RepairHistory, AnswersDanglingToolUsesAndMergesRoles) {
     std::vector<json::value> msgs{
         json::object{{"role", "user"}, {"content", "a"}},
         json::object{{"role", "user"}, {"content", "b"}},
-        json::object{{"role", "assistant"}, {"content", json::array{json::object{{"type", "tool_use"}, {"id", "t9"}, {"name", "bash"}, {"input", json::object{}}}}}},
+        json::object{
+            {"role", "assistant"},
+            {"content",
+             json::array{json::object{
+                 {"type", "tool_use"},
+                 {"id", "t9"},
+                 {"name", "bash"},
+                 {"input", json::object{}}}}}},
         json::object{{"role", "user"}, {"content", "next prompt"}}};
     auto out = repair_history(std::move(msgs));
     ASSERT_EQ(out.size(), 3U);

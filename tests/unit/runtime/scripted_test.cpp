@@ -1,13 +1,14 @@
 // Tests of the scripted provider: replay, round selection, tool choice, errors, cancellation.
+#include "support/run_async.hpp"
+
 #include <sluice/core/error.hpp>
 #include <sluice/runtime/scripted.hpp>
-
-#include "support/run_async.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,20 +40,25 @@ struct Collected {
     std::string tool_json;
 };
 
-Collected run(Provider& p, const ProviderRequest& req, boost::system::result<ProviderResponse>& out,
-              CancellationToken cancel = {}) {
+Collected
+run(Provider& p,
+    const ProviderRequest& req,
+    boost::system::result<ProviderResponse>& out,
+    CancellationToken cancel = {}) {
     Collected c;
     boost::asio::io_context io;
-    out = sluice::test::run_async(io, [&] { return p.stream(req, cancel, [&](StreamEvent ev) {
-        if (auto* t = std::get_if<llm::Text>(&ev)) {
-            c.text += t->text;
-        } else if (auto* th = std::get_if<llm::Thinking>(&ev)) {
-            c.thinking += th->text;
-        } else if (auto* d = std::get_if<llm::ToolUseDelta>(&ev)) {
-            c.tool_json += d->delta;
-        }
-        c.events.push_back(std::move(ev));
-    }); });
+    out = sluice::test::run_async(io, [&] {
+        return p.stream(req, cancel, [&](StreamEvent ev) {
+            if (auto* t = std::get_if<llm::Text>(&ev)) {
+                c.text += t->text;
+            } else if (auto* th = std::get_if<llm::Thinking>(&ev)) {
+                c.thinking += th->text;
+            } else if (auto* d = std::get_if<llm::ToolUseDelta>(&ev)) {
+                c.tool_json += d->delta;
+            }
+            c.events.push_back(std::move(ev));
+        });
+    });
     return c;
 }
 
@@ -94,7 +100,11 @@ TEST(ScriptedProvider, PicksRoundByAssistantMessagesSinceThePrompt) {
     std::vector<json::value> msgs{
         json::object{{"role", "user"}, {"content", "hi"}},
         json::object{{"role", "assistant"}, {"content", json::array{}}},
-        json::object{{"role", "user"}, {"content", json::array{json::object{{"type", "tool_result"}, {"tool_use_id", "t1"}, {"content", "x"}}}}}};
+        json::object{
+            {"role", "user"},
+            {"content",
+             json::array{
+                 json::object{{"type", "tool_result"}, {"tool_use_id", "t1"}, {"content", "x"}}}}}};
     auto c = run(*p, request_with(msgs), r);
     ASSERT_TRUE(r);
     EXPECT_EQ(c.text, "done");
@@ -122,7 +132,8 @@ TEST(ScriptedProvider, DefaultScriptCallsTheFirstOfferedTool) {
 }
 
 TEST(ScriptedProvider, ErrorEventFailsTheStream) {
-    auto p = make_scripted_provider(R"({"rounds":[{"events":[{"text":"a"},{"error":"overloaded"}]}]})", 0);
+    auto p = make_scripted_provider(
+        R"({"rounds":[{"events":[{"text":"a"},{"error":"overloaded"}]}]})", 0);
     boost::system::result<ProviderResponse> r;
     run(*p, request_with({json::object{{"role", "user"}, {"content", "hi"}}}), r);
     ASSERT_FALSE(r);
@@ -133,14 +144,17 @@ TEST(ScriptedProvider, ErrorEventFailsTheStream) {
 TEST(ScriptedProvider, RejectsInvalidScripts) {
     EXPECT_THROW((void)make_scripted_provider("not json", 0), std::invalid_argument);
     EXPECT_THROW((void)make_scripted_provider(R"({"rounds":[]})", 0), std::invalid_argument);
-    EXPECT_THROW((void)make_scripted_provider(R"({"rounds":[{"events":[{"bogus":1}]}]})", 0), std::invalid_argument);
+    EXPECT_THROW(
+        (void)make_scripted_provider(R"({"rounds":[{"events":[{"bogus":1}]}]})", 0),
+        std::invalid_argument);
     ProviderConfig c;
     c.script_path = "/nonexistent/script.json";
     EXPECT_THROW((void)make_scripted_provider(c), std::invalid_argument);
 }
 
 TEST(ScriptedProvider, CancelStopsAnEndlessFloodWithCancelled) {
-    auto p = make_scripted_provider(R"({"delay_ms": 1, "rounds":[{"events":[{"text":"x","repeat":-1}]}]})", 1);
+    auto p = make_scripted_provider(
+        R"({"delay_ms": 1, "rounds":[{"events":[{"text":"x","repeat":-1}]}]})", 1);
     CancellationToken cancel;
     std::thread canceller([cancel]() mutable {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -169,8 +183,11 @@ TEST(ScriptedProvider, PacesWithoutBlockingTheIoContext) {
         const char tag = p == a.get() ? 'a' : 'b';
         boost::asio::co_spawn(
             io,
-            [p, tag, &req, &order]() { return p->stream(req, {}, [tag, &order](StreamEvent) { order += tag; }); },
-            [&ended](const std::exception_ptr& e, const boost::system::result<ProviderResponse>& r) {
+            [p, tag, &req, &order]() {
+                return p->stream(req, {}, [tag, &order](StreamEvent) { order += tag; });
+            },
+            [&ended](
+                const std::exception_ptr& e, const boost::system::result<ProviderResponse>& r) {
                 EXPECT_FALSE(e);
                 EXPECT_TRUE(r);
                 ++ended;
@@ -185,7 +202,8 @@ TEST(ScriptedProvider, PacesWithoutBlockingTheIoContext) {
 
 TEST(ScriptedProvider, MapsStopReasonsWithTheSharedMap) {
     auto p = make_scripted_provider(
-        R"({"rounds":[{"events":[{"text":"x"}],"stop_reason":"model_context_window_exceeded"}]})", 0);
+        R"({"rounds":[{"events":[{"text":"x"}],"stop_reason":"model_context_window_exceeded"}]})",
+        0);
     boost::system::result<ProviderResponse> r;
     (void)run(*p, request_with({json::object{{"role", "user"}, {"content", "hi"}}}), r);
     ASSERT_TRUE(r);

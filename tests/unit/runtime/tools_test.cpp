@@ -4,7 +4,9 @@
 #include <sluice/runtime/tools.hpp>
 
 #include <boost/json.hpp>
+
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -13,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-#include <unistd.h>
 
 namespace sluice::runtime {
 namespace {
@@ -42,10 +43,12 @@ bool gone_soon(long pid) {
 
 struct TempDir {
     fs::path path;
+
     TempDir() {
         std::string tmpl = (fs::temp_directory_path() / "sluice-tools-XXXXXX").string();
         path = ::mkdtemp(tmpl.data());
     }
+
     ~TempDir() { fs::remove_all(path); }
 };
 
@@ -182,9 +185,7 @@ TEST(BashTool, ReturnsWhenTheShellExitsEvenIfABackgroundJobHoldsThePipe) {
 
 TEST(ReadFileTool, ReadsBoundedWithOffset) {
     TempDir dir;
-    {
-        std::ofstream(dir.path / "f.txt") << "0123456789";
-    }
+    { std::ofstream(dir.path / "f.txt") << "0123456789"; }
     auto rf = make_read_file_tool({dir.path.string()});
     ToolContext ctx;
     ctx.max_output = 4;

@@ -71,8 +71,11 @@ public:
     }
 
     std::string text() const { return joined<llm::Text>(); }
+
     std::string thinking() const { return joined<llm::Thinking>(); }
+
     std::string tool_input() const { return joined<llm::ToolUseDelta>(); }
+
     std::string tool_output() const { return joined<llm::ToolResultDelta>(); }
 
     TurnEnd end() const {
