@@ -182,37 +182,7 @@ std::string_view error_code_name(const boost::system::error_code& ec) noexcept {
     if (ec.category() != error_category()) {
         return "internal";
     }
-    switch (static_cast<errc>(ec.value())) {
-    case errc::ok:
-        return "ok";
-    case errc::bad_request:
-        return "bad_request";
-    case errc::not_found:
-        return "not_found";
-    case errc::conflict:
-        return "conflict";
-    case errc::payload_too_large:
-        return "payload_too_large";
-    case errc::overloaded:
-        return "overloaded";
-    case errc::unauthorized:
-        return "unauthorized";
-    case errc::cancelled:
-        return "cancelled";
-    case errc::timed_out:
-        return "timed_out";
-    case errc::protocol_error:
-        return "protocol_error";
-    case errc::provider_error:
-        return "provider_error";
-    case errc::io_error:
-        return "io_error";
-    case errc::corrupt_data:
-        return "corrupt_data";
-    case errc::relay_closed:
-        return "relay_closed";
-    }
-    return "internal";
+    return errc_name(static_cast<errc>(ec.value()));
 }
 
 std::string error_body(std::string_view code, std::string_view message) {

@@ -3,7 +3,7 @@ list(APPEND SLUICE_RUNTIME_SOURCES
     agents/builtin_agent.cpp
     agents/process_agent.cpp
     agents/stream_json.cpp
-    agents/turn_queue.cpp
+    agents/agent.cpp
     process/child.cpp
     frame_builder.cpp
     runtime.cpp

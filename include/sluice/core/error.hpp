@@ -3,6 +3,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <string_view>
 #include <type_traits>
 
 namespace sluice {
@@ -28,6 +29,9 @@ enum class errc {
 
 /// The category of `sluice::errc`. @par Thread safety: safe from any thread.
 const boost::system::error_category& error_category() noexcept;
+
+/// The wire name of `e` ("bad_request", …): the `code` of a JSON error body.
+[[nodiscard]] std::string_view errc_name(errc e) noexcept;
 
 /// Makes an error_code from a sluice errc (found by ADL).
 inline boost::system::error_code make_error_code(errc e) noexcept {

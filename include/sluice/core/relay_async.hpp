@@ -1,5 +1,6 @@
 // async_next: the Asio form of RelayReceiver::next, for coroutine and callback callers.
 #pragma once
+// Header-only by design: a template over the completion token, on RelayReceiver::park/unpark.
 
 #include <sluice/core/relay.hpp>
 

@@ -1,6 +1,8 @@
 // Namespace aliases for Asio and Beast, shared by every module (STYLE.md: no namespace `http`).
 #pragma once
 
+// Header-only by design: namespace aliases.
+
 // Declared, not included: an alias needs only the namespaces, and this header stays free.
 namespace boost::asio::ip {
 class tcp;

@@ -1,5 +1,6 @@
 // Tool: something the model may call during a turn (bash, read_file, …), run as a coroutine.
 #pragma once
+// Header-only by design: an interface; the built-in tools are in tools.hpp (src/runtime/tools/).
 
 #include <sluice/core/cancel.hpp>
 #include <sluice/runtime/provider.hpp>

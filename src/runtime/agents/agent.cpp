@@ -1,4 +1,5 @@
-// TurnQueue: FIFO turns; a queued turn cancelled from any thread ends at once on the executor.
+// What every Agent shares: the FIFO TurnQueue (a queued turn cancelled from any thread ends at once
+// on the executor) behind the PostingAgent handle; each factory lives with its agent beside this.
 #include "agents/turn_queue.hpp"
 
 #include <boost/asio/post.hpp>
