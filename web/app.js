@@ -104,6 +104,38 @@
     }
   });
 
+  // ---------------------------------------------------------------- renaming the open seat
+
+  function endRename() {
+    $('rename-form').hidden = true;
+    $('seat-title').hidden = false;
+    $('rename-seat').hidden = false;
+  }
+  $('rename-seat').addEventListener('click', () => {
+    if (!currentId) return;
+    $('rename-input').value = seatNames.get(currentId) || currentId;
+    $('seat-title').hidden = true;
+    $('rename-seat').hidden = true;
+    $('rename-form').hidden = false;
+    $('rename-input').select();
+    $('rename-input').focus();
+  });
+  $('rename-cancel').addEventListener('click', endRename);
+  $('rename-input').addEventListener('keydown', (e) => { if (e.key === 'Escape') endRename(); });
+  $('rename-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const name = $('rename-input').value.trim();
+    if (!name || !currentId) { endRename(); return; }
+    try {
+      const d = await api('PATCH', `/v1/seats/${enc(currentId)}`, { name });
+      $('seat-title').textContent = d.name || currentId;
+      endRename();
+      await refreshSeats();
+    } catch (err) {
+      setNote(`could not rename the seat: ${err.message}`, 'error');
+    }
+  });
+
   // ---------------------------------------------------------------- the seat view
 
   let view = null; // the open seat: {id, es, epoch, firstSeq, nextSeq, cursor, gen, toolNames, ...}

@@ -40,6 +40,9 @@ foreach(_entry IN LISTS _entries)
         set(_type "application/octet-stream")
     endif()
 
+    # A strong validator, fixed at build time: the first 16 hex digits of the file's SHA-256.
+    file(SHA256 "${_path}" _sha)
+    string(SUBSTRING "${_sha}" 0 16 _etag)
     file(READ "${_path}" _hex HEX)
     string(LENGTH "${_hex}" _hex_len)
     math(EXPR _size "${_hex_len} / 2")
@@ -52,7 +55,8 @@ foreach(_entry IN LISTS _entries)
         set(_bytes "0x00,") # a zero-length array is not C++; size below stays 0
     endif()
     string(APPEND _data "// ${_name}: ${_size} bytes\nconst unsigned char file_${_i}[] = {\n    ${_bytes}\n};\n\n")
-    string(APPEND _table "        {\"/${_name}\", \"${_type}\", view(file_${_i}, ${_size})},\n")
+    string(APPEND _table
+        "        {\"/${_name}\", \"${_type}\", view(file_${_i}, ${_size}), R\"(\"${_etag}\")\"},\n")
     math(EXPR _i "${_i} + 1")
 endforeach()
 

@@ -4,6 +4,7 @@
 
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/assert.hpp>
+#include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/wire.hpp>
 
@@ -170,7 +171,8 @@ void Seat::close(bool then_remove) {
     closed_ = true;
     turns_.queue.clear();
     if (turns_.cancel) {
-        turns_.cancel->cancel();
+        turns_.cancel->cancel(
+            then_remove ? "cancelled: the seat was deleted" : "interrupted by a hub restart");
     }
     sync_timer_.cancel();
     sync_transcript();
@@ -250,12 +252,36 @@ void Seat::start_next_turn() {
     update_summary();
 }
 
-bool Seat::cancel() {
+Result<void> Seat::rename(std::string name) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (name.empty()) {
+        return Failure::of(errc::bad_request, "field 'name' must not be empty");
+    }
+    if (name.size() > SEAT_NAME_MAX_BYTES) {
+        return Failure::of(
+            errc::bad_request,
+            "field 'name' is over " + std::to_string(SEAT_NAME_MAX_BYTES) + " bytes");
+    }
+    if (std::any_of(name.begin(), name.end(), [](char c) {
+            return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+        })) {
+        return Failure::of(errc::bad_request, "field 'name' must not hold control characters");
+    }
+    if (closed_) {
+        return Failure::of(errc::conflict, "the seat is closed");
+    }
+    spec_.name = std::move(name);
+    save_meta();
+    update_summary();
+    return {};
+}
+
+bool Seat::cancel(const char* why) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     if (!turns_.cancel) {
         return false;
     }
-    turns_.cancel->cancel();
+    turns_.cancel->cancel(why);
     return true;
 }
 
@@ -316,6 +342,7 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     push_turn_state(wire::turn_json(turns_.running, state, end.error));
     turns_.cancel.reset();
     turns_.failure.clear();
+    partial_.clear();         // the turn is closed: nothing of it is open any more
     connected_cache_.reset(); // its "state" changed
     sync_transcript();        // turn end: durable
     wake_all();

@@ -77,6 +77,7 @@ void Seat::on_appended(
         for (const auto& sub : subscribers_) {
             sub->frames_published(); // previews queued before these frames are superseded
         }
+        partial_.clear(); // so is the partial message: the frames carry its content
     }
     if (ec) {
         std::string reason = "transcript append failed: " + ec.message();
@@ -101,6 +102,7 @@ void Seat::on_appended(
 }
 
 void Seat::publish_preview(const StreamEvent& ev) {
+    partial_.add(ev);
     for (const auto& sub : subscribers_) {
         sub->push_preview(ev);
     }

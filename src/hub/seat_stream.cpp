@@ -28,7 +28,8 @@ void Seat::detach(const std::shared_ptr<Subscriber>& sub) {
     preview_dropped_ += sub->gap_bytes() + sub->take_unreported_dropped();
     resyncs_ += sub->resyncs();
     if (sub->cancels_on_disconnect() && turns_.cancel) {
-        cancel(); // this subscriber was the turn's caller: nobody waits for the turn any more
+        cancel("cancelled: the caller disconnected"); // it was the turn's caller: nobody waits for
+                                                      // the turn any more
     }
     update_summary();
 }
@@ -41,6 +42,7 @@ SeatView Seat::view() {
     v.running = turns_.cancel.has_value();
     v.turn = turns_.cancel ? turns_.running : spec_.turns;
     v.connected = [this] { return connected_data(); };
+    v.partial = [this] { return partial_data(); };
     return v;
 }
 
@@ -71,6 +73,18 @@ std::shared_ptr<const std::string> Seat::connected_data() {
     connected_cache_end_ = end;
     connected_cache_first_ = window_.first();
     return connected_cache_;
+}
+
+std::shared_ptr<const std::string> Seat::partial_data() {
+    if (!turns_.cancel || partial_.empty()) {
+        partial_cache_.reset();
+        return nullptr;
+    }
+    if (!partial_cache_ || partial_cache_version_ != partial_.version()) {
+        partial_cache_ = std::make_shared<const std::string>(",\"partial\":" + partial_.json());
+        partial_cache_version_ = partial_.version();
+    }
+    return partial_cache_;
 }
 
 void Seat::wake_all() {

@@ -70,6 +70,7 @@ void Subscriber::emit_connected(const SeatView& view, std::vector<OutEvent>& out
     ev.kind = OutEvent::Kind::connected;
     ev.id = std::string(view.epoch) + ":" + std::to_string(static_cast<std::int64_t>(end) - 1);
     ev.shared = view.connected();
+    take_partial(view, ev);
     out.push_back(std::move(ev));
     cursor_ = end;
     need_connected_ = false;
@@ -77,11 +78,24 @@ void Subscriber::emit_connected(const SeatView& view, std::vector<OutEvent>& out
     control_.clear();
 }
 
+void Subscriber::take_partial(const SeatView& view, OutEvent& ev) {
+    if (!view.partial) {
+        return;
+    }
+    ev.partial = view.partial();
+    if (ev.partial) {
+        // Every preview queued here was published after the last frame, so the partial holds
+        // it (or counts it in missing_bytes): sending it again would show it twice.
+        previews_.discard_all(/*report=*/false);
+    }
+}
+
 void Subscriber::emit_resumed(const SeatView& view, std::vector<OutEvent>& out) {
     OutEvent ev;
     ev.kind = OutEvent::Kind::resumed;
     ev.data = wire::resumed_json(wire::SeatHead{
         view.seat, view.epoch, static_cast<std::int64_t>(cursor_) - 1, view.running, view.turn});
+    take_partial(view, ev);
     out.push_back(std::move(ev));
     need_resumed_ = false;
 }

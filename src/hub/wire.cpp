@@ -250,6 +250,16 @@ SsePieces sse_pieces(const OutEvent& ev) {
             p.body = ev.frame->json();
         }
         p.tail = frame_tail;
+    } else if (ev.partial && !ev.json().empty()) {
+        // `{…}` + `,"partial":{…}` + `}`: the payload without its closing brace, then the partial.
+        const std::string_view whole = ev.json();
+        if (ev.shared) {
+            p.body = whole.substr(0, whole.size() - 1);
+        } else {
+            p.head += whole.substr(0, whole.size() - 1);
+        }
+        p.extra = *ev.partial;
+        p.tail = "}\n\n";
     } else if (ev.shared) {
         p.body = *ev.shared;
         p.tail = "\n\n";
@@ -264,6 +274,7 @@ std::string sse_text(const OutEvent& ev) {
     auto p = sse_pieces(ev);
     std::string s = std::move(p.head);
     s += p.body;
+    s += p.extra;
     s += p.tail;
     return s;
 }
@@ -282,6 +293,11 @@ std::string ws_message(const OutEvent& ev) {
     m += R"(,"data":)";
     if (ev.kind == OutEvent::Kind::frame) {
         m += frame_data(ev.seq, ev.frame ? ev.frame->json() : std::string_view("null"));
+    } else if (ev.partial && !ev.json().empty()) {
+        const std::string_view whole = ev.json();
+        m += whole.substr(0, whole.size() - 1);
+        m += *ev.partial;
+        m += '}';
     } else {
         m += ev.json();
     }

@@ -160,6 +160,10 @@ json::object FrameBuilder::assistant_row(const json::value& message) {
     row["parent_tool_use_id"] = nullptr;
     row["session_id"] = session_id_;
     row["uuid"] = make_uuid();
+    if (const auto* cut = m.if_contains("interrupted");
+        cut != nullptr && cut->is_bool() && cut->get_bool()) {
+        row["interrupted"] = true; // stopped mid-answer: the text as far as it streamed
+    }
     return row;
 }
 

@@ -212,7 +212,7 @@ public:
                     co_return std::move(finals_);
                 }
                 if (cancel_.is_cancelled()) {
-                    fail("cancelled", session::Outcome::cancelled);
+                    fail(cancelled_message(), session::Outcome::cancelled);
                     co_return std::move(finals_);
                 }
                 auto next = co_await one_round();
@@ -249,6 +249,46 @@ private:
         finals_.emplace_back(session::Done{});
     }
 
+    // The text of an answer cut by a cancel, as far as it streamed. Bounded: past the limit the
+    // rest is dropped and the kept text says so (the whole answer is in no frame anyway).
+    struct Streamed {
+        static constexpr std::size_t MAX_BYTES = 1024 * 1024; // far above a readable answer
+        std::string text;
+        bool cut{false};
+
+        void add(std::string_view more) {
+            if (text.size() + more.size() > MAX_BYTES) {
+                cut = true;
+                return;
+            }
+            text.append(more);
+        }
+    };
+
+    // "cancelled", or who stopped the turn when the canceller said (CancellationToken::reason).
+    std::string cancelled_message() const {
+        std::string why = cancel_.reason();
+        return why.empty() ? std::string("cancelled") : why;
+    }
+
+    // A stopped answer is kept, as Claude Code keeps it: an assistant message marked
+    // `interrupted` with the text that streamed, in the history (the next request sees it) and
+    // as a frame (FrameBuilder copies the mark onto the row). Thinking is not kept: an unsigned
+    // thinking block would be refused in the next request.
+    void keep_interrupted(Streamed streamed) {
+        if (streamed.text.empty()) {
+            return;
+        }
+        if (streamed.cut) {
+            streamed.text += "\n\n[… the rest of the answer was not kept]";
+        }
+        append(json::object{
+            {"role", "assistant"},
+            {"content",
+             json::array{json::object{{"type", "text"}, {"text", std::move(streamed.text)}}}},
+            {"interrupted", true}});
+    }
+
     void append(json::value message) {
         auto next =
             std::make_shared<std::vector<session::HistoryMessage>>(*history_); // pointers only
@@ -271,14 +311,25 @@ private:
         }
         req.max_tokens = config_.max_tokens;
         req.thinking_budget = config_.thinking_budget;
-        const EventSink sink = [this](StreamEvent ev) { send(std::move(ev)); };
+        Streamed streamed; // the answer's text as it streamed, kept if the turn is stopped
+        const EventSink sink = [this, &streamed](StreamEvent ev) {
+            if (const auto* t = std::get_if<llm::Text>(&ev)) {
+                streamed.add(t->text);
+            }
+            send(std::move(ev));
+        };
         auto r = co_await provider_.stream(req, cancel_, sink);
         if (!r) {
             auto msg = provider_.error_message();
             if (msg.empty()) {
                 msg = r.error().message();
             }
-            fail(std::move(msg), outcome_of(r.error(), cancel_));
+            const auto outcome = outcome_of(r.error(), cancel_);
+            if (outcome == session::Outcome::cancelled) {
+                keep_interrupted(std::move(streamed));
+                msg = cancelled_message();
+            }
+            fail(std::move(msg), outcome);
             co_return std::nullopt;
         }
         auto& resp = *r;
@@ -316,7 +367,7 @@ private:
         json::array results;
         for (const auto& call : calls) {
             if (cancel_.is_cancelled()) {
-                fail("cancelled", session::Outcome::cancelled);
+                fail(cancelled_message(), session::Outcome::cancelled);
                 co_return std::nullopt;
             }
             auto res = co_await run_tool(call);
@@ -328,7 +379,7 @@ private:
             send(std::move(res));
         }
         if (cancel_.is_cancelled()) {
-            fail("cancelled", session::Outcome::cancelled);
+            fail(cancelled_message(), session::Outcome::cancelled);
             co_return std::nullopt;
         }
         append(json::object{{"role", "user"}, {"content", std::move(results)}});
@@ -444,7 +495,7 @@ Runtime::run_stream_with_messages(std::vector<json::value> messages, Cancellatio
     }
     // The caller's token cancels the turn's own token (which the relay also cancels when the
     // receiver goes away); the destructor cancels it too.
-    auto link = cancel.on_cancel([turn]() mutable { turn.cancel(); });
+    auto link = cancel.on_cancel([turn, from = cancel]() mutable { turn.cancel(from.reason()); });
     boost::asio::co_spawn(
         state_->ex,
         [state = state_,

@@ -293,7 +293,26 @@ net::awaitable<Response> seat_routes(
             }
             co_return json_response(req, 200, R"({"deleted":true})");
         }
-        co_return method_not_allowed(req, "GET, DELETE");
+        if (method == http::verb::patch) {
+            // Rename: {"name": "…"}; the answer is the seat as GET shows it.
+            std::string why;
+            auto body = parse_body(req, why);
+            if (!body) {
+                co_return bad(req, why);
+            }
+            const auto* name = body->if_contains("name");
+            if (name == nullptr || !name->is_string()) {
+                co_return bad(req, "field 'name' (a string) is required");
+            }
+            auto n = std::make_shared<std::string>(name->get_string());
+            const auto do_rename = [seat, n] { return seat->rename(std::move(*n)); };
+            auto r = co_await on_seat(*seat, do_rename);
+            if (!r) {
+                co_return error_response(req, r.error().code, r.error().message);
+            }
+            co_return json_response(req, 200, json::serialize(seat_json(seat->summary(), true)));
+        }
+        co_return method_not_allowed(req, "GET, PATCH, DELETE");
     }
     const auto& action = parts[3];
     if (action == "messages") {
@@ -441,11 +460,18 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
     }
     if (method == http::verb::get || method == http::verb::head) {
         if (const auto* asset = web::find_asset(url.path()); asset != nullptr) {
-            Response res{http::status::ok, req.version()};
+            // no-cache: revalidate every time; a matching ETag is answered 304 with no body (the
+            // vendored libraries are most of the page's bytes and change only with a build).
+            const auto inm = req[http::field::if_none_match]; // a list; W/ prefixes compare weakly
+            const bool fresh = inm == "*" || inm.find(asset->etag) != std::string_view::npos;
+            Response res{fresh ? http::status::not_modified : http::status::ok, req.version()};
             res.set(http::field::content_type, asset->content_type);
             res.set(http::field::cache_control, "no-cache");
+            res.set(http::field::etag, asset->etag);
             res.keep_alive(req.keep_alive());
-            res.body() = std::string(asset->body);
+            if (!fresh) {
+                res.body() = std::string(asset->body);
+            }
             co_return res;
         }
     }

@@ -71,6 +71,9 @@ void encode_sse(
         if (!pieces[i].body.empty()) {
             bufs.push_back(net::buffer(pieces[i].body.data(), pieces[i].body.size())); // gathered
         }
+        if (!pieces[i].extra.empty()) {
+            bufs.push_back(net::buffer(pieces[i].extra.data(), pieces[i].extra.size()));
+        }
         bufs.push_back(net::buffer(pieces[i].tail.data(), pieces[i].tail.size()));
     }
 }

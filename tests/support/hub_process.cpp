@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -141,6 +143,19 @@ std::string SluiceProcess::output() const {
     return out_;
 }
 
+std::string Reply::header(std::string_view name) const {
+    for (const auto& [k, v] : headers) {
+        if (k.size() == name.size()
+            && std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
+                   return std::tolower(static_cast<unsigned char>(a))
+                          == std::tolower(static_cast<unsigned char>(b));
+               })) {
+            return v;
+        }
+    }
+    return {};
+}
+
 Reply http(
     const std::string& method,
     const std::string& url,
@@ -171,6 +186,7 @@ Reply http(
         throw std::runtime_error(method + " " + url + ": " + client.error_message());
     }
     reply.status = r->status;
+    reply.headers = r->headers;
     reply.body = r->status / 100 == 2 ? ok_body : r->body;
     boost::system::error_code ec;
     auto v = boost::json::parse(reply.body, ec);

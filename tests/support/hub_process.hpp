@@ -66,7 +66,11 @@ private:
 struct Reply {
     unsigned status{};
     std::string body;
-    boost::json::value json; ///< parsed body (null when not JSON)
+    boost::json::value json;        ///< parsed body (null when not JSON)
+    transport::HttpHeaders headers; ///< response headers
+
+    /// The value of header `name` (case-insensitive), or "" when absent.
+    [[nodiscard]] std::string header(std::string_view name) const;
 };
 
 /// One request to the hub (no retries, 10 s timeouts).

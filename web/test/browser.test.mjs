@@ -599,6 +599,28 @@ test('a hub started with a token asks for it once and keeps it for the tab', { t
   }
 });
 
+test('a seat is renamed from its header, and the list follows', { timeout: 45_000 }, async () => {
+  const h = new Hub(tempDir('rename'));
+  await h.start();
+  try {
+    const created = await h.api('POST', '/v1/seats', { name: 'old name' });
+    assert.equal(created.status, 201);
+    const id = created.body.seat;
+    await page.goto(`${h.base}/#/seat/${encodeURIComponent(id)}`);
+    await until('the title', async () => (await page.locator('#seat-title').textContent()) === 'old name');
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await page.locator('#rename-input').fill('release notes, week 49');
+    await page.locator('#rename-input').press('Enter');
+    await until('the new title', async () => (await page.locator('#seat-title').textContent()) === 'release notes, week 49');
+    await until('the list to follow', async () =>
+      (await page.locator(`#seat-list li[data-id="${id}"] .seat-name`).textContent()) === 'release notes, week 49');
+    assert.equal((await h.api('GET', `/v1/seats/${id}`)).body.name, 'release notes, week 49');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'web-renamed.png') });
+  } finally {
+    await h.stop();
+  }
+});
+
 test('the page raised no script error', () => {
   assert.deepEqual(pageErrors, []);
 });

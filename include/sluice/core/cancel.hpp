@@ -1,6 +1,7 @@
 // CancellationToken: a shared, copyable cancel flag with callbacks, for a turn and its work.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <stop_token>
@@ -44,6 +45,15 @@ public:
     /// Cancels the flag and runs every registered callback. Idempotent.
     void cancel() noexcept;
 
+    /// Cancels as `cancel()` does, recording why (the first reason given wins), for the record
+    /// the cancelled work leaves: e.g. "cancelled by the user", "interrupted by a hub restart".
+    /// @param why a string with static storage duration (a literal); kept by pointer.
+    void cancel(const char* why) noexcept;
+
+    /// Why the token was cancelled: the first reason given, or "" (not cancelled, or cancelled
+    /// without one).
+    [[nodiscard]] const char* reason() const noexcept;
+
     /// Whether `cancel()` has been called on this token or a copy.
     [[nodiscard]] bool is_cancelled() const noexcept;
 
@@ -56,6 +66,8 @@ public:
 
 private:
     std::stop_source source_;
+    std::shared_ptr<std::atomic<const char*>> reason_ =
+        std::make_shared<std::atomic<const char*>>(nullptr);
 };
 
 } // namespace sluice

@@ -7,6 +7,7 @@
 #include <sluice/core/error.hpp>
 #include <sluice/core/relay_queue.hpp>
 #include <sluice/hub/failure.hpp>
+#include <sluice/hub/partial.hpp>
 #include <sluice/hub/seat_meta.hpp>
 #include <sluice/hub/subscriber.hpp>
 #include <sluice/hub/writer.hpp>
@@ -135,7 +136,13 @@ public:
     /// closed, or unavailable and why), overloaded (queue full, with the limit), bad_request.
     Result<Submitted> submit(std::string text);
     /// Cancels the running turn (queued prompts stay queued). Returns whether one was running.
-    bool cancel();
+    /// @param why who stopped it, for the turn's record (a string literal): the result row and
+    ///   the `turn` event say it; what the answer had streamed is kept, marked interrupted.
+    bool cancel(const char* why = "cancelled by the user");
+
+    /// Renames the seat (its metadata is rewritten on the writer). Refused (bad_request) when
+    /// empty, not UTF-8-safe printable or over SEAT_NAME_MAX_BYTES.
+    Result<void> rename(std::string name);
 
     /// Adds a subscriber. `last` is a Last-Event-ID ("<epoch>:<seq>"): if it is still in the
     /// window the subscriber resumes after it, otherwise it starts with `connected`.
@@ -185,6 +192,7 @@ private:
     void update_summary();
     [[nodiscard]] SeatView view();
     std::shared_ptr<const std::string> connected_data();
+    std::shared_ptr<const std::string> partial_data();
 
     strand_type strand_;
     SeatSpec spec_;
@@ -218,6 +226,9 @@ private:
     std::uint64_t preview_dropped_{};
     std::uint64_t resyncs_{};
     std::optional<std::chrono::system_clock::time_point> last_activity_;
+    PartialTurn partial_; // the open turn's previews since its last published frame
+    std::shared_ptr<const std::string> partial_cache_;
+    std::uint64_t partial_cache_version_{~std::uint64_t{0}};
     std::shared_ptr<const std::string> connected_cache_;
     std::uint64_t connected_cache_end_{~std::uint64_t{0}};
     std::uint64_t connected_cache_first_{~std::uint64_t{0}};

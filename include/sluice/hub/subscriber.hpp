@@ -46,6 +46,10 @@ struct SeatView {
     /// The `connected` payload for the current window version, shared by every subscriber
     /// (the seat caches it; tests build it). Called only when a resync is due.
     std::function<std::shared_ptr<const std::string>()> connected;
+    /// The open turn's partial message as `,"partial":{…}` (PartialTurn::json), shared by every
+    /// viewer joining at the same preview version; null (or unset) when there is none. A
+    /// `connected`/`resumed` carries it; the previews it holds are then not sent again.
+    std::function<std::shared_ptr<const std::string>()> partial;
 };
 
 /// Where one viewer stands in its seat's stream, and what it has not been sent yet.
@@ -132,6 +136,7 @@ public:
 private:
     void emit_connected(const SeatView& view, std::vector<OutEvent>& out);
     void emit_resumed(const SeatView& view, std::vector<OutEvent>& out);
+    void take_partial(const SeatView& view, OutEvent& ev);
     void emit_frames(const SeatView& view, std::vector<OutEvent>& out);
     void emit_previews(std::vector<OutEvent>& out);
 

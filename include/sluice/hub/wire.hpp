@@ -38,6 +38,9 @@ struct OutEvent {
     /// For `connected`: the window page, shared by every subscriber resynced to the same
     /// window (built once, never copied per subscriber).
     std::shared_ptr<const std::string> shared;
+    /// For `connected`/`resumed` mid-turn: `,"partial":{…}`, spliced before the payload's
+    /// closing brace by the encoders; shared by every viewer joining at one preview version.
+    std::shared_ptr<const std::string> partial;
 
     /// The JSON data of a non-frame event, wherever it is held.
     [[nodiscard]] const std::string& json() const noexcept { return shared ? *shared : data; }
@@ -121,9 +124,10 @@ sse_event(std::string_view name, std::string_view id, std::string_view data);
 /// shared page, valid while the event lives; empty when the head holds everything) and `tail`.
 /// Concatenated they are `sse_event(name, id, data)`.
 struct SsePieces {
-    std::string head;      ///< id/event lines and the start of the data line
-    std::string_view body; ///< gathered, not copied
-    std::string_view tail; ///< static text
+    std::string head;       ///< id/event lines and the start of the data line
+    std::string_view body;  ///< gathered, not copied
+    std::string_view extra; ///< gathered after `body`: a `connected`/`resumed` event's partial
+    std::string_view tail;  ///< static text
 };
 
 /// Encodes one event as SSE pieces, so frames and shared pages are gathered, never copied.

@@ -25,6 +25,7 @@ namespace sluice::runtime {
 ///   tool_use{id,name,input}],"stop_reason","usage"},"parent_tool_use_id":null,"session_id",
 ///   "uuid"}`
 ///   — one row per assistant message, from `MessageHistory` (lossless; text previews are not used);
+///   a message the runtime kept from a stopped answer carries `"interrupted": true` on its row;
 /// - `user` tool_result: one row per result, from `ToolResult` (or from history if missed);
 /// - `system` subtype `notice`: from `Notice`;
 /// - `result` last, on `Done`: `subtype` success | error_during_execution, `is_error`,

@@ -11,6 +11,7 @@ struct Asset {
     std::string_view path;         ///< URL path with its leading slash, e.g. "/app.js"
     std::string_view content_type; ///< Content-Type to send, e.g. "text/javascript; charset=utf-8"
     std::string_view body;         ///< the file's bytes, exactly as in web/
+    std::string_view etag;         ///< strong ETag, quoted: a prefix of the bytes' SHA-256
 };
 
 /// Every embedded file, in path order; "/index.html" is the page itself (serve it at "/" too).

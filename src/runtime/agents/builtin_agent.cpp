@@ -85,7 +85,8 @@ private:
                 co_return;
             }
             // Thread-safe: cancels the relay's turn from the canceller's thread.
-            auto link = turn.cancel.on_cancel([token]() mutable { token.cancel(); });
+            auto link = turn.cancel.on_cancel(
+                [token, from = turn.cancel]() mutable { token.cancel(from.reason()); });
             std::vector<json::value> messages;
             messages.reserve(history_.size() + 1);
             for (const auto& m : history_) {

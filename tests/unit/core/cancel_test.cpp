@@ -56,3 +56,21 @@ TEST(CancellationToken, CancelsFromAnotherThread) {
 }
 
 } // namespace
+
+TEST(CancellationToken, KeepsTheFirstReasonGivenAndSharesItWithCopies) {
+    sluice::CancellationToken a;
+    const sluice::CancellationToken b = a;
+    EXPECT_STREQ(b.reason(), "");
+    a.cancel("cancelled by the user");
+    a.cancel("interrupted by a hub restart");
+    EXPECT_TRUE(b.is_cancelled());
+    EXPECT_STREQ(b.reason(), "cancelled by the user");
+}
+
+TEST(CancellationToken, AReasonGivenAfterAPlainCancelIsStillRecorded) {
+    sluice::CancellationToken a;
+    a.cancel();
+    EXPECT_STREQ(a.reason(), "");
+    a.cancel("the caller disconnected");
+    EXPECT_STREQ(a.reason(), "the caller disconnected");
+}

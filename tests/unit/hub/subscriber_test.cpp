@@ -2,6 +2,7 @@
 // io_context).
 #include <sluice/conversation/frame.hpp>
 #include <sluice/hub/subscriber.hpp>
+#include <sluice/hub/wire.hpp>
 
 #include <boost/json.hpp>
 
@@ -238,6 +239,43 @@ TEST(Subscriber, ResyncsInsteadOfHoldingTooManyTurnStates) {
     const auto out = seat.collect(sub);
     EXPECT_EQ(kinds(out), std::vector<Kind>{Kind::connected});
     EXPECT_EQ(sub.resyncs(), 1U);
+}
+
+} // namespace
+} // namespace sluice::hub
+
+namespace sluice::hub {
+namespace {
+
+// A joiner mid-turn: the previews queued between attach and its first step are in the partial
+// its `connected` carries, so they are not sent again (nothing shown twice); without a partial
+// they are sent as usual.
+TEST(Subscriber, APartialOnConnectedOrResumedReplacesThePreviewsQueuedBeforeIt) {
+    FakeSeat seat;
+    seat.add(2);
+    const auto partial = std::make_shared<const std::string>(R"(,"partial":{"text":"ab"})");
+    for (const bool resume : {false, true}) {
+        Subscriber sub;
+        sub.start(seat.window, "e", resume ? std::optional<std::string_view>("e:1") : std::nullopt);
+        sub.push_preview(llm::Text{"a"});
+        sub.push_preview(llm::Text{"b"});
+        auto v = seat.view();
+        v.partial = [partial] { return partial; };
+        std::vector<OutEvent> out;
+        sub.collect(v, out);
+        ASSERT_EQ(kinds(out), std::vector<Kind>{resume ? Kind::resumed : Kind::connected});
+        EXPECT_EQ(out.front().partial, partial);
+        const auto text = wire::sse_text(out.front());
+        EXPECT_NE(text.find(R"(,"partial":{"text":"ab"}})"), std::string::npos) << text;
+        out.clear();
+        sub.collect(v, out);
+        EXPECT_EQ(kinds(out), std::vector<Kind>{}) << "previews sent twice";
+    }
+    Subscriber plain; // no partial: the queued previews follow `connected`
+    plain.start(seat.window, "e", std::nullopt);
+    plain.push_preview(llm::Text{"a"});
+    (void)seat.collect(plain);
+    EXPECT_EQ(kinds(seat.collect(plain)), std::vector<Kind>{Kind::preview});
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 # a fake agent, see hub_test_support.hpp).
 list(APPEND SLUICE_TEST_SOURCES
     unit/hub/hub_test.cpp
+    unit/hub/partial_test.cpp
     unit/hub/seat_meta_test.cpp
     unit/hub/seat_test.cpp
     unit/hub/subscriber_test.cpp
