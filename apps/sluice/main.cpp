@@ -7,22 +7,25 @@
 #include <exception>
 
 int main(int argc, char** argv) {
-    CLI::App app{"sluice: the streaming boundary for LLM agent sessions"};
-    app.require_subcommand(1);
-    app.set_version_flag("--version", "sluice 0.1.0");
-    sluice::app::add_serve_command(app);
-    sluice::app::add_transcript_command(app);
-    sluice::app::add_run_command(app);
-    sluice::app::add_client_commands(app);
+    // Everything inside one try: building the CLI allocates, and no exception may leave main.
     try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e) == 0 ? 0 : 2;
-    }
-    try {
+        CLI::App app{"sluice: the streaming boundary for LLM agent sessions"};
+        app.require_subcommand(1);
+        app.set_version_flag("--version", "sluice 0.1.0");
+        sluice::app::add_serve_command(app);
+        sluice::app::add_transcript_command(app);
+        sluice::app::add_run_command(app);
+        sluice::app::add_client_commands(app);
+        try {
+            app.parse(argc, argv);
+        } catch (const CLI::ParseError& e) {
+            return app.exit(e) == 0 ? 0 : 2;
+        }
         return sluice::app::run_selected(app);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "sluice: %s\n", e.what());
-        return 1;
+    } catch (...) {
+        std::fprintf(stderr, "sluice: unknown exception\n");
     }
+    return 1;
 }

@@ -93,6 +93,9 @@ std::size_t double_bytes(double d) noexcept {
 
 } // namespace
 
+// The two json_wire_bytes recurse over nesting: every value comes from boost::json::parse with
+// its default max_depth (32), or is built by code a few levels deep, so depth is bounded.
+// NOLINTNEXTLINE(misc-no-recursion)
 std::size_t json_wire_bytes(const json::object& o) noexcept {
     std::size_t n = 2 + (o.empty() ? 0 : o.size() - 1); // braces and commas
     for (const auto& kv : o) {
@@ -101,6 +104,7 @@ std::size_t json_wire_bytes(const json::object& o) noexcept {
     return n;
 }
 
+// NOLINTNEXTLINE(misc-no-recursion): depth bounded, see above.
 std::size_t json_wire_bytes(const json::value& v) noexcept {
     switch (v.kind()) {
     case json::kind::null:
@@ -288,7 +292,7 @@ void classify_assistant(const json::object& row, TurnFacts& f) {
 
 } // namespace
 
-Frame::Frame(Key, json::object row, bool keep_row)
+Frame::Frame(Key /*key*/, json::object row, bool keep_row)
     : wire_bytes_(json_wire_bytes(row))
     , type_(str_at(row, "type"))
     , row_kept_(keep_row) {

@@ -59,7 +59,7 @@ std::optional<Line> ForwardLines::next() {
     for (;;) {
         const std::uint64_t have_hi = buf_lo_ + buf_.size();
         const char* start = buf_.data() + (pos_ - buf_lo_);
-        const std::size_t avail = static_cast<std::size_t>(have_hi - pos_);
+        const auto avail = static_cast<std::size_t>(have_hi - pos_);
         if (avail > 0) {
             if (const void* nl = std::memchr(start, '\n', avail)) {
                 const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - start);
@@ -123,7 +123,7 @@ std::optional<Line> BackwardLines::prev() {
                 return l;
             }
         } else if (buf_lo_ == 0) {
-            Line l{{buf_.data(), 0}, 0};
+            Line l{{}, 0};
             pos_ = 0;
             return l;
         }

@@ -90,7 +90,7 @@ private:
 
 /// Whether a JSONL line is a frame row, by reading its top-level "type" without parsing the
 /// rest. Agrees with parsing for valid JSON whose "type" key and value carry no escapes.
-bool sniff_is_frame(std::string_view line) noexcept;
+bool sniff_is_frame(std::string_view s) noexcept;
 
 /// Reads exactly `n` bytes at `offset`; false on error or short read.
 bool pread_all(int fd, char* dst, std::uint64_t n, std::uint64_t offset);

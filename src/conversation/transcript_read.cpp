@@ -84,6 +84,14 @@ bool candidate(const Frame& f) {
            && (role == FrameRole::prompt || role == FrameRole::command || role == FrameRole::image);
 }
 
+// Defined below Transcript::page.
+Page group_turns(
+    const std::deque<HeldFrame>& region,
+    std::size_t warm,
+    std::uint64_t region_first,
+    std::size_t max_turns,
+    std::uint64_t max_bytes);
+
 } // namespace
 
 result<Page>
@@ -150,7 +158,19 @@ Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_
         warm = 0;
         target = candidates + (max_turns - real);
     }
-    const std::uint64_t region_first = before - region.size();
+    return group_turns(region, warm, before - region.size(), max_turns, max_bytes);
+}
+
+namespace {
+
+// Groups the frames of `region` past the warm-up into whole turns, newest first, within the
+// byte budget (split from Transcript::page to keep each under the complexity limit).
+Page group_turns(
+    const std::deque<HeldFrame>& region,
+    std::size_t warm,
+    std::uint64_t region_first,
+    std::size_t max_turns,
+    std::uint64_t max_bytes) {
     Page page;
     std::size_t hi = region.size();
     std::uint64_t total = 0;
@@ -192,5 +212,7 @@ Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_
     }
     return page;
 }
+
+} // namespace
 
 } // namespace sluice

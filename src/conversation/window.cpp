@@ -71,7 +71,7 @@ Window::restore(Budget budget, std::uint64_t first, std::deque<HeldFrame> held, 
         w.bytes_ += h.frame->wire_bytes();
     }
     w.held_ = std::move(held);
-    w.scan_ = scan;
+    w.scan_ = std::move(scan);
     return w;
 }
 

@@ -12,11 +12,11 @@ namespace json = boost::json;
 namespace {
 
 template <class... Fs>
-struct overloaded : Fs... {
+struct Overloaded : Fs... {
     using Fs::operator()...;
 };
 template <class... Fs>
-overloaded(Fs...) -> overloaded<Fs...>;
+Overloaded(Fs...) -> Overloaded<Fs...>;
 
 std::string_view outcome_name(session::Outcome o) noexcept {
     switch (o) {
@@ -78,41 +78,44 @@ bool read(const json::object& o, std::string_view key, std::uint64_t& out) {
     return false;
 }
 
+// The session and agent half of event_from_json (split to keep each under the complexity limit).
+std::optional<StreamEvent> session_event_from_json(const std::string& type, const json::object& f);
+
+// std::get_if, not std::visit: visit may throw bad_variant_access, and these three are noexcept.
+template <class Event>
+auto* payload_of(Event& ev) noexcept {
+    using Str = std::conditional_t<std::is_const_v<Event>, const std::string, std::string>;
+    Str* p = nullptr;
+    if (auto* text = std::get_if<llm::Text>(&ev)) {
+        p = &text->text;
+    } else if (auto* thinking = std::get_if<llm::Thinking>(&ev)) {
+        p = &thinking->text;
+    } else if (auto* tool = std::get_if<llm::ToolUseDelta>(&ev)) {
+        p = &tool->delta;
+    } else if (auto* result = std::get_if<llm::ToolResultDelta>(&ev)) {
+        p = &result->delta;
+    }
+    return p;
+}
+
 } // namespace
 
 std::optional<std::size_t> preview_bytes(const StreamEvent& ev) noexcept {
-    return std::visit(
-        overloaded{
-            [](const llm::Text& e) -> std::optional<std::size_t> { return e.text.size(); },
-            [](const llm::Thinking& e) -> std::optional<std::size_t> { return e.text.size(); },
-            [](const llm::ToolUseDelta& e) -> std::optional<std::size_t> { return e.delta.size(); },
-            [](const llm::ToolResultDelta& e) -> std::optional<std::size_t> {
-                return e.delta.size();
-            },
-            [](const auto&) -> std::optional<std::size_t> { return std::nullopt; },
-        },
-        ev);
+    const auto* p = payload_of(ev);
+    return p != nullptr ? std::optional<std::size_t>{p->size()} : std::nullopt;
 }
 
 std::string_view preview_payload(const StreamEvent& ev) noexcept {
-    const auto* p = preview_payload_mut(const_cast<StreamEvent&>(ev)); // NOLINT: read-only use
+    const auto* p = payload_of(ev);
     return p != nullptr ? std::string_view{*p} : std::string_view{};
 }
 
 std::string* preview_payload_mut(StreamEvent& ev) noexcept {
-    return std::visit(
-        overloaded{
-            [](llm::Text& e) -> std::string* { return &e.text; },
-            [](llm::Thinking& e) -> std::string* { return &e.text; },
-            [](llm::ToolUseDelta& e) -> std::string* { return &e.delta; },
-            [](llm::ToolResultDelta& e) -> std::string* { return &e.delta; },
-            [](auto&) -> std::string* { return nullptr; },
-        },
-        ev);
+    return payload_of(ev);
 }
 
 std::string_view event_type(const StreamEvent& ev) noexcept {
-    static constexpr std::string_view names[] = {
+    static constexpr std::string_view NAMES[] = {
         "text",
         "thinking",
         "tool_use_start",
@@ -130,15 +133,15 @@ std::string_view event_type(const StreamEvent& ev) noexcept {
         "subagent_done",
         "steering_delivered",
     };
-    static_assert(std::size(names) == std::variant_size_v<StreamEvent>);
-    return names[ev.index()];
+    static_assert(std::size(NAMES) == std::variant_size_v<StreamEvent>);
+    return NAMES[ev.index()];
 }
 
 json::value to_json(const StreamEvent& ev) {
     json::object o;
     o["type"] = event_type(ev);
     std::visit(
-        overloaded{
+        Overloaded{
             [&](const llm::Text& e) { o["text"] = e.text; },
             [&](const llm::Thinking& e) { o["text"] = e.text; },
             [&](const llm::ToolUseStart& e) {
@@ -262,6 +265,12 @@ std::optional<StreamEvent> event_from_json(const json::value& v) {
         }
         return std::nullopt;
     }
+    return session_event_from_json(type, f);
+}
+
+namespace {
+
+std::optional<StreamEvent> session_event_from_json(const std::string& type, const json::object& f) {
     if (type == "message_history") {
         const auto* msgs = f.if_contains("messages");
         if (msgs == nullptr || !msgs->is_array()) {
@@ -330,5 +339,7 @@ std::optional<StreamEvent> event_from_json(const json::value& v) {
     }
     return std::nullopt;
 }
+
+} // namespace
 
 } // namespace sluice

@@ -29,24 +29,24 @@ Globals& globals() noexcept {
 // Adds what one queue operation changed to the process-wide counters.
 void publish(const RelayCounters& before, const RelayCounters& after) noexcept {
     auto& g = globals();
-    constexpr auto relaxed = std::memory_order_relaxed;
+    constexpr auto RELAXED = std::memory_order_relaxed;
     if (after.produced != before.produced) {
-        g.produced.fetch_add(after.produced - before.produced, relaxed);
+        g.produced.fetch_add(after.produced - before.produced, RELAXED);
     }
     if (after.forwarded != before.forwarded) {
-        g.forwarded.fetch_add(after.forwarded - before.forwarded, relaxed);
+        g.forwarded.fetch_add(after.forwarded - before.forwarded, RELAXED);
     }
     if (after.dropped != before.dropped) {
-        g.dropped.fetch_add(after.dropped - before.dropped, relaxed);
+        g.dropped.fetch_add(after.dropped - before.dropped, RELAXED);
     }
     if (after.retained > before.retained) {
-        const auto now = g.retained.fetch_add(after.retained - before.retained, relaxed)
+        const auto now = g.retained.fetch_add(after.retained - before.retained, RELAXED)
                          + (after.retained - before.retained);
-        auto peak = g.peak_retained.load(relaxed);
-        while (now > peak && !g.peak_retained.compare_exchange_weak(peak, now, relaxed)) {
+        auto peak = g.peak_retained.load(RELAXED);
+        while (now > peak && !g.peak_retained.compare_exchange_weak(peak, now, RELAXED)) {
         }
     } else if (after.retained < before.retained) {
-        g.retained.fetch_sub(before.retained - after.retained, relaxed);
+        g.retained.fetch_sub(before.retained - after.retained, RELAXED);
     }
 }
 
@@ -54,14 +54,14 @@ void publish(const RelayCounters& before, const RelayCounters& after) noexcept {
 
 RelaySnapshot stream_relay_snapshot() noexcept {
     const auto& g = globals();
-    constexpr auto relaxed = std::memory_order_relaxed;
+    constexpr auto RELAXED = std::memory_order_relaxed;
     return RelaySnapshot{
-        .produced_delta_bytes = g.produced.load(relaxed),
-        .forwarded_delta_bytes = g.forwarded.load(relaxed),
-        .dropped_delta_bytes = g.dropped.load(relaxed),
-        .retained_delta_bytes = g.retained.load(relaxed),
-        .peak_retained_delta_bytes = g.peak_retained.load(relaxed),
-        .active_relays = g.active.load(relaxed),
+        .produced_delta_bytes = g.produced.load(RELAXED),
+        .forwarded_delta_bytes = g.forwarded.load(RELAXED),
+        .dropped_delta_bytes = g.dropped.load(RELAXED),
+        .retained_delta_bytes = g.retained.load(RELAXED),
+        .peak_retained_delta_bytes = g.peak_retained.load(RELAXED),
+        .active_relays = g.active.load(RELAXED),
     };
 }
 

@@ -72,7 +72,7 @@ RelayQueue::Block* RelayQueue::oldest_preview_block() noexcept {
     return oldest_hint_ < blocks_.size() ? &blocks_[oldest_hint_] : nullptr;
 }
 
-void RelayQueue::remove_head_preview(Block& b) noexcept {
+void RelayQueue::remove_head_preview(Block& b) {
     b.previews[b.head] = llm::Text{}; // free the payload now
     ++b.head;
     --events_;

@@ -3,6 +3,7 @@
 
 #include <sluice/core/clock.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <chrono>
@@ -41,14 +42,10 @@ bool valid_id(std::string_view id) noexcept {
     if (id.empty() || id.size() > 64) {
         return false;
     }
-    for (char c : id) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                        || c == '-' || c == '_';
-        if (!ok) {
-            return false;
-        }
-    }
-    return true;
+    return std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+               || c == '-' || c == '_';
+    });
 }
 
 } // namespace sluice::hub

@@ -8,8 +8,6 @@
 
 namespace sluice::hub {
 
-namespace net = boost::asio;
-
 bool Seat::submit_job(Writer::Job job, Writer::Done done) {
     return opt_.writer->submit(std::move(job), strand_, std::move(done));
 }
@@ -28,6 +26,10 @@ void Seat::enqueue_frame(FramePtr frame) {
     pump_appends();
 }
 
+// pump_appends and on_appended call each other, at most one level deep: pump_appends calls
+// on_appended directly only with an error, and on an error on_appended clears what is pending,
+// so it does not pump again; the normal path resumes from the writer's completion.
+// NOLINTNEXTLINE(misc-no-recursion)
 void Seat::pump_appends() {
     if (disk_.appending || disk_.pending.empty()) {
         return;
@@ -65,6 +67,7 @@ void Seat::pump_appends() {
     }
 }
 
+// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see pump_appends.
 void Seat::on_appended(
     std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec) {
     disk_.appending = false;
@@ -120,7 +123,7 @@ void Seat::flush_held_previews() {
     }
 }
 
-void Seat::push_turn_state(std::string data) {
+void Seat::push_turn_state(const std::string& data) {
     const auto tag = window_.end() + disk_.pending.size(); // before the next frame published
     for (const auto& sub : subscribers_) {
         sub->push_turn_state(tag, data);

@@ -244,12 +244,12 @@ SsePieces sse_pieces(const OutEvent& ev) {
     p.head += event_name(ev.kind);
     p.head += "\ndata: ";
     if (ev.kind == OutEvent::Kind::frame) {
-        static constexpr std::string_view frame_tail = "}\n\n";
+        static constexpr std::string_view FRAME_TAIL = "}\n\n";
         p.head += frame_data_head(ev.seq);
         if (ev.frame) {
             p.body = ev.frame->json();
         }
-        p.tail = frame_tail;
+        p.tail = FRAME_TAIL;
     } else if (ev.partial && !ev.json().empty()) {
         // `{…}` + `,"partial":{…}` + `}`: the payload without its closing brace, then the partial.
         const std::string_view whole = ev.json();

@@ -67,9 +67,9 @@ json::value query_value(std::string_view text) {
     const auto* end = text.data() + text.size();
     auto [p, ec] = std::from_chars(text.data(), end, v);
     if (!text.empty() && ec == std::errc{} && p == end) {
-        return json::value(v);
+        return v;
     }
-    return json::value(json::string(text));
+    return json::string(text);
 }
 
 } // namespace sluice::server

@@ -97,7 +97,7 @@ public:
     };
 
     /// Builds from an object; `keep_row` keeps the object, else it is re-materialized on demand.
-    Frame(Key, boost::json::object row, bool keep_row);
+    Frame(Key /*key*/, boost::json::object row, bool keep_row);
 
 private:
     std::string json_;

@@ -76,7 +76,8 @@ public:
     [[nodiscard]] bool caller_gone() const noexcept;
 
 private:
-    friend std::pair<RelaySender, RelayReceiver> make_stream_relay(CancellationToken, RelayLimits);
+    friend std::pair<RelaySender, RelayReceiver>
+    make_stream_relay(CancellationToken turn, RelayLimits limits);
 
     explicit RelaySender(std::shared_ptr<detail::RelayState> s) noexcept
         : state_(std::move(s)) {}
@@ -128,7 +129,8 @@ public:
     std::unique_ptr<detail::RelayWaiter> unpark() noexcept;
 
 private:
-    friend std::pair<RelaySender, RelayReceiver> make_stream_relay(CancellationToken, RelayLimits);
+    friend std::pair<RelaySender, RelayReceiver>
+    make_stream_relay(CancellationToken turn, RelayLimits limits);
     explicit RelayReceiver(std::shared_ptr<detail::RelayState> s) noexcept;
     bool refill(std::optional<std::chrono::steady_clock::time_point> deadline, bool block);
     void release() noexcept;

@@ -99,7 +99,7 @@ private:
     void make_room(std::size_t incoming);
     void drop_bytes(std::uint64_t n) noexcept;
     Block* oldest_preview_block() noexcept;
-    void remove_head_preview(Block& b) noexcept;
+    void remove_head_preview(Block& b); // not noexcept: vector<StreamEvent>::erase may throw
     void maybe_compact_head(std::string& payload) noexcept;
     bool try_merge(StreamEvent& ev, std::size_t n);
     void note_retained_added(std::size_t n) noexcept;

@@ -181,7 +181,7 @@ private:
     on_appended(std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec);
     void publish_preview(const StreamEvent& ev);
     void flush_held_previews();
-    void push_turn_state(std::string data);
+    void push_turn_state(const std::string& data);
     void save_meta();
     void sync_transcript();
     void schedule_sync();
