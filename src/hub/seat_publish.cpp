@@ -80,7 +80,7 @@ void Seat::pump_appends(bool force) {
             }
         });
     if (!queued) {
-        ++disk_.appending; // on_appended counts it down
+        // on_appended counts down the batch counted above.
         on_appended(std::move(*shared_batch), 0, make_error_code(errc::overloaded));
     }
 }

@@ -174,7 +174,7 @@ fs::path big_answer_script(const TempDir& dir, std::size_t bytes) {
 
 TEST(Durability, ADiskFullFailsTheTurnVisiblyAndARestartRestoresTheSeat) {
     TempDir dir;
-    const auto data = dir.path() / "data";
+    const auto data = fs::path(dir.path()) / "data";
     SmallDisk disk(data, "512k");
     if (!disk.ok()) {
         GTEST_SKIP() << "needs root to mount a small tmpfs";
@@ -227,7 +227,7 @@ TEST(Durability, ADiskFullFailsTheTurnVisiblyAndARestartRestoresTheSeat) {
     // Resume from the last frame served before the failure: it never skips a frame.
     SseClient resumed(events_url(hub, seat), epoch + ":" + std::to_string(last_seq));
     ASSERT_TRUE(resumed.wait_for(attached()));
-    const auto& first = resumed.events().front();
+    const auto first = resumed.events().front();
     if (first.type == "resumed") {
         ASSERT_TRUE(resumed.wait_for([&](const auto& ev) {
             return static_cast<std::int64_t>(frames_of(ev).size()) + last_seq + 1
@@ -260,7 +260,7 @@ fs::path tool_flood_script(const TempDir& dir) {
 
 TEST(Durability, KillNineAtRandomPointsNeverServesAHalfTurnNorChangesWhatWasDelivered) {
     TempDir dir;
-    const auto data = dir.path() / "data";
+    const auto data = fs::path(dir.path()) / "data";
     const auto script = tool_flood_script(dir);
     const std::vector<std::string> extra{"--script", script, "--tools", "bash"};
     std::mt19937 rng(20261201); // seeded: a failure names its trial
@@ -294,7 +294,8 @@ TEST(Durability, KillNineAtRandomPointsNeverServesAHalfTurnNorChangesWhatWasDeli
             delivered[seq] = json::serialize(row);
         }
         const auto file = data / "seats" / seat / "transcript.jsonl";
-        SluiceProcess window({"transcript", "window", file.string(), "--json"}, false);
+        SluiceProcess window(
+            std::vector<std::string>{"transcript", "window", file.string(), "--json"}, false);
         ASSERT_EQ(window.wait(10s), 0) << window.output();
         EXPECT_NE(window.output().find("\"total_frames\""), std::string::npos);
     }
@@ -351,7 +352,7 @@ void write_lines(const fs::path& p, const std::vector<std::string>& lines, bool 
 
 TEST(Durability, ACorruptMiddleLineIsSkippedAndReportedAndTheSeatStaysServed) {
     TempDir dir;
-    const auto data = dir.path() / "data";
+    const auto data = fs::path(dir.path()) / "data";
     std::vector<json::value> before;
     const auto seat = seat_with_two_turns(data, before);
     const auto file = data / "seats" / seat / "transcript.jsonl";
@@ -365,7 +366,7 @@ TEST(Durability, ACorruptMiddleLineIsSkippedAndReportedAndTheSeatStaysServed) {
     ASSERT_EQ(info.status, 200U) << info.body;
     EXPECT_EQ(info.json.at("state").as_string(), "idle") << info.body;
     ASSERT_TRUE(info.json.as_object().contains("warnings")) << info.body;
-    EXPECT_EQ(info.json.at("warnings").as_array().at(0).at("line").to_number<int>(), 3);
+    EXPECT_EQ(info.json.at("warnings").as_array().at(0).at("line").to_number<std::int64_t>(), 3);
     const auto rows = whole_history(hub, seat);
     ASSERT_EQ(rows.size(), before.size() - 1);
     for (std::size_t i = 0, j = 0; i < before.size(); ++i) {
@@ -374,15 +375,16 @@ TEST(Durability, ACorruptMiddleLineIsSkippedAndReportedAndTheSeatStaysServed) {
         }
         EXPECT_EQ(json::serialize(rows[j++]), json::serialize(before[i]));
     }
-    SluiceProcess cli({"transcript", "window", file.string()}, false);
+    SluiceProcess cli(std::vector<std::string>{"transcript", "window", file.string()}, false);
     EXPECT_EQ(cli.wait(10s), 0) << cli.output();
-    SluiceProcess strict({"transcript", "window", file.string(), "--strict"}, false);
+    SluiceProcess strict(
+        std::vector<std::string>{"transcript", "window", file.string(), "--strict"}, false);
     EXPECT_EQ(strict.wait(10s), 2);
 }
 
 TEST(Durability, TwoBadTailLinesAndAGarbageIndexStillServeTheGoodHistory) {
     TempDir dir;
-    const auto data = dir.path() / "data";
+    const auto data = fs::path(dir.path()) / "data";
     std::vector<json::value> before;
     const auto seat = seat_with_two_turns(data, before);
     const auto file = data / "seats" / seat / "transcript.jsonl";
@@ -400,7 +402,7 @@ TEST(Durability, TwoBadTailLinesAndAGarbageIndexStillServeTheGoodHistory) {
     ASSERT_EQ(info.status, 200U) << info.body;
     ASSERT_TRUE(info.json.as_object().contains("warnings")) << info.body;
     EXPECT_EQ(
-        info.json.at("warnings").as_array().at(0).at("line").to_number<std::size_t>(), good + 1);
+        info.json.at("warnings").as_array().at(0).at("line").to_number<std::uint64_t>(), good + 1);
     const auto rows = whole_history(hub, seat);
     ASSERT_EQ(rows.size(), before.size());
     EXPECT_EQ(json::serialize(rows.back()), json::serialize(before.back()));
@@ -410,7 +412,7 @@ TEST(Durability, TwoBadTailLinesAndAGarbageIndexStillServeTheGoodHistory) {
 
 TEST(Durability, ATruncatedIndexIsRebuilt) {
     TempDir dir;
-    const auto data = dir.path() / "data";
+    const auto data = fs::path(dir.path()) / "data";
     std::vector<json::value> before;
     const auto seat = seat_with_two_turns(data, before);
     const auto idx = data / "seats" / seat / "transcript.jsonl.sidx";
@@ -425,7 +427,7 @@ TEST(Durability, ATruncatedIndexIsRebuilt) {
 
 TEST(Durability, AReadOnlyDataDirServesHistoryAndRefusesPromptsWithTheReason) {
     TempDir dir;
-    const auto data = dir.path() / "data";
+    const auto data = fs::path(dir.path()) / "data";
     SmallDisk disk(data, "16m");
     if (!disk.ok()) {
         GTEST_SKIP() << "needs root to mount a tmpfs read-only";

@@ -153,7 +153,7 @@ TEST(Hub, RestoresEverySeatAndListsTheOnesItCannotRunWithTheirReason) {
     auto g = hub->find(good);
     ASSERT_TRUE(g);
     EXPECT_EQ(g->summary().state, SeatState::idle);
-    EXPECT_EQ(g->summary().frames, 1U);
+    EXPECT_EQ(g->summary().frames, 2U); // the prompt, and the close of the turn the stop cut
     auto k = hub->find(other_kind);
     ASSERT_TRUE(k);
     EXPECT_EQ(k->summary().state, SeatState::unavailable);

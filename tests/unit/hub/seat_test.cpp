@@ -247,7 +247,9 @@ TEST(Seat, AFailedAppendIsNotPublishedAndFailsTheTurn) {
     (void)rig.collect(*seat, *sub);
     rig.block_writer(); // the one slot is taken: the prompt row's append is refused
     ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("hello").has_value(); }));
-    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().state == SeatState::degraded; }));
+    const bool degraded =
+        run_until(rig.io, [&] { return seat->summary().state == SeatState::degraded; });
+    ASSERT_TRUE(degraded) << state_name(seat->summary().state) << " " << seat->summary().reason;
     const auto s = seat->summary();
     EXPECT_TRUE(s.degraded);
     EXPECT_GE(s.write_errors, 1U);
