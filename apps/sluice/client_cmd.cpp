@@ -163,6 +163,18 @@ int cmd_seats(const ClientOptions& o) {
             static_cast<unsigned long long>(s.at("turns").to_number<std::uint64_t>()),
             static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()),
             std::string(s.at("name").as_string()).c_str());
+        const auto& so = s.as_object();
+        if (const auto* why = so.if_contains("reason"); why != nullptr && why->is_string()) {
+            std::printf("  reason: %s\n", std::string(why->as_string()).c_str());
+        }
+        if (const auto* w = so.if_contains("warnings"); w != nullptr && w->is_array()) {
+            for (const auto& b : w->as_array()) {
+                std::printf(
+                    "  warning: line %llu: %s\n",
+                    static_cast<unsigned long long>(b.at("line").to_number<std::uint64_t>()),
+                    std::string(b.at("reason").as_string()).c_str());
+            }
+        }
     }
     return 0;
 }
@@ -193,6 +205,7 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
     bool printed_text = false;
     std::string streamed; // preview text of the assistant message being written
     std::map<std::uint64_t, std::string> ended_turns; // turn → how it ended (guarded by mu)
+    int connections = 0;                              // streams opened (reader thread only)
     CancellationToken done_early;
     std::thread reader([&] {
         follow(
@@ -235,6 +248,20 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
                         }
                         std::fflush(stdout);
                         streamed.clear();
+                    }
+                } else if (e.type == "connected" || e.type == "resumed") {
+                    // A reconnect (the hub restarted) that finds the seat idle: the turn this
+                    // waits for ended while the hub was down (it was closed "interrupted").
+                    auto v = json::parse(e.data);
+                    const auto* st = v.as_object().if_contains("state");
+                    if (++connections > 1 && my_turn.load() > 0 && st != nullptr && st->is_string()
+                        && st->as_string() == "idle") {
+                        if (printed_text) {
+                            std::fputc('\n', stdout);
+                        }
+                        std::fprintf(stderr, "sluice: turn interrupted: the hub restarted\n");
+                        status = 1;
+                        return false;
                     }
                 } else if (e.type == "turn") {
                     auto v = json::parse(e.data);

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -119,6 +120,8 @@ int run_serve(const ServeOptions& o) {
     // Two-phase shutdown (STYLE.md): stop accepting and end every stream after what is queued
     // (the server flushes its streams; the hub cancels turns and syncs transcripts), wait for
     // the connections to drain, at most the grace deadline, then stop the context.
+    // A file size limit (RLIMIT_FSIZE) is a failed write (EFBIG: the seat degrades), not death.
+    std::signal(SIGXFSZ, SIG_IGN);
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](boost::system::error_code ec, int sig) {
         if (ec) {

@@ -38,6 +38,7 @@ struct TranscriptArgs {
     std::optional<std::uint64_t> cap_bytes;
     std::optional<std::uint64_t> before;
     std::size_t turns{SUBSCRIBE_TURNS};
+    bool strict{}; // fail at the first bad line instead of skipping it
 };
 
 // Exit status for bad input (missing file, not a transcript): one line on stderr, then 2.
@@ -97,7 +98,7 @@ std::optional<Transcript> open_or_report(const TranscriptArgs& a, bool read_only
         status = fail(a.file + ":1", "a binary file, not JSONL");
         return std::nullopt;
     }
-    TranscriptOptions opts{.read_only = read_only, .write_index = !read_only};
+    TranscriptOptions opts{.read_only = read_only, .write_index = !read_only, .strict = a.strict};
     if (::isatty(STDERR_FILENO) != 0) {
         opts.progress = draw_progress;
     }
@@ -125,6 +126,18 @@ int read_failed(const Transcript& t, const TranscriptArgs& a, const boost::syste
         return fail(a.file + ":" + std::to_string(t.bad_line()->line), t.bad_line()->what);
     }
     return fail(a.file, ec.message());
+}
+
+// Each bad line was reported as it was met ("FILE:LINE: skipped: why"); this says how many.
+void report_bad(const Transcript& t, const TranscriptArgs& a) {
+    if (t.bad_lines_total() > 0) {
+        end_progress();
+        std::fprintf(
+            stderr,
+            "sluice: %s: %llu bad line(s) skipped (--strict stops at the first)\n",
+            a.file.c_str(),
+            static_cast<unsigned long long>(t.bad_lines_total()));
+    }
 }
 
 void print(const boost::json::object& o) {
@@ -180,8 +193,9 @@ int run_window(const TranscriptArgs& a) {
         {"first_opens_turn", w->size() > 0 && w->opens_turn(w->first())},
         {"turns", w->openings().size()},
         {"shed", {{"frames", shed.frames}, {"thinking", shed.thinking}}},
+        {"bad_lines", t->bad_lines_total()},
     };
-    end_progress();
+    report_bad(*t, a);
     if (a.json) {
         print(o);
     } else {
@@ -211,7 +225,7 @@ int run_turns(const TranscriptArgs& a) {
     for (auto p : *ops) {
         arr.emplace_back(p);
     }
-    end_progress();
+    report_bad(*t, a);
     if (a.json) {
         print({{"total_frames", t->frame_count()}, {"openings", std::move(arr)}});
     } else {
@@ -248,7 +262,7 @@ int run_page(const TranscriptArgs& a) {
         }
         out += "]}";
     }
-    end_progress();
+    report_bad(*t, a);
     out += "],\"cursor\":" + (p->cursor ? std::to_string(*p->cursor) : std::string("null")) + "}\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
@@ -266,8 +280,9 @@ int run_index(const TranscriptArgs& a) {
     boost::json::object o{
         {"total_frames", t->frame_count()},
         {"lines", t->line_count()},
-        {"index", Transcript::index_path(a.file).string()}};
-    end_progress();
+        {"index", Transcript::index_path(a.file).string()},
+        {"bad_lines", t->bad_lines_total()}};
+    report_bad(*t, a);
     if (a.json) {
         print(o);
     } else {
@@ -298,6 +313,8 @@ void add_transcript_command(CLI::App& app) {
     auto common = [args](CLI::App* c) {
         c->add_option("FILE", args->file, "JSONL transcript")->required();
         c->add_flag("--json", args->json, "print one JSON object");
+        c->add_flag(
+            "--strict", args->strict, "fail at the first bad line (default: report it, go on)");
     };
     auto* window = sub->add_subcommand("window", "The window a resume would hand over");
     common(window);

@@ -3,6 +3,8 @@
 
 #include <sluice/conversation/frame.hpp>
 
+#include <boost/json/basic_parser_impl.hpp>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -242,6 +244,73 @@ bool sniff_is_frame(std::string_view s) noexcept {
         }
     }
     return false;
+}
+
+namespace {
+
+// A basic_parser handler that keeps nothing: the parser only validates.
+struct NullHandler {
+    static constexpr std::size_t max_object_size = std::size_t(-1);
+    static constexpr std::size_t max_array_size = std::size_t(-1);
+    static constexpr std::size_t max_key_size = std::size_t(-1);
+    static constexpr std::size_t max_string_size = std::size_t(-1);
+
+    using ec_t = boost::system::error_code;
+
+    bool on_document_begin(ec_t&) { return true; }
+
+    bool on_document_end(ec_t&) { return true; }
+
+    bool on_object_begin(ec_t&) { return true; }
+
+    bool on_object_end(std::size_t, ec_t&) { return true; }
+
+    bool on_array_begin(ec_t&) { return true; }
+
+    bool on_array_end(std::size_t, ec_t&) { return true; }
+
+    bool on_key_part(std::string_view, std::size_t, ec_t&) { return true; }
+
+    bool on_key(std::string_view, std::size_t, ec_t&) { return true; }
+
+    bool on_string_part(std::string_view, std::size_t, ec_t&) { return true; }
+
+    bool on_string(std::string_view, std::size_t, ec_t&) { return true; }
+
+    bool on_number_part(std::string_view, ec_t&) { return true; }
+
+    bool on_int64(std::int64_t, std::string_view, ec_t&) { return true; }
+
+    bool on_uint64(std::uint64_t, std::string_view, ec_t&) { return true; }
+
+    bool on_double(double, std::string_view, ec_t&) { return true; }
+
+    bool on_bool(bool, ec_t&) { return true; }
+
+    bool on_null(ec_t&) { return true; }
+
+    bool on_comment_part(std::string_view, ec_t&) { return true; }
+
+    bool on_comment(std::string_view, ec_t&) { return true; }
+};
+
+} // namespace
+
+bool valid_json(std::string_view line) noexcept {
+    boost::json::basic_parser<NullHandler> p{boost::json::parse_options{}};
+    boost::system::error_code ec;
+    const std::size_t n = p.write_some(false, line.data(), line.size(), ec);
+    if (ec || !p.done()) {
+        return false;
+    }
+    // Only whitespace may follow the text.
+    for (std::size_t i = n; i < line.size(); ++i) {
+        const char c = line[i];
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+            return false;
+        }
+    }
+    return true;
 }
 
 } // namespace sluice::detail

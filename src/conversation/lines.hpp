@@ -92,6 +92,15 @@ private:
 /// rest. Agrees with parsing for valid JSON whose "type" key and value carry no escapes.
 bool sniff_is_frame(std::string_view s) noexcept;
 
+/// Whether `line` is one complete JSON text (validated without building a value).
+bool valid_json(std::string_view line) noexcept;
+
+/// Whether a line counts as a frame: it sniffs as one and is valid JSON. The counting scans use
+/// this rule and the readers skip what fails to parse, so both number the same lines.
+inline bool is_frame_line(std::string_view line) noexcept {
+    return sniff_is_frame(line) && valid_json(line);
+}
+
 /// Reads exactly `n` bytes at `offset`; false on error or short read.
 bool pread_all(int fd, char* dst, std::uint64_t n, std::uint64_t offset);
 

@@ -3,6 +3,7 @@
 
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/error.hpp>
+#include <sluice/core/safe_write.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -43,19 +44,23 @@ boost::system::error_code io_error() {
     return make_error_code(errc::io_error);
 }
 
-bool write_all(int fd, const char* p, std::size_t n) {
+// Every byte or the OS reason (a zero-byte write, which POSIX allows only for n == 0, is EIO).
+boost::system::error_code write_all(int fd, const char* p, std::size_t n) {
     while (n > 0) {
         const ssize_t w = ::write(fd, p, n);
         if (w < 0 && errno == EINTR) {
             continue;
         }
-        if (w <= 0) {
-            return false;
+        if (w < 0) {
+            return last_os_error();
+        }
+        if (w == 0) {
+            return {EIO, boost::system::system_category()};
         }
         p += w;
         n -= static_cast<std::size_t>(w);
     }
-    return true;
+    return {};
 }
 
 void close_fd(int& fd) {
@@ -83,11 +88,14 @@ Transcript::Transcript(Transcript&& o) noexcept
     , lines_(o.lines_)
     , torn_bytes_(o.torn_bytes_)
     , open_tail_(o.open_tail_)
+    , index_valid_(o.index_valid_)
     , checkpoints_(std::move(o.checkpoints_))
     , openings_(std::move(o.openings_))
     , pending_index_(std::move(o.pending_index_))
     , scan_(std::move(o.scan_))
-    , bad_line_(std::move(o.bad_line_)) {
+    , bad_line_(std::move(o.bad_line_))
+    , bad_lines_(std::move(o.bad_lines_))
+    , bad_lines_total_(o.bad_lines_total_) {
 }
 
 Transcript& Transcript::operator=(Transcript&& o) noexcept {
@@ -103,11 +111,14 @@ Transcript& Transcript::operator=(Transcript&& o) noexcept {
         lines_ = o.lines_;
         torn_bytes_ = o.torn_bytes_;
         open_tail_ = o.open_tail_;
+        index_valid_ = o.index_valid_;
         checkpoints_ = std::move(o.checkpoints_);
         openings_ = std::move(o.openings_);
         pending_index_ = std::move(o.pending_index_);
         scan_ = std::move(o.scan_);
         bad_line_ = std::move(o.bad_line_);
+        bad_lines_ = std::move(o.bad_lines_);
+        bad_lines_total_ = o.bad_lines_total_;
     }
     return *this;
 }
@@ -124,6 +135,9 @@ result<Transcript> Transcript::open(std::filesystem::path path, TranscriptOption
     const int flags = t.options_.read_only ? O_RDONLY : (O_RDWR | O_CREAT | O_APPEND);
     t.fd_ = ::open(t.path_.c_str(), flags | O_CLOEXEC, 0644);
     if (t.fd_ < 0) {
+        if (errno == EROFS || errno == EACCES || errno == EPERM) {
+            return last_os_error(); // the caller may open it read-only instead
+        }
         return make_error_code(
             errno == ENOENT   ? errc::not_found
             : errno == EISDIR ? errc::bad_request
@@ -142,7 +156,8 @@ result<Transcript> Transcript::open(std::filesystem::path path, TranscriptOption
     if (auto r = t.check_tail(); !r) {
         return r.error();
     }
-    if (!t.load_index()) {
+    t.index_valid_ = t.load_index();
+    if (!t.index_valid_) {
         if (auto r = t.count(); !r) {
             return r.error();
         }
@@ -170,8 +185,8 @@ result<void> Transcript::check_tail() {
                 open_tail_ = true;
                 return {};
             }
-            if (!write_all(fd_, "\n", 1)) {
-                return io_error();
+            if (auto ec = write_all(fd_, "\n", 1)) {
+                return ec;
             }
             ++end_;
             return {};
@@ -320,7 +335,7 @@ bool Transcript::load_index() {
     // Catch up on rows appended after the index was last written (no parse: counting only).
     detail::ForwardLines r(fd_, mark->b, end_);
     while (auto l = r.next()) {
-        if (detail::sniff_is_frame(l->text)) {
+        if (detail::is_frame_line(l->text)) {
             note(frames_, l->offset, lines_, false);
             ++frames_;
         }
@@ -338,7 +353,7 @@ result<void> Transcript::count() {
     detail::ForwardLines r(fd_, 0, end_);
     std::uint64_t next_progress = PROGRESS_EVERY;
     while (auto l = r.next()) {
-        if (detail::sniff_is_frame(l->text)) {
+        if (detail::is_frame_line(l->text)) {
             note(frames_, l->offset, lines_, false);
             ++frames_;
         }
@@ -372,21 +387,26 @@ result<void> Transcript::write_index(bool with_openings) {
     }
     put_record(out, {REC_MARK, frames_, end_, lines_});
     const auto ipath = index_path(path_);
-    auto tmp = ipath;
-    tmp += ".tmp";
     close_fd(index_fd_);
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return io_error();
-    }
-    const bool ok = write_all(fd, out.data(), out.size());
-    ::close(fd);
-    if (!ok || ::rename(tmp.c_str(), ipath.c_str()) != 0) {
-        return io_error();
+    if (auto r = safe_write(ipath, std::string_view(out.data(), out.size())); !r) {
+        return r.error();
     }
     pending_index_.clear();
     index_fd_ = ::open(ipath.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     return {};
+}
+
+void Transcript::note_bad(BadLine bad) {
+    for (const auto& b : bad_lines_) {
+        if (b.line == bad.line) {
+            return; // read again (a window, then a page)
+        }
+    }
+    ++bad_lines_total_;
+    if (bad_lines_.size() < TRANSCRIPT_BAD_LINES_KEPT) {
+        spdlog::warn("transcript {}:{}: skipped: {}", path_.string(), bad.line, bad.what);
+        bad_lines_.push_back(std::move(bad));
+    }
 }
 
 result<FramePtr> Transcript::parse_line(std::string_view text, std::uint64_t line) {
@@ -398,8 +418,13 @@ result<FramePtr> Transcript::parse_line(std::string_view text, std::uint64_t lin
         if (f.error() == make_error_code(errc::bad_request)) {
             return FramePtr{}; // JSON, but not an object: a row that is not a frame
         }
-        bad_line_ = BadLine{line + 1, "not JSON (" + f.error().message() + ")"};
-        return make_error_code(errc::corrupt_data);
+        BadLine bad{line + 1, "not JSON (" + f.error().message() + ")"};
+        if (options_.strict) {
+            bad_line_ = std::move(bad);
+            return make_error_code(errc::corrupt_data);
+        }
+        note_bad(std::move(bad));
+        return FramePtr{}; // skipped and reported, never served
     }
     if (!(*f)->is_frame()) {
         return FramePtr{};
@@ -449,12 +474,12 @@ result<void> Transcript::append(const Frame& f) {
     line.reserve(f.json().size() + 1);
     line.append(f.json());
     line.push_back('\n');
-    if (!write_all(fd_, line.data(), line.size())) {
+    if (auto ec = write_all(fd_, line.data(), line.size())) {
         // Leave no torn piece behind for the next frame to follow.
         if (::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {
             spdlog::error("transcript {}: a failed append could not be undone", path_.string());
         }
-        return io_error();
+        return ec;
     }
     note(frames_, end_, lines_, opens);
     end_ += line.size();
@@ -468,7 +493,7 @@ result<void> Transcript::sync() {
         return {};
     }
     if (::fdatasync(fd_) != 0) {
-        return io_error();
+        return last_os_error();
     }
     if (!options_.write_index) {
         return {};
@@ -477,8 +502,12 @@ result<void> Transcript::sync() {
         return write_index(true);
     }
     put_record(pending_index_, {REC_MARK, frames_, end_, lines_});
-    if (!write_all(index_fd_, pending_index_.data(), pending_index_.size())) {
-        return io_error();
+    if (auto ec = write_all(index_fd_, pending_index_.data(), pending_index_.size())) {
+        // The index is a cache: a torn record is dropped on the next open (it ends at the last
+        // whole mark), so the next sync rewrites it whole.
+        pending_index_.clear();
+        close_fd(index_fd_);
+        return ec;
     }
     pending_index_.clear();
     return {};
@@ -514,6 +543,8 @@ result<std::vector<std::uint64_t>> Transcript::openings() {
 }
 
 result<void> Transcript::build_index() {
+    bad_lines_.clear();
+    bad_lines_total_ = 0;
     std::vector<Checkpoint> cps;
     std::vector<Checkpoint> ops;
     TurnScan scan;
@@ -549,8 +580,8 @@ result<void> Transcript::build_index() {
     frames_ = pos;
     lines_ = line;
     scan_ = scan;
-    if (options_.read_only) {
-        return make_error_code(errc::conflict);
+    if (options_.read_only || !options_.write_index) {
+        return options_.read_only ? make_error_code(errc::conflict) : result<void>{};
     }
     return write_index(true);
 }

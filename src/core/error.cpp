@@ -30,6 +30,8 @@ constexpr Entry ENTRIES[] = {
     {errc::io_error, "io_error", "I/O error"},
     {errc::corrupt_data, "corrupt_data", "corrupt data"},
     {errc::relay_closed, "relay_closed", "relay closed"},
+    {errc::insufficient_storage, "insufficient_storage", "no space left for the write"},
+    {errc::read_only, "read_only", "read-only"},
 };
 
 const Entry* entry(int ev) noexcept {

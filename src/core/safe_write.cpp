@@ -9,11 +9,33 @@
 
 namespace sluice {
 
-namespace {
-
-boost::system::error_code last_os_error() {
+boost::system::error_code last_os_error() noexcept {
     return {errno, boost::system::system_category()};
 }
+
+errc write_errc(const boost::system::error_code& os) noexcept {
+    if (os.category() == error_category()) {
+        return static_cast<errc>(os.value());
+    }
+    if (os.category() != boost::system::system_category()
+        && os.category() != boost::system::generic_category()) {
+        return errc::io_error;
+    }
+    switch (os.value()) {
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+        return errc::insufficient_storage;
+    case EROFS:
+    case EACCES:
+    case EPERM:
+        return errc::read_only;
+    default:
+        return errc::io_error;
+    }
+}
+
+namespace {
 
 // Closes a descriptor once, on every path.
 class Fd {

@@ -1,6 +1,7 @@
 // Hub: the seat registry — create (validated, nothing half-made), find, list, remove, restore.
 #include "ids.hpp"
 
+#include <sluice/core/safe_write.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat_meta.hpp>
 
@@ -21,7 +22,9 @@ Hub::Hub(net::io_context& io, HubConfig config)
           std::make_shared<Writer>(std::max(WRITER_QUEUE_CAPACITY, 2 * config_.max_seats + 64))) {
 }
 
-Hub::~Hub() = default;
+Hub::~Hub() {
+    writer_->drain(); // a create still on the writer refers to this hub
+}
 
 SeatOptions Hub::seat_options(std::filesystem::path dir) const {
     return SeatOptions{
@@ -84,7 +87,7 @@ std::size_t Hub::restore() {
     return listed;
 }
 
-Result<std::shared_ptr<Seat>> Hub::create(SeatSpec spec) {
+std::optional<Failure> Hub::check_spec(SeatSpec& spec) const {
     if (spec.agent.empty()) {
         spec.agent = "builtin";
     }
@@ -114,6 +117,43 @@ Result<std::shared_ptr<Seat>> Hub::create(SeatSpec spec) {
                 "too many seats (at most " + std::to_string(config_.max_seats) + ")");
         }
     }
+    return std::nullopt;
+}
+
+Result<std::shared_ptr<Seat>> Hub::create(SeatSpec spec) {
+    if (auto refused = check_spec(spec)) {
+        return *refused;
+    }
+    return make_seat(std::move(spec));
+}
+
+void Hub::create(SeatSpec spec, net::any_io_executor ex, CreateDone done) {
+    if (auto refused = check_spec(spec)) {
+        net::post(ex, [done = std::move(done), f = std::move(*refused)]() { done(f); });
+        return;
+    }
+    // Its folder, first meta.json (two fsyncs) and transcript are made on the writer.
+    auto out = std::make_shared<std::optional<Result<std::shared_ptr<Seat>>>>();
+    const bool queued = writer_->submit(
+        [this, spec, out]() mutable {
+            out->emplace(make_seat(std::move(spec)));
+            return boost::system::error_code{};
+        },
+        ex,
+        [out, done](boost::system::error_code) {
+            done(
+                out->has_value() ? std::move(**out)
+                                 : Result<std::shared_ptr<Seat>>(
+                                     Failure::of(errc::io_error, "the seat was not made")));
+        });
+    if (!queued) {
+        net::post(ex, [done = std::move(done)]() {
+            done(Failure::of(errc::overloaded, "the disk queue is full; try again"));
+        });
+    }
+}
+
+Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec) {
     spec.id = new_id("s");
     spec.epoch = new_id("e");
     spec.turns = 0;
@@ -128,9 +168,13 @@ Result<std::shared_ptr<Seat>> Hub::create(SeatSpec spec) {
     std::error_code fec;
     std::filesystem::create_directories(dir, fec);
     if (fec) {
-        return Failure::of(errc::io_error, "cannot create " + dir.string() + ": " + fec.message());
+        undo();
+        return Failure::of(
+            write_errc(boost::system::error_code(fec.value(), boost::system::system_category())),
+            "cannot create " + dir.string() + ": " + fec.message());
     }
-    // The seat's first write happens here, before it is listed (it is not on any seat strand).
+    // The seat's first write, before it is listed (on the writer when called by the async
+    // create; on the caller's thread by the blocking one).
     if (auto w = write_meta(dir, spec); !w) {
         undo();
         return w.error();
@@ -195,6 +239,8 @@ HubStats Hub::stats() const {
         st.frames_total += s.frames;
         st.preview_dropped_bytes += s.preview_dropped_bytes;
         st.resyncs += s.resyncs;
+        st.write_errors += s.write_errors;
+        st.degraded += s.state == SeatState::degraded ? 1 : 0;
     }
     return st;
 }

@@ -4,6 +4,7 @@
 
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/assert.hpp>
+#include <sluice/core/safe_write.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/wire.hpp>
@@ -12,8 +13,10 @@
 #include <boost/json.hpp>
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <exception>
+#include <fstream>
 
 namespace sluice::hub {
 
@@ -30,8 +33,17 @@ const char* state_name(SeatState s) noexcept {
         return "queued";
     case SeatState::unavailable:
         return "unavailable";
+    case SeatState::degraded:
+        return "degraded";
     }
     return "idle";
+}
+
+std::string boot_id() {
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::string id;
+    std::getline(in, id);
+    return id;
 }
 
 // ---- the agent's sink: every call lands on the seat's strand, tagged with its turn ---------
@@ -113,6 +125,15 @@ Result<std::shared_ptr<Seat>> Seat::open(net::io_context& io, SeatSpec spec, Sea
     std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
     const auto file = seat->opt_.dir / "transcript.jsonl";
     auto tr = Transcript::open(file);
+    if (!tr && write_errc(tr.error()) == errc::read_only) {
+        // A read-only data directory: history and streams work; prompts are refused.
+        seat->read_only_ = "the data directory is read-only (" + tr.error().message()
+                           + "): history and streams only";
+        TranscriptOptions ro;
+        ro.read_only = true;
+        ro.write_index = false;
+        tr = Transcript::open(file, ro);
+    }
     if (!tr) {
         return Failure{tr.error(), "cannot open " + file.string() + ": " + tr.error().message()};
     }
@@ -120,8 +141,24 @@ Result<std::shared_ptr<Seat>> Seat::open(net::io_context& io, SeatSpec spec, Sea
     if (!win) {
         return Failure{win.error(), "cannot read " + file.string() + ": " + win.error().message()};
     }
-    seat->store_ = std::make_shared<Store>(std::move(*tr));
+    if (!tr->bad_lines().empty() && tr->index_was_valid() && seat->read_only_.empty()) {
+        // Damage inside lines the index counted: number again by a full validating scan.
+        seat->renumbered_ = true;
+        if (auto b = tr->build_index(); !b) {
+            return Failure{b.error(), "cannot index " + file.string() + ": " + b.error().message()};
+        }
+        win = tr->load_window(seat->opt_.budget);
+        if (!win) {
+            return Failure{
+                win.error(), "cannot read " + file.string() + ": " + win.error().message()};
+        }
+    }
+    seat->disk_.warnings = tr->bad_lines();
+    seat->store_ = std::make_shared<Store>(std::move(*tr), seat->opt_.dir);
     seat->window_ = std::move(*win);
+    if (seat->read_only_.empty()) {
+        seat->recover_on_open();
+    }
     std::vector<json::object> history;
     history.reserve(seat->window_.size());
     for (auto pos = seat->window_.first(); pos < seat->window_.end(); ++pos) {
@@ -146,6 +183,82 @@ Result<std::shared_ptr<Seat>> Seat::open(net::io_context& io, SeatSpec spec, Sea
     return seat;
 }
 
+void Seat::recover_on_open() {
+    auto& t = store_->transcript;
+    std::error_code fec;
+    const bool marked = std::filesystem::exists(store_->marker, fec);
+    std::string lost =
+        renumbered_ ? "damaged lines were skipped and the frames numbered again" : std::string();
+    if (marked) {
+        std::ifstream in(store_->marker);
+        std::string id;
+        std::getline(in, id);
+        if (id.empty() || id != store_->boot) {
+            // Not this boot: the page cache is gone, so unsynced frames may be lost (a power
+            // cut); within one boot a crash loses nothing written (durable before published).
+            lost = "the machine restarted while frames were unsynced";
+        }
+    }
+    if (spec_.published > t.frame_count()) {
+        lost = "the transcript holds " + std::to_string(t.frame_count()) + " frames, "
+               + std::to_string(spec_.published) + " were published";
+    }
+    if (!lost.empty()) {
+        const auto old = spec_.epoch;
+        spec_.epoch = new_id("e"); // a seq never names two frames within one epoch
+        spdlog::warn(
+            "seat {}: {}: epoch {} becomes {} (every client resyncs)",
+            spec_.id,
+            lost,
+            old,
+            spec_.epoch);
+    }
+    std::size_t closed_rows = 0;
+    if (marked) {
+        // The hub stopped mid-turn (the marker is removed at every clean turn end): close the
+        // newest turn before anything is served.
+        TurnClose tc;
+        const auto openings = window_.openings();
+        const auto from = openings.empty() ? window_.first() : openings.back();
+        for (auto pos = from; pos < window_.end(); ++pos) {
+            tc.observe(*window_.at(pos));
+        }
+        for (auto& row : tc.closing_rows(INTERRUPTED_TOOL_TEXT, INTERRUPTED_TEXT, spec_.id)) {
+            auto frame = Frame::from_row(std::move(row));
+            if (auto r = t.append(*frame); !r) {
+                store_->broken = r.error();
+                degrade(
+                    "cannot close the interrupted turn: transcript append failed: "
+                        + r.error().message(),
+                    write_errc(r.error()));
+                break;
+            }
+            window_.append(std::move(frame));
+            ++closed_rows;
+        }
+        if (closed_rows > 0) {
+            spdlog::warn(
+                "seat {}: closed a turn the hub left open ({} rows)", spec_.id, closed_rows);
+        }
+    }
+    if (!marked && lost.empty() && spec_.published == t.frame_count()) {
+        return;
+    }
+    if (auto r = t.sync(); !r) {
+        store_->broken = r.error();
+        degrade("transcript sync failed: " + r.error().message(), write_errc(r.error()));
+        return;
+    }
+    spec_.published = t.frame_count();
+    if (auto w = write_meta(opt_.dir, spec_); !w) {
+        degrade(w.error().message, write_errc(w.error().code));
+        return;
+    }
+    if (!store_->broken) {
+        (void)::unlink(store_->marker.c_str());
+    }
+}
+
 std::shared_ptr<Seat>
 Seat::open_unavailable(net::io_context& io, SeatSpec spec, SeatOptions opt, std::string reason) {
     std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
@@ -157,7 +270,8 @@ Seat::open_unavailable(net::io_context& io, SeatSpec spec, SeatOptions opt, std:
         if (auto win = tr->load_window(seat->opt_.budget)) {
             seat->window_ = std::move(*win);
         }
-        seat->store_ = std::make_shared<Store>(std::move(*tr));
+        seat->disk_.warnings = tr->bad_lines();
+        seat->store_ = std::make_shared<Store>(std::move(*tr), seat->opt_.dir);
     }
     seat->update_summary();
     return seat;
@@ -173,9 +287,17 @@ void Seat::close(bool then_remove) {
     if (turns_.cancel) {
         turns_.cancel->cancel(
             then_remove ? "cancelled: the seat was deleted" : "interrupted by a hub restart");
+        // The agent's rows after this are not kept: the turn is closed here, after what is
+        // pending, so the transcript holds a whole turn (TurnClose) that says why it ended.
+        if (turns_.failure.empty() && read_only_.empty() && disk_.degraded.empty()) {
+            for (auto& row : turn_close_.closing_rows(RESTART_TEXT, RESTART_TEXT, spec_.id)) {
+                enqueue_frame(Frame::from_row(std::move(row)));
+            }
+            pump_appends(/*force=*/true); // the writer runs it even after the io_context stops
+        }
     }
     sync_timer_.cancel();
-    sync_transcript();
+    sync_transcript(/*clean=*/true);
     if (then_remove) {
         // After the last append and sync: the writer runs jobs in order.
         (void)submit_job(
@@ -203,6 +325,17 @@ Result<Submitted> Seat::submit(std::string text) {
     }
     if (!unavailable_.empty()) {
         return Failure::of(errc::conflict, "the seat is unavailable: " + unavailable_);
+    }
+    if (!read_only_.empty()) {
+        return Failure::of(errc::read_only, "the seat is read-only: " + read_only_);
+    }
+    if (!disk_.degraded.empty()) {
+        // Its transcript takes no more frames (nothing after a failed write): restart the hub
+        // once the disk is fixed; the seat reopens whole.
+        return Failure::of(
+            disk_.degraded_code == errc::insufficient_storage ? errc::insufficient_storage
+                                                              : errc::conflict,
+            "the seat is degraded: " + disk_.degraded);
     }
     if (text.empty()) {
         return Failure::of(errc::bad_request, "the prompt is empty");
@@ -232,6 +365,7 @@ void Seat::start_next_turn() {
     turns_.queue.pop_front();
     turns_.running = spec_.turns - turns_.queue.size();
     turns_.failure.clear();
+    turn_close_.start();
     json::object message;
     message["role"] = "user";
     message["content"] = text;
@@ -333,6 +467,21 @@ void Seat::finish_turn(runtime::TurnEnd end) {
         end.state = runtime::TurnEnd::State::failed;
         end.error = turns_.failure;
     }
+    if (!turns_.closing && end.state != runtime::TurnEnd::State::ended && turns_.failure.empty()
+        && !closed_ && turn_close_.open()) {
+        // A cancelled or failed turn the agent left without its result (or with a tool
+        // unanswered): close it so every reader sees a whole turn, then end it.
+        const std::string why = end.state == runtime::TurnEnd::State::cancelled
+                                    ? std::string(CANCELLED_TEXT)
+                                    : (end.error.empty() ? std::string("failed") : end.error);
+        turns_.closing = true;
+        turns_.pending_end = std::move(end);
+        for (auto& row : turn_close_.closing_rows(why, why, spec_.id)) {
+            enqueue_frame(Frame::from_row(std::move(row)));
+        }
+        return; // on_appended ends it once the rows are in
+    }
+    turns_.closing = false;
     const char* state = "ended";
     if (end.state == runtime::TurnEnd::State::cancelled) {
         state = "cancelled";
@@ -344,9 +493,9 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     turns_.failure.clear();
     partial_.clear();         // the turn is closed: nothing of it is open any more
     connected_cache_.reset(); // its "state" changed
-    sync_transcript();        // turn end: durable
-    wake_all();
     start_next_turn();
+    sync_transcript(/*clean=*/!turns_.cancel); // turn end: durable (and exact when idle)
+    wake_all();
     update_summary();
 }
 

@@ -24,6 +24,8 @@ std::string encode_meta(const SeatSpec& spec) {
     meta["system"] = spec.system;
     meta["epoch"] = spec.epoch;
     meta["turns"] = spec.turns;
+    meta["published"] = spec.published;
+    meta["unsynced"] = spec.unsynced;
     return json::serialize(meta) + '\n';
 }
 
@@ -70,6 +72,21 @@ Result<SeatSpec> decode_meta(std::string_view text) {
             return Failure::of(errc::corrupt_data, "'turns' is not a count");
         }
     }
+    if (const auto* p = o.if_contains("published"); p != nullptr) {
+        if (p->is_uint64()) {
+            spec.published = p->get_uint64();
+        } else if (p->is_int64() && p->get_int64() >= 0) {
+            spec.published = static_cast<std::uint64_t>(p->get_int64());
+        } else {
+            return Failure::of(errc::corrupt_data, "'published' is not a count");
+        }
+    }
+    if (const auto* u = o.if_contains("unsynced"); u != nullptr) {
+        if (!u->is_bool()) {
+            return Failure::of(errc::corrupt_data, "'unsynced' is not a boolean");
+        }
+        spec.unsynced = u->get_bool();
+    }
     if (spec.agent.empty()) {
         spec.agent = "builtin";
     }
@@ -100,7 +117,7 @@ Result<void> write_meta(const std::filesystem::path& dir, const SeatSpec& spec) 
     const auto file = dir / SEAT_META_FILE;
     if (auto r = safe_write(file, encode_meta(spec)); !r) {
         return Failure::of(
-            errc::io_error, "cannot write " + file.string() + ": " + r.error().message());
+            write_errc(r.error()), "cannot write " + file.string() + ": " + r.error().message());
     }
     return {};
 }

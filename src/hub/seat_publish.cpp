@@ -2,9 +2,11 @@
 // previews held behind pending frames; meta writes and syncs on the writer.
 #include "seat_store.hpp"
 
+#include <sluice/core/safe_write.hpp>
 #include <sluice/hub/seat.hpp>
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 namespace sluice::hub {
 
@@ -12,16 +14,19 @@ bool Seat::submit_job(Writer::Job job, Writer::Done done) {
     return opt_.writer->submit(std::move(job), strand_, std::move(done));
 }
 
-void Seat::degrade(std::string reason) {
+void Seat::degrade(std::string reason, errc code) {
     spdlog::error("seat {}: {}", spec_.id, reason);
+    ++disk_.write_errors;
     if (disk_.degraded.empty()) {
         disk_.degraded = std::move(reason);
+        disk_.degraded_code = code;
     }
     update_summary();
 }
 
 void Seat::enqueue_frame(FramePtr frame) {
     disk_.held_previews.discard_all(/*report=*/false); // superseded by this frame
+    turn_close_.observe(*frame);
     disk_.pending.push_back(std::move(frame));
     pump_appends();
 }
@@ -30,8 +35,10 @@ void Seat::enqueue_frame(FramePtr frame) {
 // on_appended directly only with an error, and on an error on_appended clears what is pending,
 // so it does not pump again; the normal path resumes from the writer's completion.
 // NOLINTNEXTLINE(misc-no-recursion)
-void Seat::pump_appends() {
-    if (disk_.appending || disk_.pending.empty()) {
+void Seat::pump_appends(bool force) {
+    // One batch on the writer at a time (the rest batch behind it), unless `force` (close):
+    // the writer runs jobs in order, so a second batch still lands after the first.
+    if ((disk_.appending > 0 && !force) || disk_.pending.empty()) {
         return;
     }
     std::vector<FramePtr> batch(
@@ -42,14 +49,27 @@ void Seat::pump_appends() {
         on_appended(std::move(batch), 0, make_error_code(errc::io_error));
         return;
     }
-    disk_.appending = true;
+    ++disk_.appending;
     auto appended = std::make_shared<std::size_t>(0);
     auto shared_batch = std::make_shared<std::vector<FramePtr>>(std::move(batch));
     const bool queued = submit_job(
         [store = store_, shared_batch, appended]() -> boost::system::error_code {
             std::lock_guard lock(store->mu);
+            if (store->broken) {
+                return store->broken; // nothing is appended after a failed frame
+            }
+            if (!store->marked) {
+                // Frames are about to be published unsynced: a crash now leaves the marker,
+                // and the next open knows the high-water mark is not exact (seat.cpp).
+                if (auto r = safe_write(store->marker, store->boot); !r) {
+                    store->broken = r.error();
+                    return r.error();
+                }
+                store->marked = true;
+            }
             for (const auto& f : *shared_batch) {
                 if (auto r = store->transcript.append(*f); !r) {
+                    store->broken = r.error();
                     return r.error();
                 }
                 ++*appended;
@@ -62,7 +82,7 @@ void Seat::pump_appends() {
             }
         });
     if (!queued) {
-        disk_.appending = false;
+        // on_appended counts down the batch counted above.
         on_appended(std::move(*shared_batch), 0, make_error_code(errc::overloaded));
     }
 }
@@ -70,27 +90,32 @@ void Seat::pump_appends() {
 // NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see pump_appends.
 void Seat::on_appended(
     std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec) {
-    disk_.appending = false;
+    --disk_.appending;
     if (appended > 0) {
         for (std::size_t i = 0; i < appended; ++i) {
             window_.append(std::move(batch[i]));
         }
         disk_.dirty = true;
+        spec_.published = window_.end();
         last_activity_ = std::chrono::system_clock::now();
         for (const auto& sub : subscribers_) {
             sub->frames_published(); // previews queued before these frames are superseded
         }
         partial_.clear(); // so is the partial message: the frames carry its content
     }
-    if (ec) {
+    if (ec && disk_.degraded.empty()) {
         std::string reason = "transcript append failed: " + ec.message();
         if (ec == make_error_code(errc::overloaded)) {
             reason = "transcript append refused: the writer queue is full";
         }
         disk_.pending.clear(); // nothing after a failed frame is published
         disk_.held_previews.discard_all(/*report=*/false);
-        degrade(reason);
+        degrade(reason, write_errc(ec));
         fail_turn(std::move(reason));
+    } else if (ec) {
+        disk_.pending.clear();
+        disk_.held_previews.discard_all(/*report=*/false);
+        fail_turn(disk_.degraded);
     }
     if (!disk_.pending.empty()) {
         pump_appends();
@@ -136,22 +161,23 @@ void Seat::save_meta() {
         return;
     }
     disk_.meta_writing = true;
+    auto why = std::make_shared<std::string>();
     const bool queued = submit_job(
-        [dir = opt_.dir, spec = spec_]() -> boost::system::error_code {
+        [dir = opt_.dir, spec = spec_, why]() -> boost::system::error_code {
             if (auto r = write_meta(dir, spec); !r) {
-                spdlog::error("{}", r.error().message);
+                *why = r.error().message; // the file and the OS reason; the old file stays
                 return r.error().code;
             }
             return {};
         },
-        [weak = weak_from_this()](boost::system::error_code ec) {
+        [weak = weak_from_this(), why](boost::system::error_code ec) {
             auto self = weak.lock();
             if (!self) {
                 return;
             }
             self->disk_.meta_writing = false;
             if (ec) {
-                self->degrade("meta.json write failed: " + ec.message());
+                self->degrade(*why, write_errc(ec));
             }
             if (std::exchange(self->disk_.meta_again, false)) {
                 self->save_meta();
@@ -163,22 +189,39 @@ void Seat::save_meta() {
     }
 }
 
-void Seat::sync_transcript() {
-    if (!store_ || !disk_.dirty) {
+void Seat::sync_transcript(bool clean) {
+    if (!store_ || !read_only_.empty() || (!disk_.dirty && !clean)) {
         return;
     }
     disk_.dirty = false;
+    // `clean`: no turn runs and nothing waits: after the sync the high-water mark is exact, so
+    // it goes to meta.json and the unsynced marker goes away (only if frames were appended).
     const bool queued = submit_job(
-        [store = store_]() -> boost::system::error_code {
+        [store = store_, clean, dir = opt_.dir, spec = spec_]() mutable
+        -> boost::system::error_code {
             std::lock_guard lock(store->mu);
             if (auto r = store->transcript.sync(); !r) {
+                if (!store->broken) {
+                    store->broken = r.error();
+                }
                 return r.error();
             }
+            if (!clean || !store->marked || store->broken) {
+                return {};
+            }
+            spec.published = store->transcript.frame_count();
+            if (auto w = write_meta(dir, spec); !w) {
+                return w.error().code;
+            }
+            if (::unlink(store->marker.c_str()) != 0) {
+                return last_os_error();
+            }
+            store->marked = false;
             return {};
         },
         [weak = weak_from_this()](boost::system::error_code ec) {
             if (auto self = weak.lock(); self && ec) {
-                self->degrade("transcript sync failed: " + ec.message());
+                self->degrade("transcript sync failed: " + ec.message(), write_errc(ec));
             }
         });
     if (!queued) {

@@ -4,19 +4,37 @@
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/hub/seat.hpp>
 
+#include <boost/system/error_code.hpp>
+
+#include <filesystem>
 #include <mutex>
+#include <string>
 
 namespace sluice::hub {
 
+/// The marker a seat keeps in its folder while frames were published since the last clean turn
+/// end: it holds the boot id of the machine that wrote it (see `unsynced_marker_lost`).
+inline constexpr std::string_view SEAT_UNSYNCED_FILE = "unsynced";
+
+/// This boot's id (/proc/sys/kernel/random/boot_id; empty when unknown).
+[[nodiscard]] std::string boot_id();
+
 // Appends and syncs run on the writer thread; restore and pages below the window floor read
-// on the strand. The mutex serializes the two; it is held for one append batch, one sync or
-// one page read, never across a wait on anything else.
+// on the writer too (seat_stream.cpp). The mutex serializes them; it is held for one append
+// batch, one sync or one page read, never across a wait on anything else.
 struct Seat::Store {
-    explicit Store(Transcript t)
-        : transcript(std::move(t)) {}
+    Store(Transcript t, std::filesystem::path dir)
+        : transcript(std::move(t))
+        , marker(dir / SEAT_UNSYNCED_FILE)
+        , boot(boot_id()) {}
 
     std::mutex mu;
     Transcript transcript;
+    // Guarded by mu (writer jobs):
+    boost::system::error_code broken; // the first failed append or sync: no append after it
+    bool marked{false};               // the unsynced marker is on disk
+    std::filesystem::path marker;
+    std::string boot;
 };
 
 } // namespace sluice::hub

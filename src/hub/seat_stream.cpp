@@ -93,6 +93,49 @@ void Seat::wake_all() {
     }
 }
 
+void Seat::history(std::optional<std::uint64_t> before, std::size_t turns, HistoryDone done) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    turns = std::clamp<std::size_t>(turns, 1, SUBSCRIBE_TURNS);
+    const std::uint64_t at = before.value_or(window_.end());
+    if (at > window_.end()) {
+        done(Failure::of(
+            errc::bad_request,
+            "'before' is past the newest frame (" + std::to_string(window_.end()) + ")"));
+        return;
+    }
+    if (auto page = window_.page(at, turns)) {
+        done(HistoryPage{wire::page_json(*page)});
+        return;
+    }
+    if (!store_) {
+        done(Failure::of(errc::io_error, "the transcript of this seat cannot be read"));
+        return;
+    }
+    // Below the window floor: read from the transcript (O(page)) on the writer, in order with
+    // the appends (see seat_store.hpp).
+    auto out = std::make_shared<std::optional<Result<HistoryPage>>>();
+    const bool queued = submit_job(
+        [store = store_, at, turns, out]() -> boost::system::error_code {
+            std::lock_guard lock(store->mu);
+            auto page = store->transcript.page(at, turns);
+            if (!page) {
+                out->emplace(
+                    Failure{page.error(), "cannot read that page: " + page.error().message()});
+            } else {
+                out->emplace(HistoryPage{wire::page_json(*page)});
+            }
+            return {};
+        },
+        [out, done](boost::system::error_code) {
+            done(
+                out->has_value() ? std::move(**out)
+                                 : Result<HistoryPage>(Failure::of(errc::io_error, "lost")));
+        });
+    if (!queued) {
+        done(Failure::of(errc::overloaded, "the disk queue is full; try again"));
+    }
+}
+
 Result<HistoryPage> Seat::history(std::optional<std::uint64_t> before, std::size_t turns) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     turns = std::clamp<std::size_t>(turns, 1, SUBSCRIBE_TURNS);
@@ -108,7 +151,6 @@ Result<HistoryPage> Seat::history(std::optional<std::uint64_t> before, std::size
     if (!store_) {
         return Failure::of(errc::io_error, "the transcript of this seat cannot be read");
     }
-    // Below the window floor: read from the transcript (O(page); see seat_store.hpp).
     std::lock_guard lock(store_->mu);
     auto page = store_->transcript.page(at, turns);
     if (!page) {
@@ -129,12 +171,17 @@ void Seat::update_summary() {
     } else if (turns_.cancel) {
         s.state = turns_.queue.empty() ? SeatState::running : SeatState::queued;
     }
-    if (!disk_.degraded.empty()) {
+    if (!disk_.degraded.empty() || !read_only_.empty()) {
         s.degraded = true;
         if (s.reason.empty()) {
-            s.reason = disk_.degraded;
+            s.reason = !disk_.degraded.empty() ? disk_.degraded : read_only_;
+        }
+        if (s.state != SeatState::unavailable && !turns_.cancel) {
+            s.state = SeatState::degraded; // a running turn shows running until it ends
         }
     }
+    s.write_errors = disk_.write_errors;
+    s.warnings = disk_.warnings;
     s.turns = spec_.turns;
     s.frames = window_.end();
     s.window_first = window_.first();

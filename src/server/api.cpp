@@ -41,6 +41,40 @@ auto on_seat(hub::Seat& seat, const Fn& fn) {
         std::move(initiate), net::use_awaitable, Fn(fn));
 }
 
+// A history page, handed back on the caller's executor: the seat answers from its window, or
+// reads below it on the hub's writer (never on an I/O thread).
+auto read_history(
+    std::shared_ptr<hub::Seat> seat, std::optional<std::uint64_t> before, std::size_t turns) {
+    using R = hub::Result<hub::HistoryPage>;
+    auto initiate = [](auto handler,
+                       std::shared_ptr<hub::Seat> st,
+                       std::optional<std::uint64_t> b,
+                       std::size_t t) {
+        auto ex = net::get_associated_executor(handler);
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        auto& strand = st->strand();
+        net::post(strand, [st = std::move(st), b, t, h, ex]() {
+            st->history(b, t, [h, ex](R r) {
+                net::post(ex, [h, r = std::move(r)]() mutable { std::move (*h)(std::move(r)); });
+            });
+        });
+    };
+    return net::async_initiate<decltype(net::use_awaitable), void(R)>(
+        std::move(initiate), net::use_awaitable, std::move(seat), before, turns);
+}
+
+// Creates a seat with its disk work on the hub's writer; the result comes back here.
+auto create_seat(hub::Hub& h, hub::SeatSpec spec) {
+    using R = hub::Result<std::shared_ptr<hub::Seat>>;
+    auto initiate = [&h](auto handler, hub::SeatSpec sp) {
+        auto ex = net::get_associated_executor(handler);
+        auto hp = std::make_shared<decltype(handler)>(std::move(handler));
+        h.create(std::move(sp), ex, [hp](R r) { std::move (*hp)(std::move(r)); });
+    };
+    return net::async_initiate<decltype(net::use_awaitable), void(R)>(
+        std::move(initiate), net::use_awaitable, std::move(spec));
+}
+
 json::object seat_json(const hub::SeatSummary& s, bool detail) {
     json::object o;
     o["id"] = s.id;
@@ -52,6 +86,13 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     }
     if (s.degraded) {
         o["degraded"] = true;
+    }
+    if (!s.warnings.empty()) {
+        json::array w;
+        for (const auto& b : s.warnings) {
+            w.push_back(json::object{{"line", b.line}, {"reason", b.what}});
+        }
+        o["warnings"] = std::move(w);
     }
     o["turns"] = s.turns;
     o["frames"] = s.frames;
@@ -115,6 +156,18 @@ std::vector<Stat> hub_stats(const Server::Impl& s) {
          "counter",
          "Subscribers resynced with connected.",
          h.resyncs,
+         false},
+        {"transcript_write_errors",
+         "transcript_write_errors_total",
+         "counter",
+         "Failed transcript and metadata writes (each degrades its seat).",
+         h.write_errors,
+         false},
+        {"seats_degraded",
+         "seats_degraded",
+         "gauge",
+         "Seats degraded by a failed write or a read-only data directory.",
+         h.degraded,
          false},
         {"subscriber_preview_budget_bytes",
          "subscriber_preview_budget_bytes",
@@ -357,8 +410,8 @@ net::awaitable<Response> seat_routes(
         if (auto refused = validate_more(b ? &bv : nullptr, t ? &tv : nullptr, more)) {
             co_return bad(req, *refused);
         }
-        const auto read_page = [seat, more] { return seat->history(more.before, more.turns); };
-        auto page = co_await on_seat(*seat, read_page);
+        auto read = read_history(seat, more.before, more.turns); // named: GCC 12 co_await
+        auto page = co_await std::move(read);
         if (!page) {
             co_return error_response(req, page.error().code, page.error().message);
         }
@@ -442,7 +495,8 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
                     if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process") {
                         co_return bad(req, "field 'agent' must be \"builtin\" or \"process\"");
                     }
-                    auto seat = s.hub.create(std::move(spec));
+                    auto make = create_seat(s.hub, std::move(spec)); // named: GCC 12 co_await
+                    auto seat = co_await std::move(make);
                     if (!seat) {
                         co_return error_response(req, seat.error().code, seat.error().message);
                     }

@@ -17,6 +17,7 @@ unsigned http_status(const boost::system::error_code& ec) noexcept {
     case errc::not_found:
         return 404;
     case errc::conflict:
+    case errc::read_only:
         return 409;
     case errc::payload_too_large:
         return 413;
@@ -26,6 +27,8 @@ unsigned http_status(const boost::system::error_code& ec) noexcept {
         return 504;
     case errc::provider_error:
         return 502;
+    case errc::insufficient_storage:
+        return 507;
     default:
         return 500;
     }

@@ -1,5 +1,6 @@
 # End-to-end tests of the hub: the real `sluice serve` on 127.0.0.1:0, real HTTP and SSE.
 list(APPEND SLUICE_TEST_SOURCES
+    e2e/durability_test.cpp
     e2e/hub_test.cpp
     e2e/hub_ws_test.cpp
     e2e/page_hub_test.cpp

@@ -158,7 +158,8 @@ TEST(TranscriptCliIndex, AnIndexedCopyGivesTheSameWindow) {
     EXPECT_EQ(plain.out, indexed.out);
 }
 
-// Bad inputs: one line on stderr naming the file (and line), exit status 2, never a crash.
+// Bad inputs: one line on stderr naming the file (and line), exit status 2, never a crash;
+// a bad line inside a transcript is such an error only with --strict.
 void expect_bad_input(const Run& r, const std::string& names) {
     EXPECT_EQ(r.status, 2) << r.out << r.err;
     EXPECT_NE(r.err.find(names), std::string::npos) << r.err;
@@ -188,7 +189,12 @@ TEST(TranscriptCliErrors, BadInputsGiveOneLineAndStatusTwo) {
             "{\"type\":\"user\",\"message\":{\"content\":\"hi\"}}\n"
             "{\"type\":\"assistant\", oops}\n"
             "{\"type\":\"assistant\",\"message\":{}}\n");
-        expect_bad_input(sluice_cli(s + q(bad) + " --json"), "bad.jsonl:2");
+        expect_bad_input(sluice_cli(s + q(bad) + " --json --strict"), "bad.jsonl:2");
+        // Without --strict the bad line is reported with its file and line, and the rest read.
+        const auto lenient = sluice_cli(s + q(bad) + " --json");
+        EXPECT_EQ(lenient.status, 0) << lenient.err;
+        EXPECT_NE(lenient.err.find("bad.jsonl:2: skipped"), std::string::npos) << lenient.err;
+        EXPECT_FALSE(lenient.out.empty());
     }
 }
 

@@ -21,10 +21,17 @@ namespace sluice {
 /// Frames between two checkpoints (frame number → byte offset) of the index.
 inline constexpr std::uint64_t TRANSCRIPT_CHECKPOINT_FRAMES = 1024;
 
+/// Bad lines a transcript keeps to report (more are counted, not kept). Basis: a warning list
+/// a person reads; a file with more damage than this is reported by its count.
+inline constexpr std::size_t TRANSCRIPT_BAD_LINES_KEPT = 100;
+
 /// How a transcript is opened.
 struct TranscriptOptions {
     bool read_only{false};  ///< never create, truncate, append or write the index
     bool write_index{true}; ///< keep the sidecar index (`<file>.sidx`) up to date
+    /// A line that is not JSON fails a read (`errc::corrupt_data`, see `bad_line`) instead of
+    /// being skipped and reported in `bad_lines`.
+    bool strict{false};
     /// Called now and then during a scan over the whole file: (bytes done, bytes total).
     std::function<void(std::uint64_t, std::uint64_t)> progress{};
 };
@@ -40,12 +47,14 @@ struct BadLine {
 /// Non-frame rows of foreign transcripts (`summary`, `queue-operation`, JSON that is not an
 /// object, blank lines) stay in the file but are not frames and take no position. On open, a
 /// torn last line (no newline, or not JSON) is truncated away and logged; read-only, a last
-/// piece with no newline is ignored and logged, and a complete line that is not JSON is an
-/// error when read. The sidecar index (`<file>.sidx`) holds the frame and line totals, checkpoints
-/// every `TRANSCRIPT_CHECKPOINT_FRAMES` frames and the turn openings, each with its byte offset,
-/// so opening costs O(index) and a window or a page reads O(window) / O(page) bytes from the
-/// end. A transcript with no valid index (a foreign one) is counted once on open by a scan that
-/// reads every byte but parses none (the only O(file) step; numbering needs the count), and
+/// piece with no newline is ignored and logged. A line that is not JSON anywhere else is damage:
+/// it takes no position (the counting scans validate every line that looks like a frame), is
+/// never served, and is reported in `bad_lines` when a read meets it (or fails the read, with
+/// `TranscriptOptions::strict`). The sidecar index (`<file>.sidx`) holds the frame and line totals,
+/// checkpoints every `TRANSCRIPT_CHECKPOINT_FRAMES` frames and the turn openings, each with its
+/// byte offset, so opening costs O(index) and a window or a page reads O(window) / O(page) bytes
+/// from the end. A transcript with no valid index (a foreign one) is counted once on open by a scan
+/// that reads every byte but parses none (the only O(file) step; numbering needs the count), and
 /// the index is then written unless read-only.
 ///
 /// @par Thread safety
@@ -54,7 +63,8 @@ class Transcript {
 public:
     /// Opens (or, unless read-only, creates) the transcript at `path`.
     /// @return the transcript; `errc::not_found` (missing, read-only), `errc::bad_request` (not a
-    /// regular file), `errc::io_error`.
+    /// regular file), the OS reason (system category) when it cannot be opened for writing
+    /// (EROFS, EACCES, EPERM: the caller may open it read-only), `errc::io_error`.
     static boost::system::result<Transcript>
     open(std::filesystem::path path, TranscriptOptions options = {});
 
@@ -65,12 +75,14 @@ public:
     ~Transcript();                                      ///< closes (does not sync)
 
     /// Appends a frame (its compact JSON and a newline). Frames are appended before they are
-    /// published; durability comes with `sync`. @return `errc::bad_request` for a non-frame row,
-    /// `errc::conflict` when read-only, `errc::io_error`.
+    /// published; durability comes with `sync`. A failed write is undone (the file is cut back to
+    /// its last whole line). @return `errc::bad_request` for a non-frame row, `errc::conflict`
+    /// when read-only, else the OS reason (system category: ENOSPC, EFBIG, EIO, …).
     boost::system::result<void> append(const Frame& f);
 
     /// Makes every appended frame durable (fdatasync) and writes the index records. The hub calls
-    /// this at turn end and on a short timer.
+    /// this at turn end and on a short timer. @return the OS reason of a failed sync or index
+    /// write (system category).
     boost::system::result<void> sync();
 
     /// Frames in the file.
@@ -94,9 +106,9 @@ public:
     /// The window a resume hands over: the transcript cut to `budget` by the one cut (held whole
     /// when it fits cap + slack), read from the end: O(window) bytes. Its scan state is the
     /// file's, so live appends continue it. @return `errc::corrupt_data` for a line that is not
-    /// JSON (see `bad_line`), `errc::io_error`. `shed`, if given, receives what the cut shed:
-    /// every frame below the window, and the thinking growth of the newest turn dropped within
-    /// the region read (exact unless the newest turn is longer than cap + slack).
+    /// JSON when strict (see `bad_line`), `errc::io_error`. `shed`, if given, receives what the cut
+    /// shed: every frame below the window, and the thinking growth of the newest turn dropped
+    /// within the region read (exact unless the newest turn is longer than cap + slack).
     boost::system::result<Window> load_window(const Budget& budget = {}, Shed* shed = nullptr);
 
     /// The newest `max_turns` turns (at most SUBSCRIBE_TURNS) of frames before position
@@ -115,8 +127,19 @@ public:
     /// Rebuilds the index by a full forward scan (with turn openings) and writes it.
     boost::system::result<void> build_index();
 
-    /// The line that made the last read fail, if one did.
+    /// The line that made the last read fail, if one did (strict only).
     const std::optional<BadLine>& bad_line() const noexcept { return bad_line_; }
+
+    /// Bad lines skipped by the reads so far (not strict), oldest found first; at most
+    /// `TRANSCRIPT_BAD_LINES_KEPT` (see `bad_lines_total`). A full scan (`build_index`) finds
+    /// them all.
+    const std::vector<BadLine>& bad_lines() const noexcept { return bad_lines_; }
+
+    /// Bad lines skipped so far, kept or not.
+    std::uint64_t bad_lines_total() const noexcept { return bad_lines_total_; }
+
+    /// Whether the index was valid on open (else the file was counted, validating every line).
+    bool index_was_valid() const noexcept { return index_valid_; }
 
 private:
     struct Checkpoint {
@@ -133,6 +156,7 @@ private:
     boost::system::result<void> write_index(bool with_openings);
     boost::system::result<void> warm_scan();
     void note(std::uint64_t pos, std::uint64_t offset, std::uint64_t line, bool opens);
+    void note_bad(BadLine bad);
     boost::system::result<FramePtr> parse_line(std::string_view text, std::uint64_t line);
     Checkpoint anchor_at_or_after(std::uint64_t pos) const;
 
@@ -145,11 +169,14 @@ private:
     std::uint64_t lines_{};
     std::uint64_t torn_bytes_{};
     bool open_tail_{};                    // read-only: the last row is complete but has no newline
+    bool index_valid_{};                  // the index was valid on open
     std::vector<Checkpoint> checkpoints_; // ascending positions
     std::vector<Checkpoint> openings_;    // known turn openings (index), ascending
     std::vector<char> pending_index_;     // index records not yet written
     std::optional<TurnScan> scan_;        // the scan at the end of the file, once warmed
     std::optional<BadLine> bad_line_;
+    std::vector<BadLine> bad_lines_;
+    std::uint64_t bad_lines_total_{};
 };
 
 } // namespace sluice

@@ -2,6 +2,8 @@
 // fsync).
 #pragma once
 
+#include <sluice/core/error.hpp>
+
 #include <boost/system/result.hpp>
 
 #include <filesystem>
@@ -21,5 +23,15 @@ namespace sluice {
 /// Safe from any thread; blocking (it `fsync`s twice): never call it on an I/O thread — the hub
 /// runs it on its writer (hub/writer.hpp).
 boost::system::result<void> safe_write(const std::filesystem::path& path, std::string_view bytes);
+
+/// What a failed write means to a client: `errc::insufficient_storage` for no space or a size
+/// limit (ENOSPC, EDQUOT, EFBIG: HTTP 507), `errc::read_only` for a read-only file system or
+/// file (EROFS, EACCES, EPERM: 409), `errc::io_error` for the rest (EIO, …). A sluice code is
+/// returned as it is. @par Thread safety: pure.
+[[nodiscard]] errc write_errc(const boost::system::error_code& os) noexcept;
+
+/// The OS error of the last failed call (`errno`, system category). @par Thread safety: per
+/// thread, as errno.
+[[nodiscard]] boost::system::error_code last_os_error() noexcept;
 
 } // namespace sluice

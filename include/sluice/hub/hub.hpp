@@ -5,6 +5,7 @@
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/writer.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/system/result.hpp>
 
@@ -12,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -38,6 +40,8 @@ struct HubStats {
     std::uint64_t frames_total{};          ///< frames in every conversation
     std::uint64_t preview_dropped_bytes{}; ///< preview bytes dropped for subscribers
     std::uint64_t resyncs{};               ///< subscribers resynced with `connected`
+    std::uint64_t write_errors{};          ///< failed transcript and metadata writes
+    std::uint64_t degraded{};              ///< seats degraded (a failed write, or read-only)
 };
 
 /// Limits on a seat's spec, checked by `Hub::create` (each refusal names its field and limit).
@@ -75,6 +79,14 @@ public:
     /// calling thread, before the seat exists; every later write of the seat goes to the writer.
     Result<std::shared_ptr<Seat>> create(SeatSpec spec);
 
+    /// What the asynchronous `create` hands back.
+    using CreateDone = std::function<void(Result<std::shared_ptr<Seat>>)>;
+
+    /// Creates a seat as above, but every disk step (its folder, first meta.json, transcript)
+    /// runs on the writer, never on the calling (I/O) thread; `done` runs on `ex`. Refusals of
+    /// the spec are decided first, touching nothing; overloaded when the writer queue is full.
+    void create(SeatSpec spec, boost::asio::any_io_executor ex, CreateDone done);
+
     /// The seat with this id, or nullptr.
     [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id) const;
 
@@ -92,6 +104,8 @@ public:
 
 private:
     [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
+    [[nodiscard]] std::optional<Failure> check_spec(SeatSpec& spec) const;
+    Result<std::shared_ptr<Seat>> make_seat(SeatSpec spec);
     void add(std::shared_ptr<Seat> seat);
 
     boost::asio::io_context& io_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/transcript.hpp>
 #include <sluice/conversation/window.hpp>
 #include <sluice/core/cancel.hpp>
 #include <sluice/core/error.hpp>
@@ -10,6 +11,7 @@
 #include <sluice/hub/partial.hpp>
 #include <sluice/hub/seat_meta.hpp>
 #include <sluice/hub/subscriber.hpp>
+#include <sluice/hub/turn_close.hpp>
 #include <sluice/hub/writer.hpp>
 #include <sluice/runtime/agent.hpp>
 
@@ -48,10 +50,11 @@ using AgentFactory = std::function<AgentOrReason(
     std::vector<boost::json::object> history_rows,
     boost::asio::any_io_executor ex)>;
 
-/// A seat's state as the API shows it.
-enum class SeatState : std::uint8_t { idle, running, queued, unavailable };
+/// A seat's state as the API shows it. `degraded`: a write failed (or the data directory is
+/// read-only): history and streams work, prompts are refused with the reason.
+enum class SeatState : std::uint8_t { idle, running, queued, unavailable, degraded };
 
-/// The name of a seat state ("idle", "running", "queued", "unavailable").
+/// The name of a seat state ("idle", "running", "queued", "unavailable", "degraded").
 [[nodiscard]] const char* state_name(SeatState s) noexcept;
 
 /// A snapshot of a seat, readable from any thread.
@@ -62,7 +65,9 @@ struct SeatSummary {
     std::string reason;   ///< why it is unavailable or degraded (empty otherwise)
     std::uint64_t turns{}, frames{}, window_first{}, window_frames{}, window_bytes{};
     std::uint64_t preview_dropped_bytes{}, subscribers{}, resyncs{}, queued{};
+    std::uint64_t write_errors{}; ///< failed transcript or metadata writes (appends, syncs)
     std::optional<std::chrono::system_clock::time_point> last_activity;
+    std::vector<BadLine> warnings; ///< damaged transcript lines skipped (never served)
 };
 
 /// What `submit` did with a prompt.
@@ -105,7 +110,12 @@ public:
 
     /// Opens the seat in `opt.dir` (which must exist), restoring its window from the
     /// transcript, and builds its agent. A factory with no agent gives an `unavailable` seat,
-    /// not an error. @return the reason when the transcript cannot be opened or read.
+    /// not an error. Before anything is served: a turn a crash left open is closed
+    /// (TurnClose rows, "interrupted"); damaged lines are skipped and listed as warnings (the
+    /// index rebuilt); when the transcript may hold fewer frames than were published (the
+    /// persisted high-water mark, or unsynced frames and a reboot since), the epoch changes so
+    /// every client resyncs. A read-only data directory opens the seat `degraded`, read-only.
+    /// @return the reason when the transcript cannot be opened or read.
     /// @par Thread safety
     /// Any thread; blocking (opens files): call at creation or restore only.
     static Result<std::shared_ptr<Seat>>
@@ -155,7 +165,18 @@ public:
     /// Whether the seat is closed (its subscribers' streams should end).
     [[nodiscard]] bool closed() const noexcept { return closed_; }
 
-    /// A page of whole turns before `before` (default: the newest), at most `turns` turns.
+    /// What `history` hands back.
+    using HistoryDone = std::function<void(Result<HistoryPage>)>;
+
+    /// A page of whole turns before `before` (default: the newest), at most `turns` turns,
+    /// handed to `done` on the strand: at once from the window, or — below its floor — read from
+    /// the transcript on the writer (the disk is never read on an I/O thread). Failures:
+    /// bad_request (past the newest frame), overloaded (the writer queue is full), the read's.
+    void history(std::optional<std::uint64_t> before, std::size_t turns, HistoryDone done);
+
+    /// The same page, returned at once: below the window floor this reads the transcript on
+    /// the calling strand (blocking) — for callers that must answer in line (the WebSocket
+    /// `more` op); prefer the overload above.
     Result<HistoryPage> history(std::optional<std::uint64_t> before, std::size_t turns);
 
     /// Closes the seat: cancels its turn, syncs the transcript (on the writer), ends streams.
@@ -176,16 +197,17 @@ private:
     void fail_turn(std::string reason);
     // persistence and publishing (seat_publish.cpp)
     void enqueue_frame(FramePtr frame);
-    void pump_appends();
+    void pump_appends(bool force = false);
     void
     on_appended(std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec);
     void publish_preview(const StreamEvent& ev);
     void flush_held_previews();
     void push_turn_state(const std::string& data);
     void save_meta();
-    void sync_transcript();
+    void sync_transcript(bool clean = false);
+    void recover_on_open();
     void schedule_sync();
-    void degrade(std::string reason);
+    void degrade(std::string reason, errc code = errc::io_error);
     bool submit_job(Writer::Job job, Writer::Done done);
     // viewers (seat_stream.cpp)
     void wake_all();
@@ -201,6 +223,8 @@ private:
     Window window_;
     std::unique_ptr<runtime::Agent> agent_;
     std::string unavailable_; // why there is no agent (empty: available)
+    std::string read_only_;   // why nothing can be written (empty: writable)
+    bool renumbered_{false};  // damage found on open: the frames were numbered again
 
     struct Turns {
         std::deque<std::string> queue;               // prompts waiting, FIFO
@@ -208,16 +232,22 @@ private:
         std::uint64_t running{};                     // the running turn's number
         std::optional<runtime::TurnEnd> pending_end; // ended, its frames still being appended
         std::string failure;                         // why the running turn failed (a write)
+        bool closing{false};                         // its closing rows are being appended
     } turns_;
+
+    TurnClose turn_close_; // what the running (or last) turn lacks to be whole
 
     struct Disk {
         std::deque<FramePtr> pending;                        // frames waiting for the writer
-        bool appending{false};                               // a batch is on the writer
+        std::size_t appending{0};                            // batches on the writer
         RelayQueue held_previews{SUBSCRIBER_PREVIEW_LIMITS}; // previews behind pending frames
         bool dirty{false};                                   // appended since the last sync
         bool meta_writing{false}, meta_again{false};         // one meta write in flight, coalesced
         bool sync_armed{false};
-        std::string degraded; // the first write failure
+        std::string degraded;          // the first write failure
+        errc degraded_code{};          // its kind (insufficient_storage, read_only, io_error)
+        std::uint64_t write_errors{};  // failed writes
+        std::vector<BadLine> warnings; // damaged lines skipped when the transcript was read
     } disk_;
 
     bool closed_{false};

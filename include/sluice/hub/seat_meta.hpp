@@ -19,6 +19,11 @@ struct SeatSpec {
     std::string system;           ///< builtin: system prompt override
     std::string epoch;            ///< changes when the conversation is replaced
     std::uint64_t turns{};        ///< prompts accepted so far
+    /// Frames published under `epoch`, as of the last transcript sync (the high-water mark).
+    std::uint64_t published{};
+    /// Frames past `published` may have been published since (a turn ran unsynced): a crash
+    /// then leaves the true mark unknown, and the next open changes the epoch.
+    bool unsynced{};
 };
 
 /// The file a seat's metadata lives in, inside its folder.
@@ -38,8 +43,9 @@ inline constexpr std::string_view SEAT_META_FILE = "meta.json";
 /// Safe from any thread; blocking (a file read).
 [[nodiscard]] Result<SeatSpec> read_meta(const std::filesystem::path& dir);
 
-/// Replaces `<dir>/meta.json` through `safe_write` (temp, fsync, rename, dir fsync).
-/// @return io_error with the file and the OS reason.
+/// Replaces `<dir>/meta.json` through `safe_write` (temp, fsync, rename, dir fsync); on failure
+/// the old file stays whole. @return the file and the OS reason, coded by `write_errc`
+/// (insufficient_storage for no space, read_only, io_error).
 /// @par Thread safety
 /// Safe from any thread; blocking: the hub calls it on its writer (hub/writer.hpp).
 [[nodiscard]] Result<void> write_meta(const std::filesystem::path& dir, const SeatSpec& spec);

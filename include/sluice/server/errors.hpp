@@ -9,7 +9,7 @@
 
 namespace sluice::server {
 
-/// The HTTP status for an error (400, 401, 404, 409, 413, 502, 503, 504, or 500 for the rest).
+/// The HTTP status for an error (400, 401, 404, 409, 413, 502, 503, 504, 507, or 500 for the rest).
 /// The only errc → status map in sluice.
 [[nodiscard]] unsigned http_status(const boost::system::error_code& ec) noexcept;
 

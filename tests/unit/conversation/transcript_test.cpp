@@ -170,11 +170,41 @@ TEST(Transcript, ALastLineThatIsNotJsonIsTornToo) {
     EXPECT_EQ(file_size(path), prompt(0)->json().size() + 1);
 }
 
-TEST(Transcript, ANonJsonLineInsideIsReportedWithItsLineNumber) {
+TEST(Transcript, ANonJsonLineInsideIsSkippedAndReportedWithItsLineNumber) {
+    TempDir dir;
+    const auto path = dir.file("bad.jsonl");
+    const std::string torn_frame = R"({"type":"assistant","message":{"role":"assis)";
+    sluice::test::write_file(
+        path,
+        j(prompt(0)) + "\nnot json at all\n" + torn_frame + "\n" + j(answer(1)) + "\n"
+            + j(prompt(2)) + "\n");
+    auto t = Transcript::open(path);
+    ASSERT_TRUE(t.has_value());
+    EXPECT_EQ(t->frame_count(), 3U); // the bad lines take no position
+    auto w = t->load_window();
+    ASSERT_TRUE(w.has_value());
+    EXPECT_EQ(w->first(), 0U);
+    EXPECT_EQ(w->end(), 3U);
+    EXPECT_EQ(w->at(1)->json(), answer(1)->json());
+    ASSERT_EQ(t->bad_lines().size(), 2U);
+    EXPECT_EQ(t->bad_lines()[0].line, 3U); // found reading back from the end
+    EXPECT_EQ(t->bad_lines()[1].line, 2U);
+    EXPECT_NE(t->bad_lines()[0].what.find("not JSON"), std::string::npos);
+    auto p = t->page(3, 20);
+    ASSERT_TRUE(p.has_value());
+    std::size_t served = 0;
+    for (const auto& turn : p->turns) {
+        served += turn.frames.size();
+    }
+    EXPECT_EQ(served, 3U);
+    EXPECT_EQ(t->bad_lines_total(), 2U);
+}
+
+TEST(Transcript, ANonJsonLineInsideFailsAStrictRead) {
     TempDir dir;
     const auto path = dir.file("bad.jsonl");
     sluice::test::write_file(path, j(prompt(0)) + "\nnot json at all\n" + j(answer(1)) + "\n");
-    auto t = Transcript::open(path, {.read_only = true});
+    auto t = Transcript::open(path, {.read_only = true, .strict = true});
     ASSERT_TRUE(t.has_value());
     auto w = t->load_window();
     ASSERT_FALSE(w.has_value());

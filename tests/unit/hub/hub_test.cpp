@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace sluice::hub {
 namespace {
 
@@ -72,6 +74,39 @@ TEST(Hub, CreateRefusalsNameTheirReasonAndLeaveNothingOnDisk) {
     EXPECT_TRUE(hub->list().empty());
 }
 
+TEST(Hub, AsyncCreateMakesTheSeatOnTheWriterAndUndoesARefusedOne) {
+    HubRig rig;
+    auto hub = rig.make();
+    const auto caller = std::this_thread::get_id();
+    std::optional<Result<std::shared_ptr<Seat>>> made;
+    std::thread::id ran_on;
+    SeatSpec process;
+    process.agent = "process";
+    hub->create(process, rig.io.get_executor(), [&](Result<std::shared_ptr<Seat>> r) {
+        made.emplace(std::move(r));
+    });
+    ASSERT_TRUE(run_until(rig.io, [&] { return made.has_value(); }));
+    ASSERT_FALSE(made->has_value());
+    EXPECT_NE(made->error().message.find("needs --agent-cmd"), std::string::npos);
+    EXPECT_EQ(rig.seat_dirs(), 0U); // no seats/<id>/ debris
+    made.reset();
+    rig.cfg.make_agent =
+        [&, inner = fake_factory(rig.seen)](
+            const SeatSpec& spec, std::vector<boost::json::object> rows, net::any_io_executor ex) {
+            ran_on = std::this_thread::get_id();
+            return inner(spec, std::move(rows), std::move(ex));
+        };
+    auto hub2 = rig.make();
+    hub2->create(SeatSpec{}, rig.io.get_executor(), [&](Result<std::shared_ptr<Seat>> r) {
+        made.emplace(std::move(r));
+    });
+    ASSERT_TRUE(run_until(rig.io, [&] { return made.has_value(); }));
+    ASSERT_TRUE(made->has_value()) << made->error().message;
+    EXPECT_NE(ran_on, caller); // the folder, meta.json and transcript were made off this thread
+    EXPECT_TRUE(std::filesystem::exists((**made)->dir() / "meta.json"));
+    EXPECT_EQ(hub2->list().size(), 1U);
+}
+
 TEST(Hub, RefusesTheSeatOverTheLimitWithTheLimit) {
     HubRig rig;
     auto hub = rig.make();
@@ -118,7 +153,7 @@ TEST(Hub, RestoresEverySeatAndListsTheOnesItCannotRunWithTheirReason) {
     auto g = hub->find(good);
     ASSERT_TRUE(g);
     EXPECT_EQ(g->summary().state, SeatState::idle);
-    EXPECT_EQ(g->summary().frames, 1U);
+    EXPECT_EQ(g->summary().frames, 2U); // the prompt, and the close of the turn the stop cut
     auto k = hub->find(other_kind);
     ASSERT_TRUE(k);
     EXPECT_EQ(k->summary().state, SeatState::unavailable);

@@ -24,7 +24,7 @@ TEST(SeatMeta, EncodesOneCompactObjectAndANewline) {
     EXPECT_EQ(
         encode_meta(sample()),
         R"({"id":"s-abc","name":"a \"name\"","agent":"process","model":"m",)"
-        R"("system":"be brief\n","epoch":"e-1","turns":42})"
+        R"("system":"be brief\n","epoch":"e-1","turns":42,"published":0,"unsynced":false})"
         "\n");
 }
 
@@ -39,6 +39,7 @@ TEST(SeatMeta, RoundTripsThroughTheFile) {
     EXPECT_EQ(back->system, "be brief\n");
     EXPECT_EQ(back->epoch, "e-1");
     EXPECT_EQ(back->turns, 42U);
+    EXPECT_FALSE(back->unsynced);
     EXPECT_FALSE(std::filesystem::exists(dir.path() / "meta.json.tmp"));
 }
 
@@ -63,6 +64,8 @@ TEST(SeatMeta, NamesWhatIsWrongWithADamagedFile) {
         {R"({"id":"s-1"})", "'epoch' is missing"},
         {R"({"id":"s-1","epoch":"e","turns":-3})", "'turns' is not a count"},
         {R"({"id":"s-1","epoch":"e","name":7})", "'name' is not a string"},
+        {R"({"id":"s-1","epoch":"e","published":"x"})", "'published' is not a count"},
+        {R"({"id":"s-1","epoch":"e","unsynced":1})", "'unsynced' is not a boolean"},
     };
     for (const auto& r : rows) {
         auto spec = decode_meta(r.text);
@@ -93,6 +96,31 @@ TEST(SeatMeta, WriteErrorsCarryTheOsReason) {
     EXPECT_EQ(r.error().code, make_error_code(errc::io_error));
     EXPECT_NE(r.error().message.find("No such file or directory"), std::string::npos)
         << r.error().message;
+}
+
+TEST(SeatMeta, KeepsTheHighWaterMark) {
+    test::TempDir dir;
+    auto spec = sample();
+    spec.published = 909;
+    spec.unsynced = true;
+    ASSERT_TRUE(write_meta(dir.path(), spec).has_value());
+    auto back = read_meta(dir.path());
+    ASSERT_TRUE(back.has_value()) << back.error().message;
+    EXPECT_EQ(back->published, 909U);
+    EXPECT_TRUE(back->unsynced);
+}
+
+TEST(SeatMeta, AFailedWriteLeavesTheOldFileWhole) {
+    test::TempDir dir;
+    ASSERT_TRUE(write_meta(dir.path(), sample()).has_value());
+    // A directory where the temp file must go: the write fails before the rename.
+    std::filesystem::create_directories(dir.path() / "meta.json.tmp" / "x");
+    auto spec = sample();
+    spec.turns = 43;
+    ASSERT_FALSE(write_meta(dir.path(), spec).has_value());
+    auto back = read_meta(dir.path());
+    ASSERT_TRUE(back.has_value()) << back.error().message;
+    EXPECT_EQ(back->turns, 42U);
 }
 
 } // namespace

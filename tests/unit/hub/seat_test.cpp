@@ -247,9 +247,12 @@ TEST(Seat, AFailedAppendIsNotPublishedAndFailsTheTurn) {
     (void)rig.collect(*seat, *sub);
     rig.block_writer(); // the one slot is taken: the prompt row's append is refused
     ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("hello").has_value(); }));
-    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().state == SeatState::idle; }));
+    const bool degraded =
+        run_until(rig.io, [&] { return seat->summary().state == SeatState::degraded; });
+    ASSERT_TRUE(degraded) << state_name(seat->summary().state) << " " << seat->summary().reason;
     const auto s = seat->summary();
     EXPECT_TRUE(s.degraded);
+    EXPECT_GE(s.write_errors, 1U);
     EXPECT_NE(s.reason.find("writer queue is full"), std::string::npos) << s.reason;
     EXPECT_EQ(s.frames, 0U);
     std::vector<OutEvent> out = rig.collect(*seat, *sub);
@@ -260,6 +263,120 @@ TEST(Seat, AFailedAppendIsNotPublishedAndFailsTheTurn) {
     EXPECT_EQ(out.back().kind, Kind::turn);
     EXPECT_NE(out.back().data.find(R"("state":"failed")"), std::string::npos) << out.back().data;
     EXPECT_NE(out.back().data.find("writer queue is full"), std::string::npos) << out.back().data;
+    rig.release();
+    auto again = on_strand(rig.io, *seat, [&] { return seat->submit("again"); });
+    ASSERT_FALSE(again.has_value()); // nothing is appended after a failed frame
+    EXPECT_NE(again.error().message.find("degraded"), std::string::npos) << again.error().message;
+}
+
+boost::json::object tool_use_row(std::string_view id) {
+    return boost::json::object{
+        {"type", "assistant"},
+        {"message",
+         boost::json::object{
+             {"role", "assistant"},
+             {"content",
+              boost::json::array{boost::json::object{
+                  {"type", "tool_use"},
+                  {"id", id},
+                  {"name", "bash"},
+                  {"input", boost::json::object{}}}}}}}};
+}
+
+std::vector<boost::json::value> transcript_rows(const std::filesystem::path& file) {
+    std::vector<boost::json::value> rows;
+    std::istringstream in(slurp(file));
+    for (std::string l; std::getline(in, l);) {
+        rows.push_back(boost::json::parse(l));
+    }
+    return rows;
+}
+
+TEST(Seat, ClosesATurnACrashLeftOpenBeforeServing) {
+    SeatRig rig;
+    SeatSpec spec;
+    spec.id = "s-crash";
+    spec.epoch = "e-crash";
+    {
+        auto seat = rig.open(spec);
+        ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("run it").has_value(); }));
+        auto turn = rig.wait_turn(1);
+        rig.play(*seat, [&] { turn->sink->on_row(tool_use_row("toolu_1")); });
+        ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().frames == 2; }));
+        rig.writer->drain(); // the "crash": the seat goes without closing
+    }
+    EXPECT_TRUE(std::filesystem::exists(rig.dir.path() / "s" / "unsynced"));
+    auto again = rig.open(spec);
+    ASSERT_TRUE(again);
+    const auto s = again->summary();
+    EXPECT_EQ(s.frames, 4U);
+    EXPECT_EQ(s.epoch, "e-crash"); // the same boot: nothing written was lost, no resync
+    EXPECT_FALSE(std::filesystem::exists(rig.dir.path() / "s" / "unsynced"));
+    const auto rows = transcript_rows(rig.dir.path() / "s" / "transcript.jsonl");
+    ASSERT_EQ(rows.size(), 4U);
+    const auto& block = rows[2].at("message").at("content").as_array().at(0);
+    EXPECT_EQ(block.at("tool_use_id").as_string(), "toolu_1");
+    EXPECT_EQ(block.at("is_error"), true);
+    EXPECT_EQ(block.at("content").as_string(), INTERRUPTED_TOOL_TEXT);
+    EXPECT_EQ(rows[3].at("result").as_string(), "interrupted");
+    ASSERT_EQ(rig.seen->histories.size(), 2U);
+    EXPECT_EQ(rig.seen->histories[1].size(), 4U); // the agent's next request sees a whole turn
+}
+
+TEST(Seat, ChangesItsEpochWhenTheTranscriptHoldsFewerFramesThanWerePublished) {
+    SeatRig rig;
+    SeatSpec spec;
+    spec.id = "s-short";
+    spec.epoch = "e-short";
+    spec.published = 10; // the transcript will hold none of them
+    auto seat = rig.open(spec);
+    EXPECT_NE(seat->summary().epoch, "e-short");
+    auto sub = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(sub, std::string("e-short:3")); });
+    EXPECT_EQ(kinds_of(rig.collect(*seat, *sub)), std::vector<Kind>{Kind::connected});
+}
+
+TEST(Seat, ACancelledTurnLeftWithoutItsResultIsClosedCancelled) {
+    SeatRig rig;
+    auto seat = rig.open();
+    ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("go").has_value(); }));
+    auto turn = rig.wait_turn(1);
+    rig.play(*seat, [&] { turn->sink->on_row(tool_use_row("toolu_9")); });
+    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().frames == 2; }));
+    on_strand(rig.io, *seat, [&] { seat->cancel(); });
+    ASSERT_TRUE(run_until(rig.io, [&] {
+        const auto s = seat->summary();
+        return s.state == SeatState::idle && s.frames == 4;
+    }));
+    rig.writer->drain();
+    const auto rows = transcript_rows(rig.dir.path() / "s" / "transcript.jsonl");
+    ASSERT_EQ(rows.size(), 4U);
+    EXPECT_EQ(rows[2].at("message").at("content").as_array().at(0).at("content"), "cancelled");
+    EXPECT_EQ(rows[3].at("result").as_string(), "cancelled");
+    EXPECT_FALSE(std::filesystem::exists(rig.dir.path() / "s" / "unsynced"));
+}
+
+TEST(Seat, CloseMidTurnRecordsAHubRestart) {
+    SeatRig rig;
+    SeatSpec spec;
+    spec.id = "s-restart";
+    spec.epoch = "e-restart";
+    {
+        auto seat = rig.open(spec);
+        ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("go").has_value(); }));
+        auto turn = rig.wait_turn(1);
+        rig.play(*seat, [&] { turn->sink->on_row(tool_use_row("toolu_7")); });
+        ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().frames == 2; }));
+        on_strand(rig.io, *seat, [&] { seat->close(); });
+        rig.writer->drain();
+    }
+    const auto rows = transcript_rows(rig.dir.path() / "s" / "transcript.jsonl");
+    ASSERT_EQ(rows.size(), 4U);
+    EXPECT_EQ(rows[3].at("result").as_string(), "interrupted by a hub restart");
+    EXPECT_FALSE(std::filesystem::exists(rig.dir.path() / "s" / "unsynced"));
+    auto again = rig.open(spec);
+    EXPECT_EQ(again->summary().frames, 4U); // closed already: nothing added on open
+    EXPECT_EQ(again->summary().epoch, "e-restart");
 }
 
 TEST(Seat, RestoresItsWindowAndHistoryAfterReopening) {
@@ -286,10 +403,15 @@ TEST(Seat, RestoresItsWindowAndHistoryAfterReopening) {
     EXPECT_EQ(again->summary().frames, 3U);
     ASSERT_EQ(rig.seen->histories.size(), 2U);
     EXPECT_EQ(rig.seen->histories[1].size(), 3U); // the agent is rebuilt from the window's rows
-    auto page = on_strand(rig.io, *again, [&] { return again->history(std::nullopt, 20); });
-    ASSERT_TRUE(page.has_value());
-    EXPECT_NE(page->json.find("remember me"), std::string::npos);
-    EXPECT_NE(page->json.find("noted"), std::string::npos);
+    std::optional<Result<HistoryPage>> page;
+    on_strand(rig.io, *again, [&] {
+        again->history(
+            std::nullopt, 20, [&](Result<HistoryPage> p) { page.emplace(std::move(p)); });
+    });
+    ASSERT_TRUE(page.has_value() && page->has_value());
+    auto& got = *page;
+    EXPECT_NE(got->json.find("remember me"), std::string::npos);
+    EXPECT_NE(got->json.find("noted"), std::string::npos);
     // A viewer of the old epoch resumes in place.
     auto sub = std::make_shared<Subscriber>();
     on_strand(rig.io, *again, [&] { again->attach(sub, std::string("e-keep:1")); });

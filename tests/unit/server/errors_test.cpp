@@ -28,6 +28,8 @@ TEST(ErrorMap, EveryErrcHasItsStatusAndName) {
         {errc::provider_error, 502, "provider_error"},
         {errc::io_error, 500, "io_error"},
         {errc::corrupt_data, 500, "corrupt_data"},
+        {errc::insufficient_storage, 507, "insufficient_storage"},
+        {errc::read_only, 409, "read_only"},
     };
     for (const auto& r : rows) {
         const auto ec = make_error_code(r.e);

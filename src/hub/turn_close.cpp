@@ -1,0 +1,90 @@
+// TurnClose: what a turn still lacks to be whole, and the rows that close it.
+#include "ids.hpp"
+
+#include <sluice/hub/turn_close.hpp>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+
+namespace sluice::hub {
+
+namespace json = boost::json;
+
+void TurnClose::start() noexcept {
+    unanswered_.clear();
+    seen_ = true;
+    result_ = false;
+}
+
+void TurnClose::observe(const Frame& f) {
+    if (f.facts().subagent) {
+        return;
+    }
+    seen_ = true;
+    if (f.type() == "result") {
+        result_ = true;
+        return;
+    }
+    for (const auto& id : f.facts().results_for) {
+        std::erase(unanswered_, id);
+    }
+    if (!f.facts().tool_call) {
+        return;
+    }
+    const auto* msg = f.row().if_contains("message");
+    const auto* content =
+        msg != nullptr && msg->is_object() ? msg->get_object().if_contains("content") : nullptr;
+    if (content == nullptr || !content->is_array()) {
+        return;
+    }
+    for (const auto& b : content->get_array()) {
+        const auto* o = b.if_object();
+        if (o == nullptr) {
+            continue;
+        }
+        const auto* type = o->if_contains("type");
+        const auto* id = o->if_contains("id");
+        if (type != nullptr && type->is_string() && type->get_string() == "tool_use"
+            && id != nullptr && id->is_string()) {
+            unanswered_.emplace_back(id->get_string());
+        }
+    }
+}
+
+std::vector<json::object> TurnClose::closing_rows(
+    std::string_view tool_text, std::string_view result_text, std::string_view session_id) const {
+    std::vector<json::object> rows;
+    if (!open()) {
+        return rows;
+    }
+    for (const auto& id : unanswered_) {
+        json::object block{
+            {"type", "tool_result"},
+            {"tool_use_id", id},
+            {"content", tool_text},
+            {"is_error", true}};
+        json::object row;
+        row["type"] = "user";
+        row["message"] = json::object{{"role", "user"}, {"content", json::array{std::move(block)}}};
+        row["parent_tool_use_id"] = nullptr;
+        row["session_id"] = session_id;
+        row["uuid"] = new_id("u");
+        row["timestamp"] = iso_now();
+        rows.push_back(std::move(row));
+    }
+    json::object result;
+    result["type"] = "result";
+    result["subtype"] = "error_during_execution";
+    result["is_error"] = true;
+    result["duration_ms"] = 0;
+    result["num_turns"] = 0;
+    result["result"] = result_text;
+    result["errors"] = json::array{json::string(result_text)};
+    result["session_id"] = session_id;
+    result["uuid"] = new_id("u");
+    rows.push_back(std::move(result));
+    return rows;
+}
+
+} // namespace sluice::hub
