@@ -14,11 +14,14 @@ namespace sluice::hub {
 struct SeatSpec {
     std::string id;               ///< stable id (generated when empty)
     std::string name;             ///< for people
-    std::string agent{"builtin"}; ///< "builtin" | "process"
+    std::string agent{"builtin"}; ///< "builtin" | "process" | "claude"
     std::string model;            ///< builtin: model override (empty: the server's)
     std::string system;           ///< builtin: system prompt override
     std::string epoch;            ///< changes when the conversation is replaced
     std::uint64_t turns{};        ///< prompts accepted so far
+    std::string cwd;              ///< claude: the agent's working directory (in a workspace root)
+    std::string permission_mode;  ///< claude: its --permission-mode (empty: its default)
+    std::string session_id;       ///< claude: the session to `--resume` (from system/init)
 };
 
 /// The file a seat's metadata lives in, inside its folder.
