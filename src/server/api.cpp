@@ -297,32 +297,13 @@ net::awaitable<Response> permission_route(
     if (!body) {
         co_return bad(req, why);
     }
-    std::string behavior;
-    std::string by;
-    runtime::PermissionAnswer answer;
-    answer.request_id = parts[4];
-    if (!string_field(*body, "behavior", behavior, why)
-        || !string_field(*body, "message", answer.message, why)
-        || !string_field(*body, "by", by, why)) {
-        co_return bad(req, why);
+    AnswerOp op;
+    if (auto refused = validate_answer(*body, parts[4], op)) {
+        co_return bad(req, *refused);
     }
-    if (behavior != "allow" && behavior != "deny") {
-        co_return bad(req, "field 'behavior' must be \"allow\" or \"deny\"");
-    }
-    answer.allow = behavior == "allow";
-    if (const auto* u = body->if_contains("updated_input"); u != nullptr && !u->is_null()) {
-        if (!u->is_object()) {
-            co_return bad(req, "field 'updated_input' must be an object");
-        }
-        answer.updated_input = *u;
-    }
-    if (by.size() > 200) {
-        co_return bad(req, "field 'by' is over 200 bytes");
-    }
-    if (by.empty()) {
-        by = "api";
-    }
-    auto a = std::make_shared<runtime::PermissionAnswer>(std::move(answer));
+    const std::string behavior = op.answer.allow ? "allow" : "deny";
+    const std::string by = op.by;
+    auto a = std::make_shared<runtime::PermissionAnswer>(std::move(op.answer));
     const auto do_answer = [seat, a, by] { return seat->answer_permission(std::move(*a), by); };
     auto r = co_await on_seat(*seat, do_answer);
     if (!r) {

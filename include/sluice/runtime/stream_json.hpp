@@ -33,7 +33,7 @@ struct Ignored {};
 
 /// A frame of the turn (assistant, user tool_result, system, …).
 struct Frame {
-    boost::json::object row;
+    boost::json::object row{};
 };
 
 /// The agent withdrew a control request it made (`control_cancel_request`).
@@ -46,25 +46,25 @@ struct ControlCancel {
 /// the whole `stream_event` row, for a host that relays rows as they are (`sluice run`).
 struct Preview {
     StreamEvent event;
-    boost::json::object row;
+    boost::json::object row{};
 };
 
 /// A `stream_event` row that carries no preview (message_start, content_block_start/stop,
 /// message_delta, message_stop, signature deltas, a sub-agent's partials): kept for a host that
 /// relays rows as they are.
 struct StreamRow {
-    boost::json::object row;
+    boost::json::object row{};
 };
 
 /// The agent asks the host something (`control_request`: permission prompt, hook, …).
 struct ControlRequest {
     std::string request_id;
-    boost::json::object row;
+    boost::json::object row{};
 };
 
 /// The `result` row: a frame, and the end of the turn.
 struct TurnResult {
-    boost::json::object row;
+    boost::json::object row{};
 };
 
 /// What one stdout line is.
