@@ -169,7 +169,8 @@ system_rows(const std::vector<sluice::sse::Event>& events, std::string_view subt
     std::vector<json::value> out;
     for (auto& [seq, row] : frames_of(events)) {
         const auto& o = row.as_object();
-        if (o.at("type") == "system" && o.contains("subtype") && o.at("subtype") == subtype) {
+        if (o.at("type") == "system" && o.contains("subtype") && o.at("subtype").is_string()
+            && o.at("subtype").get_string() == subtype) {
             out.push_back(row);
         }
     }
@@ -252,7 +253,7 @@ TEST(ClaudeSeat, RemembersPromptsAndPutsPermissionPromptsOnEveryScreen) {
         const auto meta = json::parse(slurp(fs::path(data.path()) / "seats" / seat / "meta.json"));
         ASSERT_TRUE(meta.as_object().contains("session_id")) << meta;
         const std::string session(meta.at("session_id").as_string());
-        EXPECT_EQ(system_rows(a.events(), "init").back().at("session_id"), session);
+        EXPECT_EQ(system_rows(a.events(), "init").back().at("session_id").as_string(), session);
 
         // Denied from one client: the file is not made, and claude is told.
         auto t = send(hub, seat, "make file please");
@@ -269,7 +270,7 @@ TEST(ClaudeSeat, RemembersPromptsAndPutsPermissionPromptsOnEveryScreen) {
                 [](const auto& ev) { return !ev.empty() && ev.front().type == "connected"; }));
             const auto c = json::parse(late.events().front().data);
             ASSERT_TRUE(c.as_object().contains("permissions")) << c;
-            EXPECT_EQ(c.at("permissions").at(0).at("request_id"), id);
+            EXPECT_EQ(c.at("permissions").at(0).at("request_id").as_string(), id);
         }
         const auto answer_url = hub.base() + "/v1/seats/" + seat + "/permissions/" + id;
         r = http("POST", answer_url, R"({"behavior":"deny","message":"not today","by":"alice"})");
