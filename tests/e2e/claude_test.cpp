@@ -21,9 +21,11 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-const fs::path SUPPORT = fs::path(__FILE__).parent_path().parent_path() / "support";
-const fs::path CLAUDE = fs::path(__FILE__).parent_path().parent_path().parent_path() / "tools"
-                        / "claude-code" / "node_modules" / ".bin" / "claude";
+// Absolute: the wrapper script runs claude from the seat's cwd.
+const fs::path SOURCE_ROOT =
+    fs::absolute(fs::path(__FILE__).parent_path().parent_path().parent_path()).lexically_normal();
+const fs::path SUPPORT = SOURCE_ROOT / "tests" / "support";
+const fs::path CLAUDE = SOURCE_ROOT / "tools" / "claude-code" / "node_modules" / ".bin" / "claude";
 
 // Skips the test when the pinned Claude Code is not installed.
 #define SLUICE_NEED_CLAUDE()                                                                       \

@@ -297,8 +297,16 @@ TEST(ProcessAgent, HostedPermissionPromptBecomesARowAndWaitsForItsAnswer) {
     c.host_permissions = true;
     auto agent = make_process_agent(loop.executor(), c);
     auto rec = run_turn(*agent, "permission");
-    ASSERT_TRUE(loop.until([&] { return !rec->rows().empty(); }, 20s));
-    const auto ask = rec->rows().front();
+    const auto asked = [&rec]() -> std::optional<json::object> {
+        for (const auto& r : rec->rows()) {
+            if (r.contains("subtype") && r.at("subtype") == "permission_request") {
+                return r;
+            }
+        }
+        return std::nullopt;
+    };
+    ASSERT_TRUE(loop.until([&] { return asked().has_value(); }, 20s));
+    const auto ask = *asked();
     EXPECT_EQ(ask.at("subtype"), "permission_request");
     EXPECT_EQ(ask.at("request_id"), "perm-1");
     EXPECT_EQ(ask.at("tool_name"), "Bash");
