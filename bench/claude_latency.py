@@ -69,21 +69,29 @@ def http(port, method, path, body=None):
                "Content-Length: %d\r\nConnection: close\r\n\r\n" % (method, path, len(data))).encode()
               + data)
     out = b""
-    while True:
-        c = s.recv(65536)
-        if not c:
-            break
-        out += c
-    s.close()
+    while b"\r\n\r\n" not in out:
+        out += s.recv(65536)
     head, _, rest = out.partition(b"\r\n\r\n")
+    length = 0
+    for h in head.decode().split("\r\n")[1:]:
+        k, _, v = h.partition(":")
+        if k.strip().lower() == "content-length":
+            length = int(v)
+    while len(rest) < length:
+        rest += s.recv(65536)
+    s.close()
     return json.loads(rest) if rest else None
 
 
 def hub(binary, rows, rate):
     work = tempfile.mkdtemp(prefix="claude-latency-")
+    fake_claude = os.path.join(work, "claude")  # takes claude's flags, ignores them
+    with open(fake_claude, "w") as f:
+        f.write("#!/bin/sh\nexec '%s' '%s'\n" % (sys.executable, AGENT))
+    os.chmod(fake_claude, 0o755)
     srv = subprocess.Popen(
         [binary, "serve", "--listen", "127.0.0.1:0", "--data", os.path.join(work, "data"),
-         "--claude-bin", AGENT, "--workspace-root", work],
+         "--claude-bin", fake_claude, "--workspace-root", work],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         port = None
