@@ -1,10 +1,14 @@
-// `sluice seats|new|send|tail|cancel|stats`: clients of a running hub over its HTTP API.
+// `sluice seats|new|send|approve|deny|tail|cancel|stats`: clients of a running hub over its HTTP
+// API.
 #include "commands.hpp"
 
 #include <sluice/net/http_client.hpp>
 #include <sluice/net/sse.hpp>
+#include <sluice/runtime/stream_json.hpp>
 
 #include <boost/json.hpp>
+
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -179,13 +183,21 @@ int cmd_seats(const ClientOptions& o) {
     return 0;
 }
 
-int cmd_new(const ClientOptions& o, const std::string& name, const std::string& agent) {
+struct NewOptions {
+    std::string name, agent, cwd, model, permission_mode;
+};
+
+int cmd_new(const ClientOptions& o, const NewOptions& n) {
     json::object body;
-    if (!name.empty()) {
-        body["name"] = name;
-    }
-    if (!agent.empty()) {
-        body["agent"] = agent;
+    for (const auto& [key, value] :
+         {std::pair<const char*, const std::string*>{"name", &n.name},
+          {"agent", &n.agent},
+          {"cwd", &n.cwd},
+          {"model", &n.model},
+          {"permission_mode", &n.permission_mode}}) {
+        if (!value->empty()) {
+            body[key] = *value;
+        }
     }
     auto v = call(o, "POST", "/v1/seats", json::serialize(body));
     if (!v) {
@@ -195,7 +207,153 @@ int cmd_new(const ClientOptions& o, const std::string& name, const std::string& 
     return 0;
 }
 
-int cmd_send(const ClientOptions& o, const std::string& seat, const std::string& text) {
+// Answers permission prompt `request` of `seat` (the oldest pending when empty); 0 on success.
+int cmd_answer(
+    const ClientOptions& o,
+    const std::string& seat,
+    std::string request,
+    bool allow,
+    const std::string& message) {
+    if (request.empty()) {
+        auto v = call(o, "GET", "/v1/seats/" + seat + "/permissions");
+        if (!v) {
+            return 1;
+        }
+        const auto& list = v->at("permissions").as_array();
+        if (list.empty()) {
+            std::fprintf(stderr, "sluice: no permission prompt is pending on %s\n", seat.c_str());
+            return 1;
+        }
+        request = std::string(list.front().at("request_id").as_string());
+    }
+    json::object body{{"behavior", allow ? "allow" : "deny"}, {"by", "cli"}};
+    if (!message.empty()) {
+        body["message"] = message;
+    }
+    auto v =
+        call(o, "POST", "/v1/seats/" + seat + "/permissions/" + request, json::serialize(body));
+    if (!v) {
+        return 1;
+    }
+    std::printf("%s %s\n", allow ? "allowed" : "denied", request.c_str());
+    return 0;
+}
+
+// The last `lines` lines of `text` (a tool's output tail on the terminal).
+std::string tail_lines(const std::string& text, std::size_t lines) {
+    std::size_t pos = text.size();
+    while (pos > 0 && (text[pos - 1] == '\n')) {
+        --pos;
+    }
+    const std::size_t end = pos;
+    std::size_t n = 0;
+    while (pos > 0) {
+        if (text[pos - 1] == '\n' && ++n == lines) {
+            break;
+        }
+        --pos;
+    }
+    return (pos > 0 ? "…\n" : "") + text.substr(pos, end - pos);
+}
+
+// A tool result's content as text (a string, or text blocks).
+std::string result_text(const json::value& content) {
+    if (content.is_string()) {
+        return std::string(content.as_string());
+    }
+    std::string out;
+    if (content.is_array()) {
+        for (const auto& b : content.as_array()) {
+            if (b.is_object() && b.as_object().contains("text") && b.at("text").is_string()) {
+                out += std::string(b.at("text").as_string());
+            }
+        }
+    }
+    return out;
+}
+
+// What `sluice send` prints of a turn besides its text: tool calls and a tail of their output,
+// thinking (with --thinking), notices, and permission prompts.
+struct TurnPrinter {
+    bool thinking{false};
+    bool at_line_start{true};
+
+    void text(const std::string& s) {
+        if (s.empty()) {
+            return;
+        }
+        std::fputs(s.c_str(), stdout);
+        at_line_start = s.back() == '\n';
+        std::fflush(stdout);
+    }
+
+    void line(const std::string& s) {
+        if (!at_line_start) {
+            std::fputc('\n', stdout);
+        }
+        std::fprintf(stdout, "%s\n", s.c_str());
+        at_line_start = true;
+        std::fflush(stdout);
+    }
+
+    // An assistant row's tool calls and thinking.
+    void assistant_blocks(const json::array& content) {
+        for (const auto& b : content) {
+            if (!b.is_object()) {
+                continue;
+            }
+            const auto& bo = b.as_object();
+            const auto* type = bo.if_contains("type");
+            if (type == nullptr || !type->is_string()) {
+                continue;
+            }
+            if (*type == "tool_use") {
+                std::string name = bo.contains("name") && bo.at("name").is_string()
+                                       ? std::string(bo.at("name").as_string())
+                                       : "tool";
+                const auto* in = bo.if_contains("input");
+                std::string arg = in == nullptr ? "" : json::serialize(*in);
+                if (in != nullptr && in->is_object() && in->as_object().contains("command")
+                    && in->at("command").is_string()) {
+                    arg = std::string(in->at("command").as_string());
+                }
+                if (arg.size() > 200) {
+                    arg = arg.substr(0, 200) + "…";
+                }
+                line("⏺ " + name + "(" + arg + ")");
+            } else if (
+                *type == "thinking" && thinking && bo.contains("thinking")
+                && bo.at("thinking").is_string()) {
+                line("✻ " + std::string(bo.at("thinking").as_string()));
+            }
+        }
+    }
+
+    // A user row's tool results: a tail of each.
+    void tool_results(const json::array& content) {
+        for (const auto& b : content) {
+            if (!b.is_object() || !b.as_object().contains("type")
+                || b.at("type") != "tool_result") {
+                continue;
+            }
+            const auto* c = b.as_object().if_contains("content");
+            std::string out = c == nullptr ? "" : tail_lines(result_text(*c), 5);
+            const auto* err = b.as_object().if_contains("is_error");
+            const bool failed = err != nullptr && err->is_bool() && err->as_bool();
+            std::string indented;
+            for (const char ch : out) {
+                indented += ch;
+                if (ch == '\n') {
+                    indented += "    ";
+                }
+            }
+            line(std::string("  ⎿ ") + (failed ? "error: " : "") + indented);
+        }
+    }
+};
+
+int cmd_send(
+    const ClientOptions& o, const std::string& seat, const std::string& text, bool show_thinking) {
     std::mutex mu;
     std::condition_variable cv;
     bool connected = false;
@@ -207,6 +365,9 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
     std::map<std::uint64_t, std::string> ended_turns; // turn → how it ended (guarded by mu)
     int connections = 0;                              // streams opened (reader thread only)
     CancellationToken done_early;
+    TurnPrinter printer;
+    printer.thinking = show_thinking;
+    const bool interactive = ::isatty(STDIN_FILENO) == 1;
     std::thread reader([&] {
         follow(
             o,
@@ -216,8 +377,7 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
                     auto v = json::parse(e.data);
                     if (v.at("kind").as_string() == "text") {
                         const std::string delta(v.at("delta").as_string());
-                        std::fputs(delta.c_str(), stdout);
-                        std::fflush(stdout);
+                        printer.text(delta);
                         streamed += delta;
                         printed_text = true;
                     }
@@ -226,6 +386,47 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
                     // superseded), so the answer on the terminal is always complete.
                     auto v = json::parse(e.data);
                     const auto& row = v.at("row");
+                    if (row.at("type").as_string() == "system") {
+                        const auto& ro = row.as_object();
+                        const std::string sub(
+                            ro.contains("subtype") && ro.at("subtype").is_string()
+                                ? ro.at("subtype").as_string()
+                                : "");
+                        if (auto notice = runtime::stream_json::notice_text(ro); !notice.empty()) {
+                            printer.line("notice: " + notice);
+                        } else if (sub == "permission_request") {
+                            const std::string id(ro.at("request_id").as_string());
+                            const std::string tool(ro.at("tool_name").as_string());
+                            const std::string title(ro.at("title").as_string());
+                            printer.line("permission: " + tool + ": " + title);
+                            if (const auto* in = ro.if_contains("input")) {
+                                printer.line("  " + json::serialize(*in));
+                            }
+                            if (!interactive) {
+                                // A script answers with `sluice approve|deny SEAT REQUEST`.
+                                std::printf("%s\n", id.c_str());
+                                std::fflush(stdout);
+                                status = 3;
+                                return false;
+                            }
+                            std::fprintf(stdout, "allow? [y/N] ");
+                            std::fflush(stdout);
+                            char answer[16] = {};
+                            const bool yes = std::fgets(answer, sizeof answer, stdin) != nullptr
+                                             && (answer[0] == 'y' || answer[0] == 'Y');
+                            (void)cmd_answer(o, seat, id, yes, yes ? "" : "denied from the CLI");
+                            printer.at_line_start = true;
+                        } else if (sub == "permission_resolved") {
+                            printer.line(
+                                "permission " + std::string(ro.at("behavior").as_string()) + " by "
+                                + std::string(ro.at("by").as_string()));
+                        }
+                    } else if (row.at("type").as_string() == "user") {
+                        const auto* content = row.at("message").as_object().if_contains("content");
+                        if (content != nullptr && content->is_array()) {
+                            printer.tool_results(content->as_array());
+                        }
+                    }
                     if (row.at("type").as_string() == "assistant") {
                         std::string answer;
                         const auto* content = row.at("message").as_object().if_contains("content");
@@ -238,15 +439,17 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
                             }
                         }
                         if (answer.rfind(streamed, 0) == 0) {
-                            std::fputs(answer.substr(streamed.size()).c_str(), stdout);
+                            printer.text(answer.substr(streamed.size()));
                         } else {
-                            std::fprintf(stdout, "\n%s", answer.c_str());
+                            printer.line(answer);
                         }
                         if (!answer.empty()) {
-                            std::fputc('\n', stdout);
+                            printer.text(printer.at_line_start ? "" : "\n");
                             printed_text = false;
                         }
-                        std::fflush(stdout);
+                        if (content != nullptr && content->is_array()) {
+                            printer.assistant_blocks(content->as_array());
+                        }
                         streamed.clear();
                     }
                 } else if (e.type == "connected" || e.type == "resumed") {
@@ -272,7 +475,7 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
                         ended_turns[t] = state;
                     }
                     if (t == my_turn.load() && state != "started") {
-                        if (printed_text) {
+                        if (printed_text && !printer.at_line_start) {
                             std::fputc('\n', stdout);
                         }
                         if (state != "ended") {
@@ -370,11 +573,13 @@ void add_client_commands(CLI::App& app) {
 
     auto* create = app.add_subcommand("new", "Create a seat and print its id");
     common(create);
-    auto name = std::make_shared<std::string>();
-    auto agent = std::make_shared<std::string>();
-    create->add_option("name", *name, "the seat's name");
-    create->add_option("--agent", *agent, "builtin|process");
-    on_selected(create, [o, name, agent] { return cmd_new(*o, *name, *agent); });
+    auto nopt = std::make_shared<NewOptions>();
+    create->add_option("name", nopt->name, "the seat's name");
+    create->add_option("--agent", nopt->agent, "builtin|process|claude");
+    create->add_option("--cwd", nopt->cwd, "claude: working directory (inside the workspace root)");
+    create->add_option("--model", nopt->model, "the model (default: the agent's)");
+    create->add_option("--permission-mode", nopt->permission_mode, "claude: its permission mode");
+    on_selected(create, [o, nopt] { return cmd_new(*o, *nopt); });
 
     auto* send = app.add_subcommand("send", "Send a prompt and print the answer as it streams");
     common(send);
@@ -382,7 +587,11 @@ void add_client_commands(CLI::App& app) {
     auto text = std::make_shared<std::string>();
     send->add_option("seat", *seat, "seat id")->required();
     send->add_option("text", *text, "the prompt")->required();
-    on_selected(send, [o, seat, text] { return cmd_send(*o, *seat, *text); });
+    auto show_thinking = std::make_shared<bool>(false);
+    send->add_flag("--thinking", *show_thinking, "also print the agent's thinking");
+    on_selected(send, [o, seat, text, show_thinking] {
+        return cmd_send(*o, *seat, *text, *show_thinking);
+    });
 
     auto* tail = app.add_subcommand("tail", "Follow a seat's frames (resumes across hub restarts)");
     common(tail);
@@ -404,6 +613,25 @@ void add_client_commands(CLI::App& app) {
         std::printf("%s\n", v->at("cancelled").as_bool() ? "cancelled" : "no turn was running");
         return 0;
     });
+
+    for (const bool allow : {true, false}) {
+        auto* sub = app.add_subcommand(
+            allow ? "approve" : "deny",
+            allow ? "Allow a seat's pending permission prompt (default: the oldest)"
+                  : "Deny a seat's pending permission prompt (default: the oldest)");
+        common(sub);
+        auto aseat = std::make_shared<std::string>();
+        auto request = std::make_shared<std::string>();
+        auto message = std::make_shared<std::string>();
+        sub->add_option("seat", *aseat, "seat id")->required();
+        sub->add_option("request", *request, "request id (default: the oldest pending)");
+        if (!allow) {
+            sub->add_option("--message", *message, "what the agent is told");
+        }
+        on_selected(sub, [o, aseat, request, message, allow] {
+            return cmd_answer(*o, *aseat, *request, allow, *message);
+        });
+    }
 
     auto* stats = app.add_subcommand("stats", "Print the hub's stats as JSON");
     common(stats);

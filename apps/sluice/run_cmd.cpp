@@ -145,15 +145,27 @@ int run_builtin(const RunOptions& o) {
 
 class StdoutSink final : public runtime::TurnSink {
 public:
-    explicit StdoutSink(CancellationToken cancel)
+    /// @param verbatim the agent relays its stream_event rows (on_stream_row): print those
+    ///   as they are instead of previews re-encoded (the claude drop-in).
+    StdoutSink(CancellationToken cancel, bool verbatim)
         : cancel_(std::move(cancel))
-        , frames_(runtime::make_uuid(), 0) {}
+        , frames_(runtime::make_uuid(), 0)
+        , verbatim_(verbatim) {}
 
     void on_row(json::object row) override { write(row); }
 
     void on_preview(StreamEvent preview) override {
+        if (verbatim_) {
+            return; // its stream_event row was written as it came
+        }
         if (auto row = frames_.preview_row(preview)) {
             write(*row);
+        }
+    }
+
+    void on_stream_row(json::object row) override {
+        if (verbatim_) {
+            write(row);
         }
     }
 
@@ -183,15 +195,26 @@ private:
     RowWriter out_;
     std::optional<runtime::TurnEnd> end_;
     std::function<void()> on_end_;
+    bool verbatim_;
 };
 
 // A hosted agent process: its rows pass through; its partials are re-encoded as stream_event
 // rows. The io_context runs on this thread until the turn ended and the process is gone.
+// With --agent claude (the drop-in): Claude Code itself, every row of its stdout written as it
+// came (all stream events, its own block indexes); permission prompts are refused (no one
+// here to ask) unless --claude-arg names a permission mode or tools.
 int run_process(const RunOptions& o) {
     net::io_context io;
     CancellationToken cancel;
-    auto sink = std::make_shared<StdoutSink>(cancel);
-    auto agent = runtime::make_process_agent(io.get_executor(), process_agent_config(o.runtime));
+    const bool claude = o.runtime.agent == "claude";
+    auto sink = std::make_shared<StdoutSink>(cancel, claude);
+    auto config = claude ? claude_agent_config(o.runtime, o.runtime.model, {}, {})
+                         : process_agent_config(o.runtime);
+    if (claude) {
+        config.host_permissions = false;
+        config.relay_stream_rows = true;
+    }
+    auto agent = runtime::make_process_agent(io.get_executor(), std::move(config));
     sink->when_ended([&agent] { agent.reset(); }); // ends the process (asynchronously)
     agent->start_turn(o.prompt, cancel, sink);
     io.run();
@@ -208,10 +231,13 @@ void add_run_command(CLI::App& app) {
     auto o = std::make_shared<RunOptions>();
     add_runtime_flags(*sub, o->runtime);
     sub->add_option("prompt", o->prompt, "the prompt")->required();
+    sub->add_option("--agent", o->runtime.agent, "claude: host Claude Code (--claude-bin) itself")
+        ->check(CLI::IsMember({"claude"}));
     on_selected(sub, [o] {
         // A reader that goes away must surface as EPIPE on write, not kill the process.
         std::signal(SIGPIPE, SIG_IGN);
-        return o->runtime.agent_cmd.empty() ? run_builtin(*o) : run_process(*o);
+        return o->runtime.agent_cmd.empty() && o->runtime.agent.empty() ? run_builtin(*o)
+                                                                        : run_process(*o);
     });
 }
 

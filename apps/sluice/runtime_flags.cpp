@@ -28,6 +28,12 @@ void add_runtime_flags(CLI::App& app, RuntimeFlags& f) {
     app.add_option("--tool-timeout-ms", f.tool_timeout_ms, "one tool run at most")
         ->capture_default_str();
     app.add_option("--thinking-budget", f.thinking_budget, "extended thinking budget (0 = off)");
+    app.add_option("--claude-bin", f.claude_bin, "Claude Code's executable (agent kind claude)")
+        ->capture_default_str();
+    app.add_option(
+        "--claude-arg",
+        f.claude_args,
+        "an extra flag for every claude the hub starts (repeat for more)");
 }
 
 runtime::RuntimeConfig runtime_config(const RuntimeFlags& f) {
@@ -54,6 +60,29 @@ runtime::ProcessAgentConfig process_agent_config(const RuntimeFlags& f) {
     runtime::ProcessAgentConfig pc;
     pc.argv = runtime::ProcessAgentConfig::shell_argv(f.agent_cmd);
     pc.working_dir = f.workdir;
+    return pc;
+}
+
+runtime::ProcessAgentConfig claude_agent_config(
+    const RuntimeFlags& f,
+    const std::string& model,
+    const std::string& permission_mode,
+    const std::string& session_id) {
+    runtime::ProcessAgentConfig pc;
+    pc.argv = runtime::ProcessAgentConfig::claude_seat_argv(f.claude_bin);
+    pc.argv.insert(pc.argv.end(), f.claude_args.begin(), f.claude_args.end());
+    if (!model.empty()) {
+        pc.argv.emplace_back("--model");
+        pc.argv.push_back(model);
+    }
+    if (!permission_mode.empty()) {
+        pc.argv.emplace_back("--permission-mode");
+        pc.argv.push_back(permission_mode);
+    }
+    pc.working_dir = f.workdir;
+    pc.host_permissions = true;
+    pc.resume_sessions = true;
+    pc.session_id = session_id;
     return pc;
 }
 

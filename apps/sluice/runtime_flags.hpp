@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace sluice::app {
 
@@ -28,6 +29,9 @@ struct RuntimeFlags {
     std::size_t max_tool_output{64 * 1024};
     std::int64_t tool_timeout_ms{120'000};
     std::uint32_t thinking_budget{0};
+    std::string agent;                    ///< run: "claude" hosts Claude Code itself
+    std::string claude_bin{"claude"};     ///< the claude agent kind's executable
+    std::vector<std::string> claude_args; ///< extra flags for every claude (configuration only)
 };
 
 /// Declares the runtime flags on `app` (--provider, --base-url, --model, --tools, --agent-cmd,
@@ -42,5 +46,14 @@ void add_runtime_flags(CLI::App& app, RuntimeFlags& flags);
 /// The hosted agent's configuration from the flags (`--agent-cmd` run through /bin/sh).
 /// @pre `!flags.agent_cmd.empty()`
 [[nodiscard]] runtime::ProcessAgentConfig process_agent_config(const RuntimeFlags& flags);
+
+/// The claude agent kind's configuration: `--claude-bin` with Claude Code's stream-json flags
+/// and `--permission-prompt-tool stdio`, then `--claude-arg`s, then `--model`/`--permission-mode`
+/// when given; permission prompts hosted, sessions resumed (`session_id` to start from).
+[[nodiscard]] runtime::ProcessAgentConfig claude_agent_config(
+    const RuntimeFlags& flags,
+    const std::string& model,
+    const std::string& permission_mode,
+    const std::string& session_id);
 
 } // namespace sluice::app

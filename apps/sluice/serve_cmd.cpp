@@ -4,6 +4,7 @@
 
 #include <sluice/hub/hub.hpp>
 #include <sluice/runtime/agent.hpp>
+#include <sluice/runtime/stream_json.hpp>
 #include <sluice/server/server.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -11,10 +12,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
@@ -42,7 +45,71 @@ struct ServeOptions {
     std::uint64_t window_cap_bytes{0};
     std::size_t max_connections{20'000};
     std::uint64_t header_timeout_ms{10'000};
+    std::string workspace_root; // claude seats' working directories lie inside (default: data)
 };
+
+// Permission modes are Claude Code's words; a request may only name one of them.
+bool valid_permission_mode(const std::string& m) {
+    static const std::vector<std::string> modes{
+        "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"};
+    return m.empty() || std::find(modes.begin(), modes.end(), m) != modes.end();
+}
+
+// Whether `p` is `root` or lies under it (both canonical).
+bool inside(const std::filesystem::path& p, const std::filesystem::path& root) {
+    auto [r, q] = std::mismatch(root.begin(), root.end(), p.begin(), p.end());
+    return r == root.end();
+}
+
+// The newest session id a restored seat's rows name (a meta.json from before sessions were
+// recorded): its system/init rows.
+std::string session_in_rows(const std::vector<boost::json::object>& rows) {
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
+        if (auto sid = runtime::stream_json::init_session_id(*it); !sid.empty()) {
+            return std::string(sid);
+        }
+    }
+    return {};
+}
+
+// A claude seat's agent: its cwd checked to lie inside the workspace root (a reason, so the
+// create is a 400, otherwise), a per-seat folder by default; it resumes its session.
+hub::AgentOrReason claude_agent(
+    const RuntimeFlags& flags,
+    const std::filesystem::path& root,
+    const hub::SeatSpec& spec,
+    const std::vector<boost::json::object>& rows,
+    const boost::asio::any_io_executor& ex) {
+    namespace fs = std::filesystem;
+    if (!valid_permission_mode(spec.permission_mode)) {
+        return {
+            nullptr,
+            "field 'permission_mode' must be one of default, acceptEdits, plan, "
+            "bypassPermissions, dontAsk, auto"};
+    }
+    std::error_code ec;
+    fs::path cwd = spec.cwd.empty() ? root / spec.id : fs::path(spec.cwd);
+    if (cwd.is_relative()) {
+        cwd = root / cwd;
+    }
+    cwd = fs::weakly_canonical(cwd, ec);
+    if (ec || !inside(cwd, root)) {
+        return {nullptr, "field 'cwd' must lie inside the workspace root " + root.string()};
+    }
+    if (spec.cwd.empty()) {
+        fs::create_directories(cwd, ec);
+    }
+    if (!fs::is_directory(cwd, ec)) {
+        return {nullptr, "field 'cwd': no such directory: " + cwd.string()};
+    }
+    auto pc = claude_agent_config(
+        flags,
+        spec.model,
+        spec.permission_mode,
+        spec.session_id.empty() ? session_in_rows(rows) : spec.session_id);
+    pc.working_dir = cwd.string();
+    return {runtime::make_process_agent(ex, std::move(pc)), {}};
+}
 
 int run_serve(const ServeOptions& o) {
     const runtime::RuntimeConfig rc = runtime_config(o.runtime);
@@ -61,10 +128,21 @@ int run_serve(const ServeOptions& o) {
     // Each agent runs on its seat's strand (the hub passes it): its turns and sink calls run
     // there, one at a time. A missing flag or a bad setting is a reason (the seat is
     // unavailable), never an exception out of the factory.
-    hc.make_agent = [rc, pc, has_agent_cmd](
+    std::filesystem::path root = o.workspace_root.empty()
+                                     ? std::filesystem::path(o.data) / "workspaces"
+                                     : std::filesystem::path(o.workspace_root);
+    {
+        std::error_code ec;
+        std::filesystem::create_directories(root, ec);
+        root = std::filesystem::weakly_canonical(root, ec);
+    }
+    hc.make_agent = [rc, pc, has_agent_cmd, flags = o.runtime, root](
                         const hub::SeatSpec& spec,
                         std::vector<boost::json::object> rows,
                         const boost::asio::any_io_executor& ex) -> hub::AgentOrReason {
+        if (spec.agent == "claude") {
+            return claude_agent(flags, root, spec, rows, ex);
+        }
         if (spec.agent == "process") {
             if (!has_agent_cmd) {
                 return {nullptr, "agent kind 'process' needs the hub to run with --agent-cmd"};
@@ -187,6 +265,10 @@ void add_serve_command(CLI::App& app) {
         "--max-connections", o->max_connections, "open connections at most (more get 503)");
     sub->add_option(
         "--header-timeout-ms", o->header_timeout_ms, "slow-header guard in milliseconds");
+    sub->add_option(
+        "--workspace-root",
+        o->workspace_root,
+        "claude seats' cwd must lie inside this folder (default: <data>/workspaces)");
     on_selected(sub, [o] { return run_serve(*o); });
 }
 

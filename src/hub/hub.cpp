@@ -91,9 +91,15 @@ std::optional<Failure> Hub::check_spec(SeatSpec& spec) const {
     if (spec.agent.empty()) {
         spec.agent = "builtin";
     }
-    if (spec.agent != "builtin" && spec.agent != "process") {
-        return Failure::of(errc::bad_request, R"(field 'agent' must be "builtin" or "process")");
+    if (spec.agent != "builtin" && spec.agent != "process" && spec.agent != "claude") {
+        return Failure::of(
+            errc::bad_request, "field 'agent' must be \"builtin\", \"process\" or \"claude\"");
     }
+    if (spec.agent != "claude" && (!spec.cwd.empty() || !spec.permission_mode.empty())) {
+        return Failure::of(
+            errc::bad_request, "fields 'cwd' and 'permission_mode' are for agent \"claude\" only");
+    }
+    spec.session_id.clear(); // learned from the agent, never taken from a client
     if (spec.name.size() > SEAT_NAME_MAX_BYTES) {
         return Failure::of(
             errc::bad_request,

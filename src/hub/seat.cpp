@@ -8,6 +8,7 @@
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/wire.hpp>
+#include <sluice/runtime/stream_json.hpp>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/json.hpp>
@@ -35,6 +36,8 @@ const char* state_name(SeatState s) noexcept {
         return "unavailable";
     case SeatState::degraded:
         return "degraded";
+    case SeatState::waiting:
+        return "waiting";
     }
     return "idle";
 }
@@ -427,7 +430,96 @@ void Seat::on_row(std::uint64_t turn, json::object row) {
     if (!frame->is_frame()) {
         return;
     }
+    if (frame->type() == "system") {
+        note_permission_row(frame->row());
+        const auto sid = runtime::str_field(frame->row(), "subtype") == "init"
+                             ? runtime::str_field(frame->row(), "session_id")
+                             : std::string_view{};
+        if (spec_.agent == "claude" && !sid.empty() && sid != spec_.session_id) {
+            spec_.session_id = std::string(sid); // a restarted agent resumes it (meta.json)
+            save_meta();
+        }
+    }
     enqueue_frame(std::move(frame));
+}
+
+namespace {
+
+// Resolved prompts remembered for a 409 (a late answer); older ones answer 404.
+constexpr std::size_t RESOLVED_PERMISSIONS_KEPT = 256;
+
+} // namespace
+
+void Seat::note_permission_row(const json::object& row) {
+    const auto subtype = runtime::str_field(row, "subtype");
+    const std::string id(runtime::str_field(row, "request_id"));
+    if (id.empty()) {
+        return;
+    }
+    if (subtype == "permission_request") {
+        permissions_pending_[id] = json::serialize(row);
+    } else if (subtype == "permission_resolved") {
+        if (permissions_pending_.erase(id) == 0) {
+            return;
+        }
+        permissions_resolved_.emplace_back(
+            id,
+            std::string(runtime::str_field(row, "behavior")) + " by "
+                + std::string(runtime::str_field(row, "by")));
+        if (permissions_resolved_.size() > RESOLVED_PERMISSIONS_KEPT) {
+            permissions_resolved_.pop_front();
+        }
+    } else {
+        return;
+    }
+    std::string arr = "[";
+    for (const auto& [rid, text] : permissions_pending_) {
+        if (arr.size() > 1) {
+            arr += ',';
+        }
+        arr += text;
+    }
+    arr += ']';
+    permissions_json_ = std::move(arr);
+    connected_cache_.reset(); // its "permissions" changed
+    update_summary();
+}
+
+void Seat::resolve_permission(
+    const std::string& id, std::string_view behavior, std::string_view by) {
+    auto row = runtime::stream_json::permission_resolved_row(id, behavior, by);
+    row["session_id"] = spec_.id;
+    row["uuid"] = new_id("p");
+    row["timestamp"] = iso_now();
+    note_permission_row(row);
+    enqueue_frame(Frame::from_row(std::move(row)));
+}
+
+void Seat::withdraw_permissions() {
+    while (!permissions_pending_.empty()) {
+        const std::string id = permissions_pending_.begin()->first;
+        resolve_permission(id, "withdrawn", "sluice");
+    }
+}
+
+Result<void> Seat::answer_permission(runtime::PermissionAnswer answer, std::string by) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (!permissions_pending_.contains(answer.request_id)) {
+        for (const auto& [id, how] : permissions_resolved_) {
+            if (id == answer.request_id) {
+                return Failure::of(errc::conflict, "that prompt was already answered: " + how);
+            }
+        }
+        return Failure::of(errc::not_found, "no such permission prompt: " + answer.request_id);
+    }
+    const std::string id = answer.request_id;
+    const bool allow = answer.allow;
+    if (agent_) {
+        agent_->answer_permission(std::move(answer));
+    }
+    resolve_permission(id, allow ? "allow" : "deny", by);
+    wake_all();
+    return {};
 }
 
 void Seat::on_preview(std::uint64_t turn, StreamEvent ev) {
@@ -446,6 +538,7 @@ void Seat::on_end(std::uint64_t turn, runtime::TurnEnd end) {
     if (turn != turns_.running || !turns_.cancel) {
         return;
     }
+    withdraw_permissions(); // nobody can answer them once the turn is over
     if (disk_.appending || !disk_.pending.empty()) {
         turns_.pending_end = std::move(end); // ends once its frames are published
         return;

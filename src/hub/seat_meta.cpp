@@ -26,6 +26,15 @@ std::string encode_meta(const SeatSpec& spec) {
     meta["turns"] = spec.turns;
     meta["published"] = spec.published;
     meta["unsynced"] = spec.unsynced;
+    if (!spec.cwd.empty()) {
+        meta["cwd"] = spec.cwd;
+    }
+    if (!spec.permission_mode.empty()) {
+        meta["permission_mode"] = spec.permission_mode;
+    }
+    if (!spec.session_id.empty()) {
+        meta["session_id"] = spec.session_id;
+    }
     return json::serialize(meta) + '\n';
 }
 
@@ -54,6 +63,9 @@ Result<SeatSpec> decode_meta(std::string_view text) {
     spec.model = str("model");
     spec.system = str("system");
     spec.epoch = str("epoch");
+    spec.cwd = str("cwd");
+    spec.permission_mode = str("permission_mode");
+    spec.session_id = str("session_id");
     if (!bad.empty()) {
         return Failure::of(errc::corrupt_data, bad);
     }

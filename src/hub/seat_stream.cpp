@@ -41,6 +41,7 @@ SeatView Seat::view() {
     v.epoch = spec_.epoch;
     v.running = turns_.cancel.has_value();
     v.turn = turns_.cancel ? turns_.running : spec_.turns;
+    v.permissions = permissions_json_;
     v.connected = [this] { return connected_data(); };
     v.partial = [this] { return partial_data(); };
     return v;
@@ -67,7 +68,8 @@ std::shared_ptr<const std::string> Seat::connected_data() {
         spec_.epoch,
         static_cast<std::int64_t>(end) - 1,
         turns_.cancel.has_value(),
-        turns_.cancel ? turns_.running : spec_.turns};
+        turns_.cancel ? turns_.running : spec_.turns,
+        permissions_json_};
     connected_cache_ =
         std::make_shared<const std::string>(wire::connected_json(head, page.value_or(Page{}), end));
     connected_cache_end_ = end;
@@ -170,7 +172,11 @@ void Seat::update_summary() {
         s.reason = unavailable_;
     } else if (turns_.cancel) {
         s.state = turns_.queue.empty() ? SeatState::running : SeatState::queued;
+        if (!permissions_pending_.empty()) {
+            s.state = SeatState::waiting;
+        }
     }
+    s.pending_permissions = permissions_pending_.size();
     if (!disk_.degraded.empty() || !read_only_.empty()) {
         s.degraded = true;
         if (s.reason.empty()) {

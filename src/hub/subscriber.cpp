@@ -94,7 +94,12 @@ void Subscriber::emit_resumed(const SeatView& view, std::vector<OutEvent>& out) 
     OutEvent ev;
     ev.kind = OutEvent::Kind::resumed;
     ev.data = wire::resumed_json(wire::SeatHead{
-        view.seat, view.epoch, static_cast<std::int64_t>(cursor_) - 1, view.running, view.turn});
+        view.seat,
+        view.epoch,
+        static_cast<std::int64_t>(cursor_) - 1,
+        view.running,
+        view.turn,
+        view.permissions});
     take_partial(view, ev);
     out.push_back(std::move(ev));
     need_resumed_ = false;

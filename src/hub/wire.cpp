@@ -61,6 +61,18 @@ const char* event_name(OutEvent::Kind k) noexcept {
     return "message";
 }
 
+namespace {
+
+// `,"permissions":[…]` when a prompt is pending (the array is the seat's own JSON text).
+void append_permissions(std::string& s, const SeatHead& head) {
+    if (!head.permissions.empty() && head.permissions != "[]") {
+        s += R"(,"permissions":)";
+        s += head.permissions;
+    }
+}
+
+} // namespace
+
 std::string connected_json(const SeatHead& head, const Page& page, std::uint64_t end) {
     std::uint64_t first = end;
     for (const auto& t : page.turns) {
@@ -87,6 +99,7 @@ std::string connected_json(const SeatHead& head, const Page& page, std::uint64_t
     }
     s += "]}";
     append_cursor(s, page);
+    append_permissions(s, head);
     s += '}';
     return s;
 }
@@ -100,7 +113,9 @@ std::string resumed_json(const SeatHead& head) {
     s += std::to_string(head.seq);
     s += R"(,"recovered":true,"state":")";
     s += head.running ? "running" : "idle";
-    s += R"("})";
+    s += '"';
+    append_permissions(s, head);
+    s += '}';
     return s;
 }
 

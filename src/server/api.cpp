@@ -97,6 +97,9 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     o["turns"] = s.turns;
     o["frames"] = s.frames;
     o["queued"] = s.queued;
+    if (s.pending_permissions > 0) {
+        o["pending_permissions"] = s.pending_permissions;
+    }
     o["last_activity"] =
         s.last_activity ? json::value(iso8601_utc(*s.last_activity)) : json::value(nullptr);
     if (detail) {
@@ -324,6 +327,47 @@ Response method_not_allowed(const Request& req, std::string_view allowed) {
     return res;
 }
 
+// GET /v1/seats/{id}/permissions: the pending prompts. POST …/permissions/{request_id}
+// {"behavior":"allow"|"deny","message"?,"updated_input"?,"by"?}: the first valid answer wins
+// (200 {"resolved":…}); a later one gets 409, an unknown request 404.
+net::awaitable<Response> permission_route(
+    const Request& req,
+    const std::shared_ptr<hub::Seat>& seat,
+    const std::vector<std::string>& parts) {
+    if (parts.size() == 4) {
+        if (req.method() != http::verb::get) {
+            co_return method_not_allowed(req, "GET");
+        }
+        const auto list = [seat] { return seat->permissions_json(); };
+        auto text = co_await on_seat(*seat, list);
+        co_return json_response(req, 200, R"({"permissions":)" + text + "}");
+    }
+    if (req.method() != http::verb::post) {
+        co_return method_not_allowed(req, "POST");
+    }
+    std::string why;
+    auto body = parse_body(req, why);
+    if (!body) {
+        co_return bad(req, why);
+    }
+    AnswerOp op;
+    if (auto refused = validate_answer(*body, parts[4], op)) {
+        co_return bad(req, *refused);
+    }
+    const std::string behavior = op.answer.allow ? "allow" : "deny";
+    const std::string by = op.by;
+    auto a = std::make_shared<runtime::PermissionAnswer>(std::move(op.answer));
+    const auto do_answer = [seat, a, by] { return seat->answer_permission(std::move(*a), by); };
+    auto r = co_await on_seat(*seat, do_answer);
+    if (!r) {
+        co_return error_response(req, r.error().code, r.error().message);
+    }
+    co_return json_response(
+        req,
+        200,
+        json::serialize(json::object{{"resolved", parts[4]}, {"behavior", behavior}, {"by", by}}));
+}
+
 net::awaitable<Response> seat_routes(
     Server::Impl& s,
     const Request& req,
@@ -417,6 +461,9 @@ net::awaitable<Response> seat_routes(
         }
         co_return json_response(req, 200, std::move(page->json));
     }
+    if (action == "permissions") {
+        co_return co_await permission_route(req, seat, parts);
+    }
     co_return error_response(
         req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
 }
@@ -489,11 +536,15 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
                     if (!string_field(*body, "name", spec.name, why)
                         || !string_field(*body, "agent", spec.agent, why)
                         || !string_field(*body, "model", spec.model, why)
-                        || !string_field(*body, "system", spec.system, why)) {
+                        || !string_field(*body, "system", spec.system, why)
+                        || !string_field(*body, "cwd", spec.cwd, why)
+                        || !string_field(*body, "permission_mode", spec.permission_mode, why)) {
                         co_return bad(req, why);
                     }
-                    if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process") {
-                        co_return bad(req, "field 'agent' must be \"builtin\" or \"process\"");
+                    if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process"
+                        && spec.agent != "claude") {
+                        co_return bad(
+                            req, "field 'agent' must be \"builtin\", \"process\" or \"claude\"");
                     }
                     auto make = create_seat(s.hub, std::move(spec)); // named: GCC 12 co_await
                     auto seat = co_await std::move(make);
@@ -505,7 +556,7 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
                 }
                 co_return method_not_allowed(req, "GET, POST");
             }
-            if (parts.size() <= 4) {
+            if (parts.size() <= 4 || (parts.size() == 5 && parts[3] == "permissions")) {
                 co_return co_await seat_routes(s, req, url, parts);
             }
         }

@@ -117,6 +117,25 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
     if (name->get_string() == "cancel") {
         return ws_event("cancelled", json::object{{"cancelled", seat.cancel()}});
     }
+    if (name->get_string() == "answer") {
+        AnswerOp answer;
+        const auto* id = op->if_contains("request_id");
+        std::string rid = id != nullptr && id->is_string() ? std::string(id->get_string()) : "";
+        if (auto refused = validate_answer(*op, std::move(rid), answer)) {
+            return ws_refusal(*refused);
+        }
+        const std::string request_id = answer.answer.request_id;
+        const bool allow = answer.answer.allow;
+        if (auto r = seat.answer_permission(std::move(answer.answer), answer.by); !r) {
+            return ws_refusal(r.error());
+        }
+        return ws_event(
+            "answered",
+            json::object{
+                {"request_id", request_id},
+                {"behavior", allow ? "allow" : "deny"},
+                {"by", answer.by}});
+    }
     if (name->get_string() == "more") {
         MoreOp more;
         if (auto refused =
@@ -132,7 +151,7 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
     return ws_refusal(Refusal::of(
         errc::bad_request,
         "unknown op '" + std::string(name->get_string().subview(0, 64))
-            + "' (send, cancel, more)"));
+            + "' (send, cancel, more, answer)"));
 }
 
 } // namespace stream_detail

@@ -23,6 +23,53 @@ std::optional<Refusal> validate_send(const json::object& body, SendOp& out) {
     return std::nullopt;
 }
 
+std::optional<Refusal>
+validate_answer(const json::object& body, std::string request_id, AnswerOp& out) {
+    const auto str = [&body](std::string_view k, std::string& into) -> std::optional<Refusal> {
+        const auto* v = body.if_contains(k);
+        if (v == nullptr || v->is_null()) {
+            return std::nullopt;
+        }
+        if (!v->is_string()) {
+            return Refusal::of(
+                errc::bad_request, "field '" + std::string(k) + "' must be a string");
+        }
+        into = std::string(v->get_string());
+        return std::nullopt;
+    };
+    if (request_id.empty()) {
+        return Refusal::of(errc::bad_request, "field 'request_id' (a string) is required");
+    }
+    std::string behavior;
+    if (auto r = str("behavior", behavior)) {
+        return r;
+    }
+    if (behavior != "allow" && behavior != "deny") {
+        return Refusal::of(errc::bad_request, "field 'behavior' must be \"allow\" or \"deny\"");
+    }
+    if (auto r = str("message", out.answer.message)) {
+        return r;
+    }
+    if (auto r = str("by", out.by)) {
+        return r;
+    }
+    if (out.by.size() > 200) {
+        return Refusal::of(errc::bad_request, "field 'by' is over 200 bytes");
+    }
+    if (out.by.empty()) {
+        out.by = "api";
+    }
+    if (const auto* u = body.if_contains("updated_input"); u != nullptr && !u->is_null()) {
+        if (!u->is_object()) {
+            return Refusal::of(errc::bad_request, "field 'updated_input' must be an object");
+        }
+        out.answer.updated_input = *u;
+    }
+    out.answer.request_id = std::move(request_id);
+    out.answer.allow = behavior == "allow";
+    return std::nullopt;
+}
+
 namespace {
 
 // A JSON number that is a whole non-negative integer, as uint64.

@@ -102,7 +102,12 @@ def main():
         if kind == "control_response":
             if waiting_permission is not None:
                 waiting_permission = None
-                result("permission answered: " + row.get("response", {}).get("subtype", "?"))
+                resp = row.get("response", {})
+                inner = resp.get("response") or {}
+                how = inner.get("behavior") if isinstance(inner, dict) else None
+                cmd = (inner.get("updatedInput") or {}).get("command") if how == "allow" else None
+                result("permission answered: " + resp.get("subtype", "?")
+                       + (" " + how if how else "") + (" " + cmd if cmd else ""))
             continue
         if kind != "user":
             continue

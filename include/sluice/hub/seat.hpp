@@ -25,6 +25,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -51,10 +52,12 @@ using AgentFactory = std::function<AgentOrReason(
     boost::asio::any_io_executor ex)>;
 
 /// A seat's state as the API shows it. `degraded`: a write failed (or the data directory is
-/// read-only): history and streams work, prompts are refused with the reason.
-enum class SeatState : std::uint8_t { idle, running, queued, unavailable, degraded };
+/// read-only): history and streams work, prompts are refused with the reason. `waiting`: a turn
+/// runs and waits on a permission prompt.
+enum class SeatState : std::uint8_t { idle, running, queued, unavailable, degraded, waiting };
 
-/// The name of a seat state ("idle", "running", "queued", "unavailable", "degraded").
+/// The name of a seat state ("idle", "running", "queued", "unavailable", "degraded",
+/// "waiting").
 [[nodiscard]] const char* state_name(SeatState s) noexcept;
 
 /// A snapshot of a seat, readable from any thread.
@@ -66,6 +69,7 @@ struct SeatSummary {
     std::uint64_t turns{}, frames{}, window_first{}, window_frames{}, window_bytes{};
     std::uint64_t preview_dropped_bytes{}, subscribers{}, resyncs{}, queued{};
     std::uint64_t write_errors{}; ///< failed transcript or metadata writes (appends, syncs)
+    std::uint64_t pending_permissions{}; ///< permission prompts waiting for an answer
     std::optional<std::chrono::system_clock::time_point> last_activity;
     std::vector<BadLine> warnings; ///< damaged transcript lines skipped (never served)
 };
@@ -162,6 +166,15 @@ public:
     /// Appends the subscriber's next events to `out` (nothing when it is up to date).
     void collect(Subscriber& sub, std::vector<OutEvent>& out);
 
+    /// Answers a pending permission prompt of the running turn: the first valid answer wins.
+    /// It is forwarded to the agent, and a `system/permission_resolved` frame
+    /// `{request_id, behavior, by}` goes to everyone. Failures: not_found (no such prompt),
+    /// conflict (already resolved: how and by whom).
+    Result<void> answer_permission(runtime::PermissionAnswer answer, std::string by);
+
+    /// The pending permission prompts, a JSON array of their rows.
+    [[nodiscard]] std::string permissions_json() const { return permissions_json_; }
+
     /// Whether the seat is closed (its subscribers' streams should end).
     [[nodiscard]] bool closed() const noexcept { return closed_; }
 
@@ -195,6 +208,9 @@ private:
     void on_end(std::uint64_t turn, runtime::TurnEnd end);
     void finish_turn(runtime::TurnEnd end);
     void fail_turn(std::string reason);
+    void note_permission_row(const boost::json::object& row);
+    void resolve_permission(const std::string& id, std::string_view behavior, std::string_view by);
+    void withdraw_permissions();
     // persistence and publishing (seat_publish.cpp)
     void enqueue_frame(FramePtr frame);
     void pump_appends(bool force = false);
@@ -249,6 +265,12 @@ private:
         std::uint64_t write_errors{};  // failed writes
         std::vector<BadLine> warnings; // damaged lines skipped when the transcript was read
     } disk_;
+
+    // Permission prompts: pending (request id → its row), and the newest resolved ones (id →
+    // "behavior by who", at most RESOLVED_PERMISSIONS_KEPT) so a late answer gets 409.
+    std::map<std::string, std::string> permissions_pending_;
+    std::deque<std::pair<std::string, std::string>> permissions_resolved_;
+    std::string permissions_json_{"[]"}; // permissions_pending_ as a JSON array (cached)
 
     bool closed_{false};
     std::vector<std::shared_ptr<Subscriber>> subscribers_;

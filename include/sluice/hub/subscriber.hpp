@@ -43,6 +43,8 @@ struct SeatView {
     std::string_view epoch; ///< the seat's epoch
     bool running{false};    ///< whether a turn runs
     std::uint64_t turn{};   ///< the running turn, or the last accepted one
+    /// The pending permission prompts as a JSON array of their rows ("" or "[]": none).
+    std::string_view permissions;
     /// The `connected` payload for the current window version, shared by every subscriber
     /// (the seat caches it; tests build it). Called only when a resync is due.
     std::function<std::shared_ptr<const std::string>()> connected;

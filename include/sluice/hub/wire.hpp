@@ -58,14 +58,19 @@ struct SeatHead {
     std::int64_t seq{-1};   ///< the newest position the payload covers (-1: none)
     bool running{false};    ///< whether a turn runs ("running" / "idle")
     std::uint64_t turn{};   ///< the running turn, or the last accepted one
+    /// The pending permission prompts, a JSON array of their rows; "" or "[]" leaves
+    /// `"permissions"` out of the payload.
+    std::string_view permissions{};
 };
 
 /// `{"seat":…,"epoch":…,"seq":…,"recovered":false,"state":…,"turn":…,
-/// "window":{"first":…,"frames":[…]},"cursor":…}`: the window page a subscriber starts from.
+/// "window":{"first":…,"frames":[…]},"cursor":…[,"permissions":[…]]}`: the window page a
+/// subscriber starts from.
 /// @param end the window's end, used as `first` when the page holds no turn.
 [[nodiscard]] std::string connected_json(const SeatHead& head, const Page& page, std::uint64_t end);
 
-/// `{"seat":…,"epoch":…,"seq":…,"recovered":true,"state":…}`: a resume; the replay follows.
+/// `{"seat":…,"epoch":…,"seq":…,"recovered":true,"state":…[,"permissions":[…]]}`: a resume;
+/// the replay follows.
 [[nodiscard]] std::string resumed_json(const SeatHead& head);
 
 /// `{"turns":[{"first":…,"frames":[…]},…],"cursor":…}`: a page of history.

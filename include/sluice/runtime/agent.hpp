@@ -8,8 +8,10 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,19 @@ public:
     virtual void on_preview(StreamEvent preview) = 0;
     /// The turn is over; nothing follows.
     virtual void on_end(TurnEnd end) = 0;
+
+    /// Every `stream_event` row of the agent as it wrote it, in order with the rows (only from
+    /// a process agent configured with `relay_stream_rows`); a host relaying rows verbatim
+    /// (`sluice run --agent claude`) prints these instead of previews. Default: ignored.
+    virtual void on_stream_row(boost::json::object /*row*/) {}
+};
+
+/// An answer to a permission prompt (a `permission_request` row) the agent raised.
+struct PermissionAnswer {
+    std::string request_id;                          ///< the request answered
+    bool allow{false};                               ///< allow, else deny
+    std::string message;                             ///< deny: what the agent is told
+    std::optional<boost::json::value> updated_input; ///< allow: the tool's input, changed
 };
 
 /// An agent: a conversation's worker. Turns run one at a time, in the order started.
@@ -64,6 +79,11 @@ public:
 
     /// "builtin" | "process".
     [[nodiscard]] virtual std::string kind() const = 0;
+
+    /// Forwards an answer to a pending permission prompt (`permission_request` row) to the
+    /// agent; returns at once. An answer to a request the agent no longer waits on is dropped.
+    /// The caller decides which answer wins (the first); default: no prompts, dropped.
+    virtual void answer_permission(PermissionAnswer /*answer*/) {}
 };
 
 /// An agent run by sluice's own Runtime (`config` as for `Runtime`); rows come from a

@@ -31,12 +31,27 @@ struct ProcessAgentConfig {
     bool control_interrupt{true};                 ///< cancel by a control_request interrupt first
     std::chrono::milliseconds interrupt_grace{3'000}; ///< wait this long for the interrupted result
     std::chrono::milliseconds terminate_grace{2'000}; ///< SIGTERM → SIGKILL
+    /// Claude Code's permission prompts (`--permission-prompt-tool stdio`): a can_use_tool
+    /// control request becomes a `system/permission_request` row and waits for
+    /// Agent::answer_permission; a `control_cancel_request` becomes `permission_resolved`
+    /// "withdrawn". Off: every control request is refused at once (the agent goes on).
+    bool host_permissions{false};
+    /// Remember the `system/init` session id and start every later process with
+    /// `--resume <id>` (Claude Code's own conversation memory).
+    bool resume_sessions{false};
+    std::string session_id;        ///< resume_sessions: the session to resume from the start
+    bool relay_stream_rows{false}; ///< also hand every stream_event row to on_stream_row
 
     /// argv running `command` through `/bin/sh -c "exec <command>"` (a configured command line).
     [[nodiscard]] static std::vector<std::string> shell_argv(const std::string& command);
 
     /// The Claude Code command line for hosting `claude` (the protocol above).
     [[nodiscard]] static std::vector<std::string> claude_argv();
+
+    /// The `claude` agent kind's command line: `bin -p --input-format stream-json
+    /// --output-format stream-json --verbose --include-partial-messages
+    /// --permission-prompt-tool stdio`.
+    [[nodiscard]] static std::vector<std::string> claude_seat_argv(const std::string& bin);
 };
 
 } // namespace sluice::runtime

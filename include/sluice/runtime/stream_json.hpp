@@ -26,35 +26,50 @@ str_field(const boost::json::object& o, std::string_view key) noexcept;
 
 namespace stream_json {
 
-/// A line that is no row of the turn: blank, not JSON, not an object, a `control_response`,
-/// `control_cancel_request` or `keep_alive`, a sub-agent's partial, an unused partial, or the
-/// echo of a prompt (a `user` row without tool results: the caller records prompts itself).
+/// A line that is no row of the turn: blank, not JSON, not an object, a `control_response` or
+/// `keep_alive`, or the echo of a prompt (a `user`
+/// row without tool results: the caller records prompts itself).
 struct Ignored {};
 
 /// A frame of the turn (assistant, user tool_result, system, …).
 struct Frame {
-    boost::json::object row;
+    boost::json::object row{};
+};
+
+/// The agent withdrew a control request it made (`control_cancel_request`).
+struct ControlCancel {
+    std::string request_id;
 };
 
 /// A preview: `stream_event` content_block_delta text_delta → Text, thinking_delta → Thinking,
-/// input_json_delta → ToolUseDelta (carrying the tool id of its content_block_start).
+/// input_json_delta → ToolUseDelta (carrying the tool id of its content_block_start). `row` is
+/// the whole `stream_event` row, for a host that relays rows as they are (`sluice run`).
 struct Preview {
     StreamEvent event;
+    boost::json::object row{};
+};
+
+/// A `stream_event` row that carries no preview (message_start, content_block_start/stop,
+/// message_delta, message_stop, signature deltas, a sub-agent's partials): kept for a host that
+/// relays rows as they are.
+struct StreamRow {
+    boost::json::object row{};
 };
 
 /// The agent asks the host something (`control_request`: permission prompt, hook, …).
 struct ControlRequest {
     std::string request_id;
-    boost::json::object row;
+    boost::json::object row{};
 };
 
 /// The `result` row: a frame, and the end of the turn.
 struct TurnResult {
-    boost::json::object row;
+    boost::json::object row{};
 };
 
 /// What one stdout line is.
-using Decoded = std::variant<Ignored, Frame, Preview, ControlRequest, TurnResult>;
+using Decoded =
+    std::variant<Ignored, Frame, Preview, StreamRow, ControlRequest, ControlCancel, TurnResult>;
 
 /// Decodes an agent's stdout lines, one at a time. Sans-I/O: no Asio, no process.
 ///
@@ -83,6 +98,38 @@ private:
 /// The stdin row asking the agent to stop its turn: a `control_request` with subtype
 /// `interrupt` and `request_id`.
 [[nodiscard]] std::string encode_interrupt(std::string_view request_id);
+
+/// The stdin row answering control request `request_id` with success and `response`.
+[[nodiscard]] std::string
+encode_control_success(std::string_view request_id, boost::json::object response);
+
+/// The `response` of a can_use_tool answer, as Claude Code reads it: allow →
+/// `{"behavior":"allow","updatedInput":updated_input or the request's input}`, deny →
+/// `{"behavior":"deny","message":message or "denied"}`.
+[[nodiscard]] boost::json::object permission_response(
+    bool allow,
+    std::string_view message,
+    const boost::json::value* updated_input,
+    const boost::json::value* original_input);
+
+/// The semantic row sluice records for a can_use_tool request (`control_request` row `req`):
+/// `{"type":"system","subtype":"permission_request","request_id","tool_name","tool_use_id",
+/// "input","title","decision_reason"}` (a system row: a frame that opens no turn) (title: the
+/// request's `title`, else its `description`, else "Allow <tool>?"; absent fields null).
+[[nodiscard]] boost::json::object permission_request_row(const boost::json::object& req);
+
+/// The row recording how a permission request ended:
+/// `{"type":"system","subtype":"permission_resolved","request_id","behavior","by"}` (behavior:
+/// allow | deny | withdrawn).
+[[nodiscard]] boost::json::object permission_resolved_row(
+    std::string_view request_id, std::string_view behavior, std::string_view by);
+
+/// One line for a person about a `system/api_retry` row ("retrying: 401 authentication_failed,
+/// attempt 8 of 10 in 90 s"), or "" when `row` is no such row.
+[[nodiscard]] std::string notice_text(const boost::json::object& row);
+
+/// The session id of a `system/init` row, or "" when `row` is none.
+[[nodiscard]] std::string_view init_session_id(const boost::json::object& row) noexcept;
 
 /// The stdin row refusing a control request (sluice answers no permission prompt or hook), so
 /// the agent goes on: a `control_response` with subtype `error`.

@@ -1,7 +1,8 @@
-// The one validator of client operations (`send`, `more`) shared by HTTP and WebSocket.
+// The one validator of client operations (`send`, `more`, `answer`) shared by HTTP and WebSocket.
 #pragma once
 
 #include <sluice/hub/failure.hpp>
+#include <sluice/runtime/agent.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -28,6 +29,18 @@ struct MoreOp {
     std::optional<std::uint64_t> before; ///< a frame position; empty: the newest page
     std::size_t turns{};                 ///< 1..SUBSCRIBE_TURNS
 };
+
+/// An answer to a permission prompt, validated.
+struct AnswerOp {
+    runtime::PermissionAnswer answer; ///< request id, allow/deny, message, updated input
+    std::string by;                   ///< who answered (default "api"), at most 200 bytes
+};
+
+/// Validates an `answer`: `behavior` "allow" | "deny", optional string `message` and `by`,
+/// optional object `updated_input`; `request_id` from the URL (HTTP) or the body (WebSocket).
+/// @param request_id the request answered (non-empty)
+[[nodiscard]] std::optional<Refusal>
+validate_answer(const boost::json::object& body, std::string request_id, AnswerOp& out);
 
 /// Validates a `send`: `{"text": <non-empty string>, …}`.
 /// @param body the request's JSON object (HTTP body or WebSocket message)

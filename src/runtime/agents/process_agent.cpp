@@ -19,6 +19,7 @@
 #include <csignal>
 #include <deque>
 #include <exception>
+#include <map>
 
 namespace sluice::runtime {
 
@@ -41,6 +42,14 @@ std::vector<std::string> ProcessAgentConfig::claude_argv() {
         "stream-json",
         "--verbose",
         "--include-partial-messages"};
+}
+
+std::vector<std::string> ProcessAgentConfig::claude_seat_argv(const std::string& bin) {
+    auto argv = claude_argv();
+    argv.front() = bin;
+    argv.emplace_back("--permission-prompt-tool");
+    argv.emplace_back("stdio");
+    return argv;
 }
 
 namespace {
@@ -78,7 +87,8 @@ public:
         : ex_(ex)
         , config_(std::move(config))
         , queue_(ex)
-        , interrupt_timer_(ex) {}
+        , interrupt_timer_(ex)
+        , session_id_(config_.session_id) {}
 
     [[nodiscard]] const net::any_io_executor& executor() const noexcept { return ex_; }
 
@@ -86,6 +96,22 @@ public:
         if (queue_.push(std::move(turn))) {
             pump();
         }
+    }
+
+    // An answer to a permission prompt of the running turn: the exact control_response.
+    void answer_permission(PermissionAnswer a) {
+        auto it = permissions_.find(a.request_id);
+        if (it == permissions_.end()) {
+            return; // withdrawn, or its turn ended: nobody waits for it
+        }
+        auto [proc, input] = std::move(it->second);
+        permissions_.erase(it);
+        const auto* updated = a.updated_input ? &*a.updated_input : nullptr;
+        send(
+            proc,
+            stream_json::encode_control_success(
+                a.request_id,
+                stream_json::permission_response(a.allow, a.message, updated, &input)));
     }
 
     // The Agent is gone: end every turn, terminate the process (asynchronously).
@@ -142,6 +168,7 @@ private:
         auto turn = std::move(*active_);
         active_.reset();
         turn_proc_.reset();
+        permissions_.clear(); // the seat resolves what was still pending as withdrawn
         interrupt_timer_.cancel();
         // Destroyed on the executor: the callback only posts, so this never waits long.
         active_cancel_ = CancelRegistration{};
@@ -182,9 +209,14 @@ private:
 
     bool spawn() {
         std::string error;
+        auto argv = config_.argv;
+        if (config_.resume_sessions && !session_id_.empty()) {
+            argv.emplace_back("--resume");
+            argv.push_back(session_id_);
+        }
         auto child = Child::spawn(
             ex_,
-            {.argv = config_.argv,
+            {.argv = std::move(argv),
              .cwd = config_.working_dir,
              .stdin_pipe = true,
              .separate_stderr = true},
@@ -330,21 +362,86 @@ private:
 
     void handle_line(const std::shared_ptr<Proc>& proc, std::string_view line) {
         auto decoded = proc->decoder.decode(line);
+        const bool ours = active_ && turn_proc_ == proc;
         if (auto* req = std::get_if<stream_json::ControlRequest>(&decoded)) {
-            // sluice does not answer permission prompts or hooks: refuse so the agent goes on.
-            send(proc, stream_json::encode_refusal(req->request_id));
+            control_request(proc, *req, ours);
             return;
         }
-        if (!active_ || turn_proc_ != proc) {
+        if (!ours) {
             return; // output between turns (or of a process being replaced) belongs to no turn
         }
-        if (auto* p = std::get_if<stream_json::Preview>(&decoded)) {
+        if (auto* c = std::get_if<stream_json::ControlCancel>(&decoded)) {
+            if (permissions_.erase(c->request_id) > 0) {
+                active_->sink->on_row(
+                    stream_json::permission_resolved_row(c->request_id, "withdrawn", "agent"));
+            }
+        } else if (auto* p = std::get_if<stream_json::Preview>(&decoded)) {
+            if (config_.relay_stream_rows) {
+                active_->sink->on_stream_row(std::move(p->row));
+            }
             active_->sink->on_preview(std::move(p->event));
+        } else if (auto* sr = std::get_if<stream_json::StreamRow>(&decoded)) {
+            if (config_.relay_stream_rows) {
+                active_->sink->on_stream_row(std::move(sr->row));
+            }
         } else if (auto* f = std::get_if<stream_json::Frame>(&decoded)) {
+            if (const auto sid = stream_json::init_session_id(f->row); !sid.empty()) {
+                session_id_ = std::string(sid); // a later process resumes this session
+            }
             active_->sink->on_row(std::move(f->row));
         } else if (auto* r = std::get_if<stream_json::TurnResult>(&decoded)) {
             active_->sink->on_row(std::move(r->row));
             end_turn(cancelling_ ? TurnEnd{TurnEnd::State::cancelled, "cancelled"} : TurnEnd{});
+        }
+    }
+
+    // A control request of the agent. A permission prompt of the running turn waits for an
+    // answer (host_permissions); everything else is answered at once, as the protocol wants,
+    // so no dialog is left pending: hooks continue, an MCP message gets a JSON-RPC error (no
+    // SDK servers here), an elicitation is declined, anything unknown is refused.
+    void control_request(
+        const std::shared_ptr<Proc>& proc, const stream_json::ControlRequest& req, bool ours) {
+        const auto* r = req.row.if_contains("request");
+        static const json::object none;
+        const json::object& q = r != nullptr && r->is_object() ? r->get_object() : none;
+        const auto subtype = str_field(q, "subtype");
+        if (subtype == "can_use_tool" && config_.host_permissions && ours) {
+            const auto* input = q.if_contains("input");
+            permissions_[req.request_id] =
+                PendingPermission{proc, input == nullptr ? json::value(json::object{}) : *input};
+            active_->sink->on_row(stream_json::permission_request_row(req.row));
+            return;
+        }
+        if (subtype == "can_use_tool") {
+            send(
+                proc,
+                stream_json::encode_control_success(
+                    req.request_id,
+                    stream_json::permission_response(
+                        false, "no one can answer permission prompts here", nullptr, nullptr)));
+        } else if (subtype == "hook_callback") {
+            send(proc, stream_json::encode_control_success(req.request_id, json::object{}));
+        } else if (subtype == "mcp_message") {
+            json::object rpc{{"jsonrpc", "2.0"}};
+            const auto* m = q.if_contains("message");
+            if (m != nullptr && m->is_object()) {
+                if (const auto* id = m->get_object().if_contains("id")) {
+                    rpc["id"] = *id;
+                }
+            }
+            rpc["error"] =
+                json::object{{"code", -32601}, {"message", "no such MCP server in sluice"}};
+            send(
+                proc,
+                stream_json::encode_control_success(
+                    req.request_id, json::object{{"mcp_response", std::move(rpc)}}));
+        } else if (subtype == "elicitation") {
+            send(
+                proc,
+                stream_json::encode_control_success(
+                    req.request_id, json::object{{"action", "decline"}}));
+        } else {
+            send(proc, stream_json::encode_refusal(req.request_id));
         }
     }
 
@@ -406,6 +503,14 @@ private:
     bool cancelling_{false};
     net::steady_timer interrupt_timer_;
     std::uint64_t request_seq_{};
+    std::string session_id_; // resume_sessions: the session a new process resumes
+
+    struct PendingPermission {
+        std::shared_ptr<Proc> proc; // the process waiting for the answer
+        json::value input;          // the tool's input as asked (allow without a change)
+    };
+
+    std::map<std::string, PendingPermission> permissions_; // of the running turn
 };
 
 } // namespace

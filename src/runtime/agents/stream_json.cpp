@@ -67,11 +67,20 @@ Decoded Decoder::decode(std::string_view line) {
         std::string id(str_field(row, "request_id"));
         return ControlRequest{std::move(id), std::move(row)};
     }
-    if (type == "control_response" || type == "control_cancel_request" || type == "keep_alive") {
+    if (type == "control_cancel_request") {
+        return ControlCancel{std::string(str_field(row, "request_id"))};
+    }
+    if (type == "control_response" || type == "keep_alive") {
         return Ignored{};
     }
     if (type == "stream_event") {
-        return preview(row);
+        auto d = preview(row);
+        if (auto* p = std::get_if<Preview>(&d)) {
+            p->row = std::move(row);
+        } else if (std::holds_alternative<StreamRow>(d)) {
+            std::get<StreamRow>(d).row = std::move(row);
+        }
+        return d;
     }
     if (type == "user" && is_prompt_row(row)) {
         return Ignored{};
@@ -84,7 +93,7 @@ Decoded Decoder::decode(std::string_view line) {
 
 Decoded Decoder::preview(const json::object& row) {
     if (const auto* p = row.if_contains("parent_tool_use_id"); p != nullptr && !p->is_null()) {
-        return Ignored{}; // a sub-agent's partials: not this turn's preview
+        return StreamRow{}; // a sub-agent's partials: not this turn's preview
     }
     const auto* e = object_at(row, "event");
     if (e == nullptr) {
@@ -97,21 +106,21 @@ Decoded Decoder::preview(const json::object& row) {
     }
     if (etype == "message_start") {
         tool_ids_.clear();
-        return Ignored{};
+        return StreamRow{};
     }
     if (etype == "content_block_start") {
         const auto* c = object_at(*e, "content_block");
         if (c != nullptr && str_field(*c, "type") == "tool_use") {
             tool_ids_[index] = std::string(str_field(*c, "id"));
         }
-        return Ignored{};
+        return StreamRow{};
     }
     if (etype != "content_block_delta") {
-        return Ignored{};
+        return StreamRow{};
     }
     const auto* d = object_at(*e, "delta");
     if (d == nullptr) {
-        return Ignored{};
+        return StreamRow{};
     }
     const auto dtype = str_field(*d, "type");
     if (dtype == "text_delta") {
@@ -126,7 +135,7 @@ Decoded Decoder::preview(const json::object& row) {
             it == tool_ids_.end() ? std::string{} : it->second,
             std::string(str_field(*d, "partial_json"))}};
     }
-    return Ignored{};
+    return StreamRow{};
 }
 
 std::string encode_prompt(std::string_view prompt) {
@@ -141,6 +150,106 @@ std::string encode_interrupt(std::string_view request_id) {
         {"type", "control_request"},
         {"request_id", request_id},
         {"request", json::object{{"subtype", "interrupt"}}}});
+}
+
+std::string encode_control_success(std::string_view request_id, json::object response) {
+    return line_of(json::object{
+        {"type", "control_response"},
+        {"response",
+         json::object{
+             {"subtype", "success"},
+             {"request_id", request_id},
+             {"response", std::move(response)}}}});
+}
+
+json::object permission_response(
+    bool allow,
+    std::string_view message,
+    const json::value* updated_input,
+    const json::value* original_input) {
+    if (allow) {
+        json::value input = updated_input != nullptr    ? *updated_input
+                            : original_input != nullptr ? *original_input
+                                                        : json::value(json::object{});
+        return json::object{{"behavior", "allow"}, {"updatedInput", std::move(input)}};
+    }
+    return json::object{
+        {"behavior", "deny"}, {"message", message.empty() ? std::string_view("denied") : message}};
+}
+
+json::object permission_request_row(const json::object& req) {
+    const auto* r = object_at(req, "request");
+    static const json::object none;
+    const json::object& q = r == nullptr ? none : *r;
+    const auto field = [&q](std::string_view k) -> json::value {
+        const auto* v = q.if_contains(k);
+        return v == nullptr ? json::value(nullptr) : *v;
+    };
+    const auto tool = str_field(q, "tool_name");
+    std::string title(str_field(q, "title"));
+    if (title.empty()) {
+        title = std::string(str_field(q, "description"));
+    }
+    if (title.empty()) {
+        title = "Allow " + std::string(tool) + "?";
+    }
+    return json::object{
+        {"type", "system"},
+        {"subtype", "permission_request"},
+        {"request_id", str_field(req, "request_id")},
+        {"tool_name", tool},
+        {"tool_use_id", field("tool_use_id")},
+        {"input", field("input")},
+        {"title", title},
+        {"decision_reason", field("decision_reason")}};
+}
+
+json::object permission_resolved_row(
+    std::string_view request_id, std::string_view behavior, std::string_view by) {
+    return json::object{
+        {"type", "system"},
+        {"subtype", "permission_resolved"},
+        {"request_id", request_id},
+        {"behavior", behavior},
+        {"by", by}};
+}
+
+std::string notice_text(const json::object& row) {
+    if (str_field(row, "type") != "system" || str_field(row, "subtype") != "api_retry") {
+        return {};
+    }
+    const auto num = [&row](std::string_view k) -> std::int64_t {
+        const auto* v = row.if_contains(k);
+        if (v == nullptr || !v->is_number()) {
+            return -1;
+        }
+        boost::system::error_code ec;
+        const auto n = v->to_number<double>(ec);
+        return ec ? -1 : static_cast<std::int64_t>(n);
+    };
+    std::string out = "retrying: ";
+    if (const auto st = num("error_status"); st >= 0) {
+        out += std::to_string(st) + " ";
+    }
+    const auto err = str_field(row, "error");
+    out += err.empty() ? std::string_view("error") : err;
+    if (const auto a = num("attempt"); a >= 0) {
+        out += ", attempt " + std::to_string(a);
+        if (const auto m = num("max_retries"); m >= 0) {
+            out += " of " + std::to_string(m);
+        }
+    }
+    if (const auto ms = num("retry_delay_ms"); ms >= 0) {
+        out += " in " + std::to_string((ms + 500) / 1000) + " s";
+    }
+    return out;
+}
+
+std::string_view init_session_id(const json::object& row) noexcept {
+    if (str_field(row, "type") != "system" || str_field(row, "subtype") != "init") {
+        return {};
+    }
+    return str_field(row, "session_id");
 }
 
 std::string encode_refusal(std::string_view request_id) {

@@ -106,6 +106,16 @@ public:
 
     [[nodiscard]] std::string kind() const override { return kind_; }
 
+    void answer_permission(PermissionAnswer answer) override {
+        if constexpr (requires(State & s, PermissionAnswer a) {
+                          s.answer_permission(std::move(a));
+                      }) {
+            boost::asio::post(state_->executor(), [s = state_, a = std::move(answer)]() mutable {
+                s->answer_permission(std::move(a));
+            });
+        }
+    }
+
 private:
     std::shared_ptr<State> state_;
     std::string kind_;

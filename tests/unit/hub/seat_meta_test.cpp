@@ -43,6 +43,21 @@ TEST(SeatMeta, RoundTripsThroughTheFile) {
     EXPECT_FALSE(std::filesystem::exists(dir.path() / "meta.json.tmp"));
 }
 
+TEST(SeatMeta, KeepsAClaudeSeatsCwdModeAndSession) {
+    SeatSpec s = sample();
+    s.agent = "claude";
+    s.cwd = "/w/p";
+    s.permission_mode = "acceptEdits";
+    s.session_id = "8d1f";
+    auto back = decode_meta(encode_meta(s));
+    ASSERT_TRUE(back.has_value()) << back.error().message;
+    EXPECT_EQ(back->agent, "claude");
+    EXPECT_EQ(back->cwd, "/w/p");
+    EXPECT_EQ(back->permission_mode, "acceptEdits");
+    EXPECT_EQ(back->session_id, "8d1f");
+    EXPECT_EQ(encode_meta(sample()).find("session_id"), std::string::npos) << "only when set";
+}
+
 TEST(SeatMeta, ReadsAMissingAgentAsBuiltin) {
     auto spec = decode_meta(R"({"id":"s-1","epoch":"e-1"})");
     ASSERT_TRUE(spec.has_value());

@@ -57,6 +57,22 @@ TEST(Wire, EncodesResumed) {
         R"({"seat":"s-1","epoch":"e-1","seq":41,"recovered":true,"state":"idle"})");
 }
 
+TEST(Wire, ConnectedAndResumedCarryPendingPermissionPrompts) {
+    const std::string pending = R"([{"type":"system","subtype":"permission_request"}])";
+    const SeatHead head{"s-1", "e-1", -1, true, 1, pending};
+    EXPECT_EQ(
+        connected_json(head, Page{}, 0),
+        R"({"seat":"s-1","epoch":"e-1","seq":-1,"recovered":false,"state":"running","turn":1,)"
+        R"("window":{"first":0,"frames":[]},"cursor":null,)"
+        R"("permissions":[{"type":"system","subtype":"permission_request"}]})");
+    EXPECT_EQ(
+        resumed_json(head),
+        R"({"seat":"s-1","epoch":"e-1","seq":-1,"recovered":true,"state":"running",)"
+        R"("permissions":[{"type":"system","subtype":"permission_request"}]})");
+    const SeatHead none{"s-1", "e-1", -1, true, 1, "[]"};
+    EXPECT_EQ(resumed_json(none).find("permissions"), std::string::npos);
+}
+
 TEST(Wire, EncodesAHistoryPage) {
     EXPECT_EQ(
         page_json(two_turn_page()),

@@ -283,12 +283,42 @@ TEST(ProcessAgent, AnAgentThatClosesItsOutputButLingersIsKilled) {
     EXPECT_NE(rec->end().error.find("killed by signal 9"), std::string::npos) << rec->end().error;
 }
 
-TEST(ProcessAgent, ControlRequestsAreRefusedSoTheAgentGoesOn) {
+TEST(ProcessAgent, PermissionPromptsAreDeniedWhenNobodyHostsThem) {
     sluice::test::IoLoop loop;
     auto agent = make_process_agent(loop.executor(), fake_config());
     auto rec = run_turn(*agent, "permission");
     ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
-    EXPECT_EQ(rec->rows().back().at("result"), "permission answered: error");
+    EXPECT_EQ(rec->rows().back().at("result"), "permission answered: success deny");
+}
+
+TEST(ProcessAgent, HostedPermissionPromptBecomesARowAndWaitsForItsAnswer) {
+    sluice::test::IoLoop loop;
+    auto c = fake_config();
+    c.host_permissions = true;
+    auto agent = make_process_agent(loop.executor(), c);
+    auto rec = run_turn(*agent, "permission");
+    const auto asked = [&rec]() -> std::optional<json::object> {
+        for (const auto& r : rec->rows()) {
+            if (r.contains("subtype") && r.at("subtype") == "permission_request") {
+                return r;
+            }
+        }
+        return std::nullopt;
+    };
+    ASSERT_TRUE(loop.until([&] { return asked().has_value(); }, 20s));
+    const auto ask = *asked();
+    EXPECT_EQ(ask.at("subtype"), "permission_request");
+    EXPECT_EQ(ask.at("request_id"), "perm-1");
+    EXPECT_EQ(ask.at("tool_name"), "Bash");
+    EXPECT_EQ(rec->end_count(), 0U) << "the turn waits for the answer";
+    PermissionAnswer a;
+    a.request_id = "perm-1";
+    a.allow = true;
+    a.updated_input = boost::json::parse(R"({"command":"pwd"})");
+    agent->answer_permission(a);
+    agent->answer_permission(a); // a second answer finds nothing pending: dropped
+    ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
+    EXPECT_EQ(rec->rows().back().at("result"), "permission answered: success allow pwd");
 }
 
 TEST(ProcessAgent, AMissingCommandFailsTheTurn) {

@@ -26,7 +26,11 @@ std::string kind(const Decoded& d) {
     case 2:
         return "preview";
     case 3:
+        return "stream";
+    case 4:
         return "control";
+    case 5:
+        return "cancel";
     default:
         return "result";
     }
@@ -66,7 +70,7 @@ TEST(StreamJsonDecoder, ClassifiesEachKindOfLine) {
         {"control response",
          R"({"type":"control_response","response":{"subtype":"success"}})",
          "ignored"},
-        {"control cancel", R"({"type":"control_cancel_request","request_id":"r1"})", "ignored"},
+        {"control cancel", R"({"type":"control_cancel_request","request_id":"r1"})", "cancel"},
         {"keep alive", R"({"type":"keep_alive"})", "ignored"},
         {"system init", R"({"type":"system","subtype":"init","session_id":"s"})", "frame"},
         {"assistant",
@@ -95,11 +99,11 @@ TEST(StreamJsonDecoder, ClassifiesEachKindOfLine) {
         {"text delta", delta_row(0, R"({"type":"text_delta","text":"a"})"), "preview"},
         {"sub-agent delta",
          delta_row(0, R"({"type":"text_delta","text":"a"})", R"("toolu_1")"),
-         "ignored"},
-        {"message stop", R"({"type":"stream_event","event":{"type":"message_stop"}})", "ignored"},
+         "stream"},
+        {"message stop", R"({"type":"stream_event","event":{"type":"message_stop"}})", "stream"},
         {"signature delta",
          delta_row(0, R"({"type":"signature_delta","signature":"x"})"),
-         "ignored"},
+         "stream"},
         {"event not an object", R"({"type":"stream_event","event":3})", "ignored"},
     };
     for (const auto& c : cases) {
@@ -113,12 +117,12 @@ TEST(StreamJsonDecoder, PreviewsCarryTextThinkingAndTheirToolId) {
     EXPECT_EQ(
         kind(d.decode(
             R"({"type":"stream_event","event":{"type":"message_start","message":{"id":"m"}}})")),
-        "ignored");
+        "stream");
     EXPECT_EQ(
         kind(
             d.decode(event_row(R"({"type":"content_block_start","index":1,"content_block":)"
                                R"({"type":"tool_use","id":"toolu_7","name":"Bash","input":{}}})"))),
-        "ignored");
+        "stream");
     auto text = d.decode(delta_row(0, R"({"type":"text_delta","text":"hel"})"));
     ASSERT_TRUE(std::holds_alternative<Preview>(text));
     EXPECT_EQ(std::get<llm::Text>(std::get<Preview>(text).event).text, "hel");
@@ -247,6 +251,71 @@ TEST(StreamJsonDecoder, DecodesRealCapturesWithToolUse) {
         }
         EXPECT_EQ(kinds_of_lines(lines), f.want) << f.path;
     }
+}
+
+TEST(StreamJsonDecoder, KeepsEveryStreamEventRowWhole) {
+    Decoder d;
+    const auto line = delta_row(2, R"({"type":"text_delta","text":"a"})");
+    auto p = d.decode(line);
+    ASSERT_TRUE(std::holds_alternative<Preview>(p));
+    EXPECT_EQ(json::serialize(std::get<Preview>(p).row), json::serialize(json::parse(line)));
+    auto stop =
+        d.decode(R"({"type":"stream_event","event":{"type":"content_block_stop","index":2}})");
+    ASSERT_TRUE(std::holds_alternative<StreamRow>(stop));
+    EXPECT_EQ(std::get<StreamRow>(stop).row.at("event").at("index"), 2);
+}
+
+TEST(StreamJsonPermissions, RecordsARequestAndAnswersIt) {
+    // The can_use_tool request as Claude Code 2.1.328 sends it (tests/e2e/claude_test.cpp).
+    const auto req = json::parse(
+        R"({"type":"control_request","request_id":"r9","request":{"subtype":"can_use_tool",)"
+        R"("tool_name":"Bash","input":{"command":"touch x"},"description":"Create x",)"
+        R"("tool_use_id":"toolu_1"}})");
+    const auto row = permission_request_row(req.as_object());
+    EXPECT_EQ(row.at("type"), "system");
+    EXPECT_EQ(row.at("subtype"), "permission_request");
+    EXPECT_EQ(row.at("request_id"), "r9");
+    EXPECT_EQ(row.at("tool_name"), "Bash");
+    EXPECT_EQ(row.at("tool_use_id"), "toolu_1");
+    EXPECT_EQ(row.at("input").at("command"), "touch x");
+    EXPECT_EQ(row.at("title"), "Create x");
+    EXPECT_TRUE(row.at("decision_reason").is_null());
+    const auto& input = req.at("request").at("input");
+    EXPECT_EQ(
+        json::serialize(permission_response(true, "", nullptr, &input)),
+        R"({"behavior":"allow","updatedInput":{"command":"touch x"}})");
+    const json::value changed = json::parse(R"({"command":"true"})");
+    EXPECT_EQ(
+        json::serialize(permission_response(true, "", &changed, &input)),
+        R"({"behavior":"allow","updatedInput":{"command":"true"}})");
+    EXPECT_EQ(
+        json::serialize(permission_response(false, "no", nullptr, &input)),
+        R"({"behavior":"deny","message":"no"})");
+    const auto line =
+        encode_control_success("r9", permission_response(false, "", nullptr, nullptr));
+    EXPECT_EQ(
+        line,
+        R"({"type":"control_response","response":{"subtype":"success","request_id":"r9",)"
+        R"("response":{"behavior":"deny","message":"denied"}}})"
+        "\n");
+}
+
+TEST(StreamJsonNotice, SaysWhatAnApiRetryIs) {
+    const auto row = json::parse(
+        R"({"type":"system","subtype":"api_retry","attempt":8,"max_retries":10,)"
+        R"("retry_delay_ms":90000,"error_status":401,"error":"authentication_failed"})");
+    EXPECT_EQ(
+        notice_text(row.as_object()),
+        "retrying: 401 authentication_failed, attempt 8 of 10 in 90 s");
+    const auto no_status =
+        json::parse(R"({"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,)"
+                    R"("retry_delay_ms":570,"error_status":null,"error":"unknown"})");
+    EXPECT_EQ(notice_text(no_status.as_object()), "retrying: unknown, attempt 1 of 10 in 1 s");
+    EXPECT_EQ(notice_text(json::parse(R"({"type":"system","subtype":"init"})").as_object()), "");
+    EXPECT_EQ(
+        init_session_id(
+            json::parse(R"({"type":"system","subtype":"init","session_id":"abc"})").as_object()),
+        "abc");
 }
 
 } // namespace

@@ -1,0 +1,405 @@
+// End-to-end tests of the claude agent kind: the real Claude Code CLI (tools/claude-code, from
+// scripts/install-deps) driven by the real `sluice serve`, against tests/support/fake_anthropic.py.
+#include "support/hub_process.hpp"
+
+#include <boost/json.hpp>
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+using namespace sluice::test;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// Absolute: the wrapper script runs claude from the seat's cwd.
+const fs::path SOURCE_ROOT =
+    fs::absolute(fs::path(__FILE__).parent_path().parent_path().parent_path()).lexically_normal();
+const fs::path SUPPORT = SOURCE_ROOT / "tests" / "support";
+const fs::path CLAUDE = SOURCE_ROOT / "tools" / "claude-code" / "node_modules" / ".bin" / "claude";
+
+// Skips the test when the pinned Claude Code is not installed.
+#define SLUICE_NEED_CLAUDE()                                                                       \
+    do {                                                                                           \
+        if (!fs::exists(CLAUDE)) {                                                                 \
+            GTEST_SKIP() << "Claude Code is not installed at " << CLAUDE.string()                  \
+                         << " (scripts/install-deps installs it)";                                 \
+        }                                                                                          \
+    } while (false)
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The loopback fake Anthropic API, scripted; stopped (SIGTERM) and reaped by the destructor.
+class FakeAnthropic {
+public:
+    FakeAnthropic(const TempDir& dir, const json::value& script)
+        : record_(dir.file("requests.jsonl")) {
+        const auto script_file = dir.file("script.json");
+        std::ofstream(script_file) << json::serialize(script);
+        const auto port_file = dir.file("fake.port");
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            const std::string fake = (SUPPORT / "fake_anthropic.py").string();
+            ::execlp(
+                "python3",
+                "python3",
+                fake.c_str(),
+                "--script",
+                script_file.c_str(),
+                "--record",
+                record_.c_str(),
+                "--port-file",
+                port_file.c_str(),
+                static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        for (int i = 0; i < 200 && !fs::exists(port_file); ++i) {
+            std::this_thread::sleep_for(50ms);
+        }
+        port_ = slurp(port_file);
+    }
+
+    ~FakeAnthropic() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGTERM);
+            int st = 0;
+            ::waitpid(pid_, &st, 0);
+        }
+    }
+
+    FakeAnthropic(const FakeAnthropic&) = delete;
+    FakeAnthropic& operator=(const FakeAnthropic&) = delete;
+
+    [[nodiscard]] std::string url() const { return "http://127.0.0.1:" + port_; }
+
+    // Every Messages request body recorded so far.
+    [[nodiscard]] std::vector<json::value> requests() const {
+        std::vector<json::value> out;
+        std::istringstream in(slurp(record_));
+        for (std::string line; std::getline(in, line);) {
+            auto v = json::parse(line);
+            if (v.at("path").as_string().starts_with("/v1/messages")) {
+                out.push_back(v.at("body"));
+            }
+        }
+        return out;
+    }
+
+private:
+    std::string record_;
+    pid_t pid_{-1};
+    std::string port_;
+};
+
+// A wrapper for the pinned claude with the test's environment: the fake API, a throw-away
+// HOME, no nonessential traffic, a dummy key. Returns its path.
+std::string claude_wrapper(const TempDir& dir, const FakeAnthropic& fake) {
+    const auto home = dir.file("home");
+    fs::create_directories(home);
+    const auto path = dir.file("claude.sh");
+    std::ofstream(path) << "#!/bin/sh\n"
+                        << "export HOME='" << home << "' ANTHROPIC_BASE_URL='" << fake.url()
+                        << "' ANTHROPIC_API_KEY=sk-ant-test-dummy"
+                        << " CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1\n"
+                        << "unset ANTHROPIC_AUTH_TOKEN CLAUDECODE CLAUDE_CODE_ENTRYPOINT\n"
+                        << "exec '" << CLAUDE.string() << "' \"$@\"\n";
+    fs::permissions(path, fs::perms::owner_all);
+    return path;
+}
+
+json::value script_for(const fs::path& cwd) {
+    return json::parse(
+        R"({"rules":[
+        {"prompt":"make file","reply":[{"text":"Running it."},
+            {"tool_use":{"name":"Bash","input":{"command":"touch )"
+        + (cwd / "made.txt").string()
+        + R"(","description":"Create made.txt"}}}]},
+        {"tool_result":"","reply":[{"text":"The command finished."}]},
+        {"prompt":"slow","delay_ms":150,"reply":[{"thinking":"let me think about this"},
+            {"text":"one two three four five six seven eight nine ten eleven twelve thirteen )"
+          R"(fourteen fifteen sixteen seventeen eighteen nineteen twenty twentyone twentytwo )"
+          R"(twentythree twentyfour twentyfive twentysix twentyseven twentyeight"}]},
+        {"prompt":"think","reply":[{"thinking":"pondering hello"},{"text":"Hello from the fake."}]}
+        ]})");
+}
+
+std::vector<std::string> serve_args(
+    const TempDir& data,
+    const std::string& claude,
+    const std::string& root,
+    std::vector<std::string> extra = {}) {
+    std::vector<std::string> a{
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data",
+        data.path(),
+        "--claude-bin",
+        claude,
+        "--workspace-root",
+        root};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+std::uint64_t send(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
+    auto r = http(
+        "POST",
+        hub.base() + "/v1/seats/" + seat + "/messages",
+        json::serialize(json::object{{"text", text}}));
+    EXPECT_EQ(r.status, 202U) << r.body;
+    return r.status == 202 ? r.json.at("turn").to_number<std::uint64_t>() : 0;
+}
+
+// Frames of `events` that are system rows of `subtype`.
+std::vector<json::value>
+system_rows(const std::vector<sluice::sse::Event>& events, std::string_view subtype) {
+    std::vector<json::value> out;
+    for (auto& [seq, row] : frames_of(events)) {
+        const auto& o = row.as_object();
+        if (o.at("type") == "system" && o.contains("subtype") && o.at("subtype").is_string()
+            && o.at("subtype").get_string() == subtype) {
+            out.push_back(row);
+        }
+    }
+    return out;
+}
+
+// All assistant text of `events`' frames.
+std::string assistant_text(const std::vector<sluice::sse::Event>& events) {
+    std::string out;
+    for (auto& [seq, row] : frames_of(events)) {
+        if (row.at("type") != "assistant") {
+            continue;
+        }
+        for (const auto& b : row.at("message").at("content").as_array()) {
+            if (b.at("type") == "text") {
+                out += std::string(b.at("text").as_string()) + "\n";
+            }
+        }
+    }
+    return out;
+}
+
+auto ended(std::uint64_t turn, const char* state = "ended") {
+    return [turn, state](const std::vector<sluice::sse::Event>& ev) {
+        return has_turn_state(ev, turn, state);
+    };
+}
+
+TEST(ClaudeSeat, RefusesACwdOutsideTheWorkspaceRoot) {
+    SLUICE_NEED_CLAUDE();
+    TempDir dir;
+    FakeAnthropic fake(dir, script_for(dir.path()));
+    const auto root = dir.file("root");
+    fs::create_directories(root);
+    SluiceProcess hub(serve_args(dir, claude_wrapper(dir, fake), root));
+    auto r = http("POST", hub.base() + "/v1/seats", R"({"agent":"claude","cwd":"/"})");
+    EXPECT_EQ(r.status, 400U) << r.body;
+    EXPECT_NE(r.body.find("workspace root"), std::string::npos) << r.body;
+    r = http("POST", hub.base() + "/v1/seats", R"({"agent":"claude","cwd":"../.."})");
+    EXPECT_EQ(r.status, 400U) << r.body;
+    r = http("POST", hub.base() + "/v1/seats", R"({"agent":"claude","permission_mode":"yolo"})");
+    EXPECT_EQ(r.status, 400U) << r.body;
+    r = http("POST", hub.base() + "/v1/seats", R"({"agent":"claude"})");
+    ASSERT_EQ(r.status, 201U) << r.body;
+    const std::string seat(r.json.at("seat").as_string());
+    EXPECT_TRUE(fs::is_directory(fs::path(root) / seat)) << "a per-seat folder by default";
+}
+
+// Three prompts; a Bash call denied from one client and allowed from another (the CLI) while a
+// second viewer and a late joiner see the prompt; an interrupt mid-stream; a hub restart, after
+// which claude still knows prompts 1-3.
+TEST(ClaudeSeat, RemembersPromptsAndPutsPermissionPromptsOnEveryScreen) {
+    SLUICE_NEED_CLAUDE();
+    TempDir dir;
+    const fs::path root = dir.file("root");
+    const fs::path cwd = root / "work";
+    fs::create_directories(cwd);
+    FakeAnthropic fake(dir, script_for(cwd));
+    const auto claude = claude_wrapper(dir, fake);
+    TempDir data;
+    std::string seat;
+    {
+        SluiceProcess hub(serve_args(data, claude, root));
+        auto r = http(
+            "POST",
+            hub.base() + "/v1/seats",
+            json::serialize(json::object{{"agent", "claude"}, {"cwd", cwd.string()}}));
+        ASSERT_EQ(r.status, 201U) << r.body;
+        seat = std::string(r.json.at("seat").as_string());
+        const auto events = hub.base() + "/v1/seats/" + seat + "/events";
+        SseClient a(events);
+        SseClient b(events);
+
+        for (const auto* p : {"first prompt alpha", "second prompt beta", "third prompt gamma"}) {
+            const auto t = send(hub, seat, p);
+            ASSERT_TRUE(a.wait_for(ended(t), 90s)) << "turn " << t;
+        }
+        const auto said = assistant_text(a.events());
+        EXPECT_NE(said.find("echo: second prompt beta"), std::string::npos) << said;
+        const auto meta = json::parse(slurp(fs::path(data.path()) / "seats" / seat / "meta.json"));
+        ASSERT_TRUE(meta.as_object().contains("session_id")) << meta;
+        const std::string session(meta.at("session_id").as_string());
+        EXPECT_EQ(system_rows(a.events(), "init").back().at("session_id").as_string(), session);
+
+        // Denied from one client: the file is not made, and claude is told.
+        auto t = send(hub, seat, "make file please");
+        ASSERT_TRUE(b.wait_for(
+            [](const auto& ev) { return !system_rows(ev, "permission_request").empty(); }, 90s));
+        const auto ask = system_rows(b.events(), "permission_request").front();
+        const std::string id(ask.at("request_id").as_string());
+        EXPECT_EQ(ask.at("tool_name"), "Bash");
+        EXPECT_NE(json::serialize(ask.at("input")).find("made.txt"), std::string::npos);
+        EXPECT_EQ(http("GET", hub.base() + "/v1/seats/" + seat).json.at("state"), "waiting");
+        {
+            SseClient late(events); // a viewer who joins while the prompt is pending
+            ASSERT_TRUE(late.wait_for(
+                [](const auto& ev) { return !ev.empty() && ev.front().type == "connected"; }));
+            const auto c = json::parse(late.events().front().data);
+            ASSERT_TRUE(c.as_object().contains("permissions")) << c;
+            EXPECT_EQ(c.at("permissions").at(0).at("request_id").as_string(), id);
+        }
+        const auto answer_url = hub.base() + "/v1/seats/" + seat + "/permissions/" + id;
+        r = http("POST", answer_url, R"({"behavior":"deny","message":"not today","by":"alice"})");
+        EXPECT_EQ(r.status, 200U) << r.body;
+        r = http("POST", answer_url, R"({"behavior":"allow","by":"bob"})");
+        EXPECT_EQ(r.status, 409U) << "the first answer won: " << r.body;
+        ASSERT_TRUE(a.wait_for(ended(t), 90s));
+        for (auto* viewer : {&a, &b}) {
+            const auto done = system_rows(viewer->events(), "permission_resolved");
+            ASSERT_EQ(done.size(), 1U);
+            EXPECT_EQ(done.front().at("behavior"), "deny");
+            EXPECT_EQ(done.front().at("by"), "alice");
+        }
+        EXPECT_FALSE(fs::exists(cwd / "made.txt"));
+        EXPECT_NE(json::serialize(fake.requests().back()).find("not today"), std::string::npos)
+            << "claude was told why";
+
+        // Allowed from another client (the CLI) in a later turn: the file is made.
+        t = send(hub, seat, "make file again");
+        ASSERT_TRUE(b.wait_for(
+            [](const auto& ev) { return system_rows(ev, "permission_request").size() == 2; }, 90s));
+        const std::string cmd = std::string(SLUICE_BINARY) + " approve --hub " + hub.base() + " "
+                                + seat + " >" + dir.file("approve.out") + " 2>&1";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(dir.file("approve.out"));
+        ASSERT_TRUE(a.wait_for(ended(t), 90s));
+        EXPECT_TRUE(fs::exists(cwd / "made.txt"));
+        EXPECT_EQ(system_rows(b.events(), "permission_resolved").back().at("behavior"), "allow");
+        EXPECT_EQ(system_rows(b.events(), "permission_resolved").back().at("by"), "cli");
+
+        // Interrupt mid-stream; the same seat goes on.
+        t = send(hub, seat, "slow story");
+        ASSERT_TRUE(a.wait_for(
+            [](const auto& ev) {
+                return std::any_of(ev.begin(), ev.end(), [](const auto& e) {
+                    return e.type == "preview" && e.data.find("\"text\"") != std::string::npos;
+                });
+            },
+            90s));
+        r = http("POST", hub.base() + "/v1/seats/" + seat + "/cancel");
+        EXPECT_EQ(r.status, 200U);
+        ASSERT_TRUE(a.wait_for(ended(t, "cancelled"), 30s));
+        t = send(hub, seat, "after the interrupt");
+        ASSERT_TRUE(a.wait_for(ended(t), 90s));
+        EXPECT_NE(assistant_text(a.events()).find("echo: after the interrupt"), std::string::npos);
+    }
+    // A new hub: a new claude, which resumes the session.
+    SluiceProcess hub(serve_args(data, claude, root));
+    SseClient a(hub.base() + "/v1/seats/" + seat + "/events");
+    const auto t = send(hub, seat, "fourth prompt delta");
+    ASSERT_TRUE(a.wait_for(ended(t), 90s));
+    const auto last = json::serialize(fake.requests().back());
+    for (const auto* p :
+         {"first prompt alpha",
+          "second prompt beta",
+          "third prompt gamma",
+          "fourth prompt delta"}) {
+        EXPECT_NE(last.find(p), std::string::npos) << p << " is not in " << last.substr(0, 2000);
+    }
+}
+
+// The shape of a row, ids, timestamps, durations and costs aside.
+std::string shape(const json::object& row) {
+    std::string s(row.at("type").as_string());
+    if (const auto* st = row.if_contains("subtype"); st != nullptr && st->is_string()) {
+        s += "/" + std::string(st->as_string());
+    }
+    if (const auto* e = row.if_contains("event"); e != nullptr && e->is_object()) {
+        const auto& eo = e->as_object();
+        s += " " + std::string(eo.at("type").as_string());
+        if (const auto* i = eo.if_contains("index")) {
+            s += " " + json::serialize(*i);
+        }
+        if (const auto* d = eo.if_contains("delta"); d != nullptr && d->is_object()) {
+            const auto& dobj = d->as_object();
+            if (const auto* dt = dobj.if_contains("type")) {
+                s += " " + json::serialize(*dt);
+            }
+            for (const auto* k : {"text", "thinking"}) {
+                if (const auto* v = dobj.if_contains(k)) {
+                    s += " " + json::serialize(*v);
+                }
+            }
+        }
+    }
+    if (const auto* m = row.if_contains("message"); m != nullptr && m->is_object()) {
+        if (const auto* c = m->as_object().if_contains("content")) {
+            s += " " + json::serialize(*c);
+        }
+    }
+    if (const auto* r = row.if_contains("result")) {
+        s += " result=" + json::serialize(*r);
+    }
+    return s;
+}
+
+std::vector<std::string> shapes_of(const std::string& out) {
+    std::vector<std::string> v;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+        if (!line.empty()) {
+            v.push_back(shape(json::parse(line).as_object()));
+        }
+    }
+    return v;
+}
+
+TEST(ClaudeRun, StdoutIsClaudesOwnRowForRow) {
+    SLUICE_NEED_CLAUDE();
+    TempDir dir;
+    FakeAnthropic fake(dir, script_for(dir.path()));
+    const auto claude = claude_wrapper(dir, fake);
+    const auto cwd = dir.file("cwd");
+    fs::create_directories(cwd);
+    const std::string own = "cd '" + cwd + "' && timeout 60 '" + claude
+                            + "' -p --output-format stream-json --verbose "
+                              "--include-partial-messages 'think about hello' >"
+                            + dir.file("own.jsonl") + " 2>/dev/null";
+    ASSERT_EQ(std::system(own.c_str()), 0);
+    const std::string ours = "timeout 60 " + std::string(SLUICE_BINARY)
+                             + " run --agent claude --claude-bin '" + claude + "' --cwd '" + cwd
+                             + "' 'think about hello' >" + dir.file("ours.jsonl") + " 2>"
+                             + dir.file("ours.err");
+    ASSERT_EQ(std::system(ours.c_str()), 0) << slurp(dir.file("ours.err"));
+    const auto want = shapes_of(slurp(dir.file("own.jsonl")));
+    const auto got = shapes_of(slurp(dir.file("ours.jsonl")));
+    EXPECT_GE(want.size(), 10U);
+    EXPECT_EQ(got, want);
+}
+
+} // namespace
