@@ -22,4 +22,10 @@ namespace sluice {
 /// runs it on its writer (hub/writer.hpp).
 boost::system::result<void> safe_write(const std::filesystem::path& path, std::string_view bytes);
 
+/// As `safe_write(path, bytes)`, the new file created with permission bits `mode` (e.g. 0600
+/// for a secret): the temp file is set to `mode` before the first byte is written, so the
+/// secret is never readable by others, not even for a moment.
+boost::system::result<void>
+safe_write(const std::filesystem::path& path, std::string_view bytes, unsigned mode);
+
 } // namespace sluice
