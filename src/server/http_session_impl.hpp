@@ -140,7 +140,8 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
         // Host, Origin, token, JSON and role, before anything is routed (guard.cpp).
         Access granted;
         if (auto refused = check_access(*s, req, *url, peer, granted)) {
-            if (!co_await write_response(stream, std::move(*refused))) {
+            const bool keep = refused->keep_alive(); // a refusal honours Connection: close too
+            if (!co_await write_response(stream, std::move(*refused)) || !keep) {
                 co_return;
             }
             continue;

@@ -148,14 +148,7 @@ TEST(HubSecurityTls, WarnsWhenListeningBeyondLoopbackWithoutTls) {
     EXPECT_NE(wide.output().find("without TLS"), std::string::npos) << wide.output();
     TempDir dir2;
     SluiceProcess proxied(
-        {"serve",
-         "--listen",
-         "0.0.0.0:0",
-         "--data",
-         dir2.path(),
-         "--pace",
-         "0",
-         "--behind-proxy"},
+        {"serve", "--listen", "0.0.0.0:0", "--data", dir2.path(), "--pace", "0", "--behind-proxy"},
         true,
         HubAuth::as_given);
     EXPECT_EQ(proxied.output().find("without TLS"), std::string::npos) << proxied.output();
