@@ -381,11 +381,13 @@ TEST(HubSecurity, ExpiredAndRevokedViewerTokensAreRefused) {
     TempDir dir;
     SluiceProcess hub(serve_args(dir), true, HubAuth::as_given);
     const auto data = dir.path();
-    const auto brief = cli_output({"token", "new", "--viewer", "--expires", "1s", "--data", data});
     const auto kept = cli_output({"token", "new", "--viewer", "--data", data});
+    // 4 s: room for a slow (sanitized, loaded) hub to answer while the token still lives.
+    const auto brief = cli_output({"token", "new", "--viewer", "--expires", "4s", "--data", data});
+    const auto minted = std::chrono::steady_clock::now();
     EXPECT_EQ(http("GET", hub.base() + "/v1/seats", {}, bearer(brief)).status, 200U);
     EXPECT_EQ(http("GET", hub.base() + "/v1/seats", {}, bearer(kept)).status, 200U);
-    std::this_thread::sleep_for(2100ms);
+    std::this_thread::sleep_until(minted + 5s);
     auto expired = http("GET", hub.base() + "/v1/seats", {}, bearer(brief));
     EXPECT_EQ(expired.status, 401U);
     EXPECT_NE(expired.body.find("expired"), std::string::npos) << expired.body;
