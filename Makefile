@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc)
 PRESET ?= release
 
-.PHONY: run test deps build lint format test-tsan bench clean
+.PHONY: run test deps build lint format test-tsan bench fuzz clean
 
 deps:
 	./scripts/install-deps
@@ -33,6 +33,11 @@ bench: deps
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS) --target sluice_bench sluice_relay_rss
 	./build/release/bench/sluice_bench
+
+# libFuzzer targets (clang 14), each run for SECONDS (default 60) on fuzz/corpus/<target>/.
+SECONDS ?= 60
+fuzz: deps
+	./scripts/fuzz $(SECONDS)
 
 clean:
 	rm -rf build

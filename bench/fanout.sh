@@ -82,7 +82,7 @@ start_sluice() {  # sets SPORT SPID
     local d=$WORK/sluice-data-$1
     mkdir -p "$d"
     # shellcheck disable=SC2086
-    "$SLUICE" serve --listen 127.0.0.1:0 --data "$d" --threads 2 ${SLUICE_ARGS:-} \
+    "$SLUICE" serve --listen 127.0.0.1:0 --data "$d" --threads 2 --no-token ${SLUICE_ARGS:-} \
         --agent-cmd "python3 $HERE/fanout_agent.py" >"$WORK/sluice-$1.out" 2>"$WORK/sluice-$1.err" &
     SPID=$!
     PIDS+=("$SPID")

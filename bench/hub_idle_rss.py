@@ -46,13 +46,14 @@ async def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, n + 1000)), hard))
     data = tempfile.mkdtemp(prefix="sluice-rss-")
     proc = subprocess.Popen(
-        [binary, "serve", "--listen", "127.0.0.1:0", "--data", data, "--threads", "2"],
+        [binary, "serve", "--listen", "127.0.0.1:0", "--data", data, "--threads", "2", "--no-token"],
         stdout=subprocess.PIPE, text=True, preexec_fn=lambda: resource.setrlimit(
             resource.RLIMIT_NOFILE, (min(hard, n + 1000), hard)))
     try:
         line = proc.stdout.readline()
         port = int(line.strip().rsplit(":", 1)[1])
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/seats", data=b'{"name":"rss"}', method="POST")
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/seats", data=b'{"name":"rss"}', method="POST",
+                                     headers={"Content-Type": "application/json"})
         seat = json.load(urllib.request.urlopen(req))["seat"]
         time.sleep(0.5)
         base = rss_kib(proc.pid)

@@ -51,7 +51,7 @@ def wait_idle(port, seat, timeout=30):
 
 def run(binary, kind, n):
     data = tempfile.mkdtemp(prefix="sluice-seats-")
-    args = [binary, "serve", "--listen", "127.0.0.1:0", "--data", data, "--threads", "2",
+    args = [binary, "serve", "--listen", "127.0.0.1:0", "--data", data, "--threads", "2", "--no-token",
             "--pace", "0"]
     if kind == "process":
         args += ["--agent-cmd", f"python3 {FAKE_AGENT}"]

@@ -7,6 +7,15 @@ window.sluiceApi = (() => {
   let token = sessionStorage.getItem(TOKEN_KEY) || '';
   let tokenAsk = null;
 
+  // The hub prints its page link as `/#token=…` (a fragment never reaches a server or a log):
+  // keep the token for this tab, then clean the address bar so it is not shared by accident.
+  const fromLink = /^#token=([^&]+)/.exec(location.hash);
+  if (fromLink) {
+    token = decodeURIComponent(fromLink[1]);
+    sessionStorage.setItem(TOKEN_KEY, token);
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+
   /** Asks for the bearer token once; concurrent callers share the one form. */
   function askToken() {
     if (tokenAsk) return tokenAsk;
@@ -33,7 +42,8 @@ window.sluiceApi = (() => {
     for (;;) {
       const headers = {};
       if (token) headers.Authorization = `Bearer ${token}`;
-      if (body !== undefined) headers['Content-Type'] = 'application/json';
+      // The hub takes state changes as JSON only (a cross-site form cannot send that).
+      if (method !== 'GET') headers['Content-Type'] = 'application/json';
       const res = await fetch(path, {
         method, headers, cache: 'no-store',
         body: body === undefined ? undefined : JSON.stringify(body),

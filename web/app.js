@@ -68,7 +68,20 @@
     $('seat-list-empty').hidden = seats.length > 0;
   }
 
+  // Who this tab is: a viewer token gets a read-only page (no new seat, no prompt, no stop).
+  let role = { role: 'owner' };
+  async function whoami() {
+    try {
+      role = await api('GET', '/v1/whoami');
+    } catch { role = { role: 'owner' }; }
+    const viewer = role.role === 'viewer';
+    document.body.classList.toggle('read-only', viewer);
+    $('read-only-note').hidden = !viewer;
+    if (viewer && role.seat && !location.hash.startsWith('#/seat/')) location.hash = `#/seat/${enc(role.seat)}`;
+  }
+
   async function refreshSeats() {
+    if (role.seat) return; // a viewer of one seat may not list the others
     try {
       const d = await api('GET', '/v1/seats');
       renderSeats(d.seats || []);
@@ -475,6 +488,5 @@
   window.addEventListener('hashchange', route);
   document.addEventListener('visibilitychange', poll);
   setInterval(poll, POLL_MS);
-  route();
-  poll();
+  whoami().finally(() => { route(); poll(); });
 })();

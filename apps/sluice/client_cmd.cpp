@@ -5,6 +5,7 @@
 #include <sluice/net/http_client.hpp>
 #include <sluice/net/sse.hpp>
 #include <sluice/runtime/stream_json.hpp>
+#include <sluice/server/auth.hpp>
 
 #include <boost/json.hpp>
 
@@ -28,13 +29,19 @@ namespace json = boost::json;
 struct ClientOptions {
     std::string hub{"http://127.0.0.1:8420"};
     std::string token;
+    std::string data{"sluice-data"};
 };
 
+// The token: --token, else SLUICE_TOKEN, else the one in the hub's data dir (when this user
+// can read it: the same default as `serve`, or --data).
 transport::HttpHeaders auth(const ClientOptions& o) {
     transport::HttpHeaders h;
     std::string token = o.token;
     if (token.empty() && std::getenv("SLUICE_TOKEN") != nullptr) {
         token = std::getenv("SLUICE_TOKEN");
+    }
+    if (token.empty()) {
+        token = server::auth::read_owner_token(o.data).value_or("");
     }
     if (!token.empty()) {
         h.emplace_back("Authorization", "Bearer " + token);
@@ -61,8 +68,8 @@ std::optional<json::value> call(
     const std::string& body = {}) {
     transport::HttpClient client(client_options(false));
     transport::HttpRequest req{method, o.hub + path, auth(o), body};
-    if (!body.empty()) {
-        req.headers.emplace_back("Content-Type", "application/json");
+    if (method != "GET") {
+        req.headers.emplace_back("Content-Type", "application/json"); // the hub takes JSON only
     }
     std::string got;
     auto r = client.request_blocking(req, CancellationToken{}, [&](std::string_view c) {
@@ -92,6 +99,12 @@ std::optional<json::value> call(
             path.c_str(),
             r->status,
             msg.c_str());
+        if (r->status == 401) {
+            std::fprintf(
+                stderr,
+                "sluice: pass --token or SLUICE_TOKEN, or --data DIR of the hub (its token is "
+                "in DIR/token)\n");
+        }
         return std::nullopt;
     }
     if (ec) {
@@ -144,6 +157,14 @@ void follow(
         }
         if (r && r->status == 404) {
             std::fprintf(stderr, "sluice: no such seat: %s\n", seat.c_str());
+            return;
+        }
+        if (r && (r->status == 401 || r->status == 403)) {
+            std::fprintf(
+                stderr,
+                "sluice: the hub refused the stream (HTTP %u): %s\n",
+                r->status,
+                r->body.c_str());
             return;
         }
         std::fprintf(stderr, "sluice: stream dropped; reconnecting…\n");
@@ -566,6 +587,7 @@ void add_client_commands(CLI::App& app) {
     auto common = [o](CLI::App* sub) {
         sub->add_option("--hub", o->hub, "the hub's URL");
         sub->add_option("--token", o->token, "bearer token (or SLUICE_TOKEN)");
+        sub->add_option("--data", o->data, "the hub's data dir, to read its token from");
     };
     auto* seats = app.add_subcommand("seats", "List the hub's seats");
     common(seats);

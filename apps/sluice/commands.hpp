@@ -25,4 +25,7 @@ void add_run_command(CLI::App& app);
 /// `sluice seats|new|send|tail|cancel|stats`: clients of a running hub.
 void add_client_commands(CLI::App& app);
 
+/// `sluice token new|list|revoke`: viewer tokens in the hub's data dir.
+void add_token_command(CLI::App& app);
+
 } // namespace sluice::app

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
         sluice::app::add_transcript_command(app);
         sluice::app::add_run_command(app);
         sluice::app::add_client_commands(app);
+        sluice::app::add_token_command(app);
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {

@@ -5,9 +5,11 @@
 #include <sluice/hub/hub.hpp>
 #include <sluice/runtime/agent.hpp>
 #include <sluice/runtime/stream_json.hpp>
+#include <sluice/server/auth.hpp>
 #include <sluice/server/server.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include <spdlog/spdlog.h>
@@ -19,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -40,6 +43,14 @@ struct ServeOptions {
     std::string data{"sluice-data"};
     RuntimeFlags runtime;
     std::string token;
+    bool no_token{false};
+    std::vector<std::string> allow_hosts;
+    std::vector<std::string> allow_origins;
+    std::string public_url;
+    unsigned auth_free_failures{8};
+    std::string tls_cert;
+    std::string tls_key;
+    bool behind_proxy{false};
     std::size_t threads{2};
     std::uint64_t window_cap{0};
     std::uint64_t window_cap_bytes{0};
@@ -111,7 +122,52 @@ hub::AgentOrReason claude_agent(
     return {runtime::make_process_agent(ex, std::move(pc)), {}};
 }
 
+bool loopback_listen(const std::string& listen) {
+    const auto colon = listen.rfind(':');
+    std::string host = colon == std::string::npos ? listen : listen.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+    }
+    boost::system::error_code ec;
+    const auto addr = boost::asio::ip::make_address(host.empty() ? "127.0.0.1" : host, ec);
+    return !ec && addr.is_loopback();
+}
+
+// The owner token: --token, else SLUICE_TOKEN, else the data dir's (created at first start).
+// Empty with --no-token. nullopt (after saying why) when it cannot be had.
+std::optional<std::string> serve_token(const ServeOptions& o, bool& created) {
+    created = false;
+    if (o.no_token) {
+        if (!loopback_listen(o.listen)) {
+            std::fprintf(stderr, "sluice serve: --no-token is allowed on loopback only\n");
+            return std::nullopt;
+        }
+        return std::string();
+    }
+    if (!o.token.empty()) {
+        return o.token;
+    }
+    if (const char* env = std::getenv("SLUICE_TOKEN"); env != nullptr && *env != '\0') {
+        return std::string(env);
+    }
+    auto t = server::auth::owner_token(o.data, created);
+    if (!t) {
+        std::fprintf(
+            stderr,
+            "sluice serve: cannot read or create the token in %s: %s\n",
+            o.data.c_str(),
+            t.error().message().c_str());
+        return std::nullopt;
+    }
+    return *t;
+}
+
 int run_serve(const ServeOptions& o) {
+    bool created = false;
+    const auto token = serve_token(o, created);
+    if (!token) {
+        return 2;
+    }
     const runtime::RuntimeConfig rc = runtime_config(o.runtime);
     const bool has_agent_cmd = !o.runtime.agent_cmd.empty();
     const runtime::ProcessAgentConfig pc =
@@ -169,12 +225,29 @@ int run_serve(const ServeOptions& o) {
     sc.listen = o.listen;
     sc.max_connections = o.max_connections;
     sc.header_timeout = std::chrono::milliseconds(o.header_timeout_ms);
-    sc.token = o.token.empty()
-                   ? (std::getenv("SLUICE_TOKEN") != nullptr ? std::getenv("SLUICE_TOKEN") : "")
-                   : o.token;
+    sc.token = *token;
+    sc.token_dir = o.data;
+    sc.allow_hosts = o.allow_hosts;
+    sc.allow_origins = o.allow_origins;
+    sc.public_url = o.public_url;
+    sc.auth_free_failures = o.auth_free_failures;
+    sc.tls_cert = o.tls_cert;
+    sc.tls_key = o.tls_key;
+    if (o.tls_cert.empty() != o.tls_key.empty()) {
+        std::fprintf(stderr, "sluice serve: --tls-cert and --tls-key go together\n");
+        return 2;
+    }
     server::Server srv(io, hub, sc);
     if (auto r = srv.start(); !r) {
-        if (r.error() == make_error_code(errc::unauthorized)) {
+        if (!o.tls_cert.empty() && r.error().category() != error_category()) {
+            std::fprintf(
+                stderr,
+                "sluice serve: cannot start on %s with TLS certificate %s and key %s: %s\n",
+                o.listen.c_str(),
+                o.tls_cert.c_str(),
+                o.tls_key.c_str(),
+                r.error().message().c_str());
+        } else if (r.error() == make_error_code(errc::unauthorized)) {
             std::fprintf(
                 stderr, "sluice serve: listening beyond loopback needs --token or SLUICE_TOKEN\n");
         } else {
@@ -187,7 +260,40 @@ int run_serve(const ServeOptions& o) {
         return 2;
     }
     const auto colon = o.listen.rfind(':');
-    std::printf("listening on http://%s:%u\n", o.listen.substr(0, colon).c_str(), srv.port());
+    const std::string listen_host = o.listen.substr(0, colon);
+    const char* scheme = srv.tls() ? "https" : "http";
+    std::printf("listening on %s://%s:%u\n", scheme, listen_host.c_str(), srv.port());
+    if (!srv.tls() && !loopback_listen(o.listen) && !o.behind_proxy) {
+        std::printf(
+            "warning: listening beyond loopback without TLS: the token crosses the network in "
+            "clear (--tls-cert/--tls-key, or --behind-proxy when a TLS proxy is in front)\n");
+    }
+    {
+        // The page's address, once: with the token in its fragment (never sent to a server;
+        // the page keeps it and cleans the address bar).
+        std::string page = o.public_url;
+        if (page.empty()) {
+            const bool wildcard = listen_host == "0.0.0.0" || listen_host == "[::]";
+            page = std::string(scheme) + "://" + (wildcard ? std::string("127.0.0.1") : listen_host)
+                   + ":" + std::to_string(srv.port());
+        }
+        while (!page.empty() && page.back() == '/') {
+            page.pop_back();
+        }
+        if (token->empty()) {
+            std::printf(
+                "no token (--no-token): anyone who can reach %s can use this hub\n", page.c_str());
+            std::printf("page: %s/\n", page.c_str());
+        } else {
+            std::printf("page: %s/#token=%s\n", page.c_str(), token->c_str());
+            if (created) {
+                std::printf(
+                    "a new token was written to %s/%s (the CLI reads it from there)\n",
+                    o.data.c_str(),
+                    std::string(server::auth::OWNER_TOKEN_FILE).c_str());
+            }
+        }
+    }
     std::printf(
         "seats restored: %zu, data in %s, provider %s\n",
         restored,
@@ -256,7 +362,26 @@ void add_serve_command(CLI::App& app) {
     sub->add_option("--listen", o->listen, "address:port to listen on (port 0: any free port)");
     sub->add_option("--data", o->data, "data directory (one folder per seat)");
     add_runtime_flags(*sub, o->runtime);
-    sub->add_option("--token", o->token, "bearer token (or SLUICE_TOKEN); required off loopback");
+    sub->add_option(
+        "--token",
+        o->token,
+        "owner token (or SLUICE_TOKEN); default: the data dir's, created at first start");
+    sub->add_flag("--no-token", o->no_token, "require no token (loopback only; says so at start)");
+    sub->add_option("--allow-host", o->allow_hosts, "another name the Host header may carry");
+    sub->add_option(
+        "--allow-origin", o->allow_origins, "a foreign origin let in (scheme://host[:port], or *)");
+    sub->add_option(
+        "--public-url", o->public_url, "the URL people reach the hub at (its host is allowed)");
+    sub->add_option("--tls-cert", o->tls_cert, "PEM certificate chain: serve HTTPS and WSS");
+    sub->add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert");
+    sub->add_flag(
+        "--behind-proxy",
+        o->behind_proxy,
+        "a TLS proxy is in front: no warning for plain HTTP beyond loopback");
+    sub->add_option(
+        "--auth-free-failures",
+        o->auth_free_failures,
+        "wrong tokens one address may send before it is held back (429)");
     sub->add_option("--threads", o->threads, "I/O threads")->check(CLI::Range(1, 64));
     sub->add_option("--window-cap", o->window_cap, "window cap in frames (slack = cap/4)");
     sub->add_option(

@@ -3,6 +3,7 @@
 #include <sluice/core/safe_write.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -80,9 +81,14 @@ boost::system::error_code write_all(int fd, std::string_view bytes) {
     return {};
 }
 
-boost::system::error_code write_temp(const std::filesystem::path& tmp, std::string_view bytes) {
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+boost::system::error_code
+write_temp(const std::filesystem::path& tmp, std::string_view bytes, unsigned mode) {
+    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
     if (!fd.valid()) {
+        return last_os_error();
+    }
+    // A temp file left by a crash keeps its old bits through O_CREAT: set them.
+    if (::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0) {
         return last_os_error();
     }
     if (auto ec = write_all(fd.get(), bytes)) {
@@ -111,9 +117,14 @@ boost::system::error_code sync_dir(const std::filesystem::path& dir) {
 } // namespace
 
 boost::system::result<void> safe_write(const std::filesystem::path& path, std::string_view bytes) {
+    return safe_write(path, bytes, 0644);
+}
+
+boost::system::result<void>
+safe_write(const std::filesystem::path& path, std::string_view bytes, unsigned mode) {
     std::filesystem::path tmp = path;
     tmp += ".tmp";
-    if (auto ec = write_temp(tmp, bytes)) {
+    if (auto ec = write_temp(tmp, bytes, mode)) {
         (void)::unlink(tmp.c_str());
         return ec;
     }

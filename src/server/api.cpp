@@ -505,7 +505,10 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
     }
     const auto method = req.method();
     if (parts.size() == 1 && parts[0] == "healthz") {
-        co_return json_response(req, 200, R"({"ok":true})");
+        // Answered without a token (a load balancer's probe): it says nothing but "ok".
+        auto res = json_response(req, 200, "ok");
+        res.set(http::field::content_type, "text/plain");
+        co_return res;
     }
     if (parts.size() == 1 && parts[0] == "metrics") {
         auto res = json_response(req, 200, metrics_text(s));
@@ -595,7 +598,10 @@ handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url
         what = e.what();
     }
     spdlog::error(
-        "{} {}: handler ended by an exception: {}", req.method_string(), req.target(), what);
+        "{} {}: handler ended by an exception: {}",
+        req.method_string(),
+        access::redact_target(req.target()),
+        what);
     co_return error_response(req, internal_error(), "internal error: " + what);
 }
 

@@ -5,38 +5,6 @@ namespace sluice::server {
 
 namespace session_detail {
 
-namespace {
-
-bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) {
-        return false;
-    }
-    unsigned char diff = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        diff = static_cast<unsigned char>(
-            diff | (static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i])));
-    }
-    return diff == 0;
-}
-
-} // namespace
-
-bool authorized(const Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
-    if (s.cfg.token.empty()) {
-        return true;
-    }
-    const auto auth = req[http::field::authorization];
-    constexpr std::string_view bearer = "Bearer ";
-    if (auth.size() > bearer.size() && auth.substr(0, bearer.size()) == bearer
-        && constant_time_equal(auth.substr(bearer.size()), s.cfg.token)) {
-        return true;
-    }
-    if (auto q = query_param(url, "access_token")) {
-        return constant_time_equal(*q, s.cfg.token);
-    }
-    return false;
-}
-
 std::optional<std::pair<std::string, std::string>> stream_route(const boost::urls::url_view& url) {
     auto segs = url.segments();
     std::vector<std::string> parts(segs.begin(), segs.end());

@@ -23,8 +23,6 @@ namespace sluice::server {
 
 namespace session_detail {
 
-bool authorized(const Server::Impl& s, const Request& req, const boost::urls::url_view& url);
-
 // Which seat a streaming route names, if the target is /v1/seats/{id}/{events|ws}.
 std::optional<std::pair<std::string, std::string>> stream_route(const boost::urls::url_view& url);
 
@@ -77,6 +75,7 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
             }
         });
     });
+    const std::string peer = PeerOf<Stream>::address(stream);
     beast::flat_buffer buffer;
     bool first = true;
     for (;;) {
@@ -138,17 +137,11 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
             }
             continue;
         }
-        // The page's own files hold no secret; without them a browser could never show the
-        // token form. Everything else needs the token.
-        const bool page_file = (req.method() == http::verb::get || req.method() == http::verb::head)
-                               && web::find_asset(url->path()) != nullptr;
-        if (!page_file && !authorized(*s, req, *url)) {
-            auto res = error_response(
-                req,
-                make_error_code(errc::unauthorized),
-                "a bearer token is required (Authorization: Bearer <token>, or ?access_token=)");
-            res.set(http::field::www_authenticate, "Bearer");
-            if (!co_await write_response(stream, std::move(res))) {
+        // Host, Origin, token, JSON and role, before anything is routed (guard.cpp).
+        Access granted;
+        if (auto refused = check_access(*s, req, *url, peer, granted)) {
+            const bool keep = refused->keep_alive(); // a refusal honours Connection: close too
+            if (!co_await write_response(stream, std::move(*refused)) || !keep) {
                 co_return;
             }
             continue;
@@ -173,7 +166,9 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
             *phase = Phase::streaming; // from here on the stream's own hook stops it
             StreamOps<Stream>::expires_never(stream);
             if (route->second == "ws") {
-                co_await serve_websocket(*s, std::move(seat), stream, std::move(req), ticket);
+                const bool read_only = granted.grant.role == auth::Role::viewer;
+                co_await serve_websocket(
+                    *s, std::move(seat), stream, std::move(req), ticket, read_only);
                 co_return;
             }
             std::optional<std::string> last;

@@ -3,10 +3,13 @@
 
 #include "connections.hpp"
 
+#include <sluice/server/access.hpp>
+#include <sluice/server/auth.hpp>
 #include <sluice/server/server.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
@@ -34,7 +37,14 @@ struct Server::Impl {
         , hub(hub_)
         , cfg(std::move(cfg_))
         , acceptor(net::make_strand(io_))
-        , connections(std::make_shared<Connections>(cfg.max_connections)) {}
+        , connections(std::make_shared<Connections>(cfg.max_connections))
+        , keyring(cfg.token, cfg.token_dir)
+        , backoff(access::BackoffLimits{.free_failures = cfg.auth_free_failures})
+        , names(access::site_names(
+              access::listen_host(cfg.listen),
+              cfg.allow_hosts,
+              cfg.allow_origins,
+              cfg.public_url)) {}
 
     net::io_context& io;
     hub::Hub& hub;
@@ -47,6 +57,10 @@ struct Server::Impl {
     std::atomic<std::uint64_t> lane_peak_retained{
         0};                                  ///< most preview bytes one lane was seen holding
     std::atomic<std::uint64_t> gap_bytes{0}; ///< preview bytes reported as gap, all streams
+    auth::Keyring keyring;                   ///< the tokens accepted
+    access::Backoff backoff;                 ///< wrong-token backoff per peer
+    access::SiteNames names;                 ///< Host and Origin allow-lists
+    std::unique_ptr<net::ssl::context> tls;  ///< set by start with --tls-cert/--tls-key
 
     /// Notes what a subscriber's lane holds, before its writer collects (on the seat strand):
     /// a stalled writer collects next when its socket drains, so the level it then sees is what
@@ -116,6 +130,11 @@ template <class Stream>
 net::awaitable<void>
 serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket ticket);
 
+/// Serves one HTTPS connection: the TLS handshake (bounded by the header timeout), then
+/// serve_http over the TLS stream (tls_session.cpp).
+net::awaitable<void>
+serve_tls(std::shared_ptr<Server::Impl> s, beast::tcp_stream tcp, Connections::Ticket ticket);
+
 /// Serves an SSE subscription on `stream` until the client or the seat goes, or shutdown
 /// (then what is queued is written and the stream ends with a comment naming why).
 template <class Stream>
@@ -128,21 +147,55 @@ net::awaitable<void> serve_sse(
     Connections::Ticket& ticket);
 
 /// Accepts a WebSocket upgrade and serves the seat's events over it; at shutdown, what is
-/// queued is written, then a close frame (going_away) with its reason.
+/// queued is written, then a close frame (going_away) with its reason. `read_only` (a viewer's
+/// socket): ops that act are refused.
 template <class Stream>
 net::awaitable<void> serve_websocket(
     Server::Impl& s,
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
     Request req,
-    Connections::Ticket& ticket);
+    Connections::Ticket& ticket,
+    bool read_only = false);
 
 namespace stream_detail {
 /// The answer to one WebSocket client message (an op: send, cancel, more), as the message to
 /// send back. Validated by the shared validator; never throws for a client's mistake. On the
-/// seat's strand.
-std::string ws_answer(hub::Seat& seat, std::string_view message);
+/// seat's strand. `read_only` (a viewer): send and cancel are refused, with the reason.
+std::string ws_answer(hub::Seat& seat, std::string_view message, bool read_only = false);
 } // namespace stream_detail
+
+/// What the access checks decided for a request that may go on.
+struct Access {
+    auth::Grant grant;     ///< who asks (owner when no token is required)
+    bool page_file{false}; ///< a GET of the page's static files (no token needed)
+};
+
+/// The access checks of one request, before routing: Host (421), Origin (403), token (401,
+/// 429 while a peer is held back), JSON for state changes (415), a viewer's limits (403), and
+/// `/v1/whoami`. @return the answer to send instead of routing, or nothing (then `out` says who
+/// asks). `peer`: the client's address, for the backoff. Safe from any thread.
+std::optional<Response> check_access(
+    Server::Impl& s,
+    const Request& req,
+    const boost::urls::url_view& url,
+    std::string_view peer,
+    Access& out);
+
+/// The client's address of a stream, for the backoff: "" where there is none (test streams);
+/// specialized for the TCP and TLS streams.
+template <class Stream>
+struct PeerOf {
+    static std::string address(Stream& /*stream*/) { return {}; }
+};
+
+/// The client's address of a TCP stream.
+std::string peer_address(const beast::tcp_stream& stream);
+
+template <>
+struct PeerOf<beast::tcp_stream> {
+    static std::string address(beast::tcp_stream& s) { return peer_address(s); }
+};
 
 /// The value of query parameter `key`, if present.
 std::optional<std::string> query_param(const boost::urls::url_view& url, std::string_view key);

@@ -55,19 +55,19 @@ net::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> s) {
             continue;
         }
         auto ex = socket.get_executor();
-        net::co_spawn(
-            ex,
-            serve_http<beast::tcp_stream>(
-                s, beast::tcp_stream(std::move(socket)), std::move(ticket)),
-            [](const std::exception_ptr& e) {
-                if (e) {
-                    try {
-                        std::rethrow_exception(e);
-                    } catch (const std::exception& x) {
-                        spdlog::error("session ended by an exception: {}", x.what());
-                    }
+        auto session = s->tls
+                           ? serve_tls(s, beast::tcp_stream(std::move(socket)), std::move(ticket))
+                           : serve_http<beast::tcp_stream>(
+                               s, beast::tcp_stream(std::move(socket)), std::move(ticket));
+        net::co_spawn(ex, std::move(session), [](const std::exception_ptr& e) {
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& x) {
+                    spdlog::error("session ended by an exception: {}", x.what());
                 }
-            });
+            }
+        });
     }
 }
 
@@ -137,6 +137,21 @@ boost::system::result<void> Server::start() {
     if (!addr.is_loopback() && s.cfg.token.empty()) {
         return make_error_code(errc::unauthorized);
     }
+    if (!s.cfg.tls_cert.empty() || !s.cfg.tls_key.empty()) {
+        auto ctx = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
+        ctx->set_options(
+            net::ssl::context::default_workarounds | net::ssl::context::no_sslv2
+            | net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1
+            | net::ssl::context::no_tlsv1_1);
+        ctx->use_certificate_chain_file(s.cfg.tls_cert, ec);
+        if (!ec) {
+            ctx->use_private_key_file(s.cfg.tls_key, net::ssl::context::pem, ec);
+        }
+        if (ec) {
+            return ec;
+        }
+        s.tls = std::move(ctx);
+    }
     tcp::endpoint ep(addr, static_cast<std::uint16_t>(port));
     s.acceptor.open(ep.protocol(), ec);
     if (!ec) {
@@ -161,6 +176,10 @@ std::uint16_t Server::port() const noexcept {
     boost::system::error_code ec;
     auto ep = impl_->acceptor.local_endpoint(ec);
     return ec ? 0 : ep.port();
+}
+
+bool Server::tls() const noexcept {
+    return impl_->tls != nullptr;
 }
 
 std::size_t Server::connections() const {

@@ -94,7 +94,7 @@ std::string ws_refusal(const Refusal& r) {
 
 } // namespace
 
-std::string ws_answer(hub::Seat& seat, std::string_view message) {
+std::string ws_answer(hub::Seat& seat, std::string_view message, bool read_only) {
     boost::system::error_code pec;
     auto v = json::parse(message, pec);
     const json::object* op = (!pec && v.is_object()) ? &v.get_object() : nullptr;
@@ -102,6 +102,12 @@ std::string ws_answer(hub::Seat& seat, std::string_view message) {
     if (name == nullptr || !name->is_string()) {
         return ws_refusal(
             Refusal::of(errc::bad_request, "a message must be a JSON object with a string 'op'"));
+    }
+    if (read_only && name->get_string() != "more") {
+        return hub::wire::ws_error(
+            "forbidden",
+            "a viewer token may watch but not act: op '"
+                + std::string(name->get_string().subview(0, 64)) + "' needs the owner's token");
     }
     if (name->get_string() == "send") {
         SendOp send;
@@ -165,6 +171,11 @@ template net::awaitable<void> serve_sse<beast::tcp_stream>(
     Connections::Ticket&);
 
 template net::awaitable<void> serve_websocket<beast::tcp_stream>(
-    Server::Impl&, std::shared_ptr<hub::Seat>, beast::tcp_stream&, Request, Connections::Ticket&);
+    Server::Impl&,
+    std::shared_ptr<hub::Seat>,
+    beast::tcp_stream&,
+    Request,
+    Connections::Ticket&,
+    bool);
 
 } // namespace sluice::server

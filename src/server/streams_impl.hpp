@@ -300,8 +300,12 @@ net::awaitable<void> ws_writer(
 }
 
 template <class Stream>
-net::awaitable<void>
-ws_reader(hub::Seat& seat, websocket::stream<Stream>& ws, StreamControl& ctl, WsState& st) {
+net::awaitable<void> ws_reader(
+    hub::Seat& seat,
+    websocket::stream<Stream>& ws,
+    StreamControl& ctl,
+    WsState& st,
+    bool read_only) {
     beast::flat_buffer buf;
     for (;;) {
         buf.clear();
@@ -312,7 +316,7 @@ ws_reader(hub::Seat& seat, websocket::stream<Stream>& ws, StreamControl& ctl, Ws
         if (st.replies.size() >= WS_MAX_REPLIES) {
             co_return; // a client that floods ops and never reads is dropped
         }
-        st.replies.push_back(ws_answer(seat, beast::buffers_to_string(buf.data())));
+        st.replies.push_back(ws_answer(seat, beast::buffers_to_string(buf.data()), read_only));
         ctl.wake.cancel();
     }
 }
@@ -323,7 +327,8 @@ net::awaitable<void> ws_on_strand(
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
     Request req,
-    Connections::Ticket& ticket) {
+    Connections::Ticket& ticket,
+    bool read_only) {
     using net::experimental::awaitable_operators::operator||;
     websocket::stream<Stream> ws(std::move(stream));
     ws.read_message_max(WS_MAX_MESSAGE);
@@ -341,7 +346,9 @@ net::awaitable<void> ws_on_strand(
     Subscription sub(seat, co_await net::this_coro::executor, ticket, std::move(opt));
     WsState st;
     auto& ctl = sub.control();
-    co_await (ws_writer(s, *seat, sub.subscriber(), ws, ctl, st) || ws_reader(*seat, ws, ctl, st));
+    co_await (
+        ws_writer(s, *seat, sub.subscriber(), ws, ctl, st)
+        || ws_reader(*seat, ws, ctl, st, read_only));
 }
 
 // Runs `body` on the seat's strand; an exception ends the stream with one log line.
@@ -382,12 +389,13 @@ net::awaitable<void> serve_websocket(
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
     Request req,
-    Connections::Ticket& ticket) {
+    Connections::Ticket& ticket,
+    bool read_only) {
     auto keep = seat;
     co_await stream_detail::on_seat_strand(
         std::move(keep),
         "WebSocket",
-        stream_detail::ws_on_strand(s, std::move(seat), stream, std::move(req), ticket));
+        stream_detail::ws_on_strand(s, std::move(seat), stream, std::move(req), ticket, read_only));
 }
 
 } // namespace sluice::server

@@ -3,9 +3,12 @@
 
 #include <boost/json.hpp>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,7 +24,13 @@ extern char** environ;
 
 namespace sluice::test {
 
-SluiceProcess::SluiceProcess(std::vector<std::string> args, bool wait_for_listen) {
+SluiceProcess::SluiceProcess(
+    std::vector<std::string> args, bool wait_for_listen, HubAuth auth, const std::string& cwd) {
+    if (auth == HubAuth::no_token && !args.empty() && args.front() == "serve"
+        && std::find(args.begin(), args.end(), "--token") == args.end()
+        && std::find(args.begin(), args.end(), "--no-token") == args.end()) {
+        args.emplace_back("--no-token");
+    }
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {
         throw std::runtime_error("pipe failed");
@@ -29,6 +38,9 @@ SluiceProcess::SluiceProcess(std::vector<std::string> args, bool wait_for_listen
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    if (!cwd.empty()) {
+        posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+    }
     std::vector<std::string> argv_s;
     argv_s.emplace_back(SLUICE_BINARY);
     for (auto& a : args) {
@@ -72,9 +84,11 @@ void SluiceProcess::reader() {
         std::lock_guard lock(mu_);
         out_.append(buf, static_cast<std::size_t>(n));
         if (port_ == 0) {
-            const auto at = out_.find("listening on http://");
-            if (at != std::string::npos) {
-                const auto colon = out_.find(':', at + 20);
+            const auto at = out_.find("listening on http");
+            const auto scheme_end = out_.find("://", at == std::string::npos ? 0 : at);
+            if (at != std::string::npos && scheme_end != std::string::npos) {
+                tls_ = out_.compare(at, 18, "listening on https") == 0;
+                const auto colon = out_.find(':', scheme_end + 3);
                 const auto nl = out_.find('\n', at);
                 if (colon != std::string::npos && nl != std::string::npos) {
                     port_ =
@@ -90,7 +104,17 @@ void SluiceProcess::reader() {
 }
 
 std::string SluiceProcess::base() const {
-    return "http://127.0.0.1:" + std::to_string(port_);
+    return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_);
+}
+
+std::string SluiceProcess::token() const {
+    std::lock_guard lock(mu_);
+    const auto at = out_.find("#token=");
+    if (at == std::string::npos) {
+        return {};
+    }
+    const auto nl = out_.find('\n', at);
+    return out_.substr(at + 7, nl == std::string::npos ? std::string::npos : nl - at - 7);
 }
 
 int SluiceProcess::wait(std::chrono::milliseconds timeout) {
@@ -173,8 +197,11 @@ Reply http(
     req.url = url;
     req.body = body;
     req.headers = std::move(headers);
-    if (!body.empty()) {
-        req.headers.emplace_back("Content-Type", "application/json");
+    const bool has_type = std::any_of(req.headers.begin(), req.headers.end(), [](const auto& h) {
+        return h.first == "Content-Type";
+    });
+    if (method != "GET" && method != "HEAD" && !has_type) {
+        req.headers.emplace_back("Content-Type", "application/json"); // the hub takes JSON only
     }
     Reply reply;
     std::string ok_body;
@@ -194,6 +221,43 @@ Reply http(
         reply.json = std::move(v);
     }
     return reply;
+}
+
+std::string raw_http(unsigned port, const std::string& request, std::chrono::milliseconds timeout) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        throw std::runtime_error("socket failed");
+    }
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(fd);
+        throw std::runtime_error("connect failed");
+    }
+    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string out;
+    char buf[16384];
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            break;
+        }
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+            break;
+        }
+        const auto n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+            break;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return out;
 }
 
 SseClient::SseClient(std::string url, std::optional<std::string> last_event_id) {

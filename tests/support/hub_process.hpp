@@ -23,12 +23,27 @@ namespace sluice::test {
 /// Temporary directories come from the conversation tests' support (one helper, not two).
 using sluice::test::TempDir;
 
+/// How a `serve` started by SluiceProcess treats tokens.
+enum class HubAuth {
+    /// `--no-token` is added unless the args name `--token` or `--no-token`: tests that are not
+    /// about tokens talk to the hub as they always did (every helper here, raw sockets and
+    /// WebSocket handshakes included).
+    no_token,
+    /// As given: the hub's default (a token created in its data dir, found by the CLI there).
+    as_given,
+};
+
 /// A child process running the sluice binary; stdout is read for `listening on …`.
 /// The destructor ends it (SIGTERM, then SIGKILL) and reaps it.
 class SluiceProcess {
 public:
-    /// Starts `sluice <args…>`; for `serve`, waits (up to 20 s) for the listening line.
-    explicit SluiceProcess(std::vector<std::string> args, bool wait_for_listen = true);
+    /// Starts `sluice <args…>` (in `cwd` when given); for `serve`, waits (up to 20 s) for the
+    /// listening line.
+    explicit SluiceProcess(
+        std::vector<std::string> args,
+        bool wait_for_listen = true,
+        HubAuth auth = HubAuth::no_token,
+        const std::string& cwd = {});
     ~SluiceProcess();
     SluiceProcess(const SluiceProcess&) = delete;
     SluiceProcess& operator=(const SluiceProcess&) = delete;
@@ -36,8 +51,11 @@ public:
     /// The port `serve` bound.
     [[nodiscard]] unsigned port() const noexcept { return port_; }
 
-    /// "http://127.0.0.1:<port>".
+    /// "http://127.0.0.1:<port>" ("https://…" when the hub serves TLS).
     [[nodiscard]] std::string base() const;
+
+    /// The token in the page link the hub printed (`page: …#token=<token>`), or "".
+    [[nodiscard]] std::string token() const;
 
     /// The child's pid.
     [[nodiscard]] int pid() const noexcept { return pid_; }
@@ -54,6 +72,7 @@ private:
     int pid_{-1};
     int out_fd_{-1};
     unsigned port_{};
+    bool tls_{false};
     std::thread reader_;
     mutable std::mutex mu_;
     std::condition_variable cv_;
@@ -79,6 +98,13 @@ Reply http(
     const std::string& url,
     const std::string& body = {},
     transport::HttpHeaders headers = {});
+
+/// Sends `request` as it is (raw bytes, for headers an HTTP library sets itself, such as Host)
+/// to 127.0.0.1:`port` and returns everything read until the peer closes or `timeout`.
+std::string raw_http(
+    unsigned port,
+    const std::string& request,
+    std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 /// An SSE subscriber on its own thread, collecting events until stopped.
 class SseClient {

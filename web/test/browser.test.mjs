@@ -67,7 +67,10 @@ class Hub {
   }
 
   startOnce(listen) {
-    const args = ['serve', '--listen', listen, '--data', this.dataDir, '--provider', 'scripted', ...this.extra];
+    // A hub wants a token by default; tests that are not about it run with --no-token.
+    const auth = this.extra.includes('--token') || this.extra.includes('--default-token') ? [] : ['--no-token'];
+    const extra = this.extra.filter((a) => a !== '--default-token');
+    const args = ['serve', '--listen', listen, '--data', this.dataDir, '--provider', 'scripted', ...auth, ...extra];
     const proc = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(proc);
     this.proc = proc;
@@ -102,7 +105,7 @@ class Hub {
 
   async api(method, p, body) {
     const res = await fetch(this.base + p, {
-      method, headers: body ? { 'Content-Type': 'application/json' } : {},
+      method, headers: { ...(method !== 'GET' ? { 'Content-Type': 'application/json' } : {}), ...(this.token ? { Authorization: `Bearer ${this.token}` } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
@@ -623,4 +626,49 @@ test('a seat is renamed from its header, and the list follows', { timeout: 45_00
 
 test('the page raised no script error', () => {
   assert.deepEqual(pageErrors, []);
+});
+
+test('the page link with #token= logs in, cleans the address bar, and a viewer link is read-only', { timeout: 60_000 }, async () => {
+  const dataDir = tempDir('default-token');
+  const guarded = new Hub(dataDir, ['--default-token']);
+  await guarded.start();
+  try {
+    const link = /page: (\S+#token=([0-9a-f]{64}))/.exec(guarded.log);
+    assert.ok(link, `the hub printed its page link with the token: ${guarded.log.slice(-500)}`);
+    guarded.token = link[2];
+    assert.equal((await fetch(guarded.base + '/v1/seats')).status, 401, 'the hub wants its token');
+    const tab = await context.newPage();
+    try {
+      await tab.goto(link[1]);
+      await tab.getByRole('button', { name: 'New seat' }).click();
+      await tab.getByRole('button', { name: 'Create' }).click();
+      await tab.waitForFunction(() => location.hash.startsWith('#/seat/'));
+      await until('the seat stream to be live with the link\'s token', async () =>
+        (await tab.locator('#conn-state').textContent()) === 'live');
+      assert.equal(await tab.evaluate(() => sessionStorage.getItem('sluice.token')), link[2]);
+      assert.ok(!(await tab.evaluate(() => location.href)).includes('token='), 'the address bar no longer shows the token');
+      assert.equal(await tab.locator('#token-dialog[open]').count(), 0, 'never asked');
+    } finally {
+      await tab.close();
+    }
+    // A viewer link: watches the seat, offers no prompt and no new seat.
+    const seat = (await guarded.api('GET', '/v1/seats')).body.seats[0].id;
+    const minted = spawnSync(BINARY, ['token', 'new', '--viewer', '--data', dataDir], { encoding: 'utf8', timeout: 10_000 });
+    assert.equal(minted.status, 0, minted.stderr);
+    const viewer = minted.stdout.trim();
+    const watch = await context.newPage();
+    try {
+      await watch.goto(`${guarded.base}/#token=${viewer}`);
+      await until('the read-only note', async () => watch.locator('#read-only-note').isVisible());
+      assert.equal(await watch.getByRole('button', { name: 'New seat' }).isVisible(), false, 'no new seat for a viewer');
+      await watch.evaluate((id) => { location.hash = `#/seat/${id}`; }, seat);
+      await until('the viewer\'s stream to be live', async () =>
+        (await watch.locator('#conn-state').textContent()) === 'live');
+      assert.equal(await watch.locator('#prompt-form').isVisible(), false, 'no prompt for a viewer');
+    } finally {
+      await watch.close();
+    }
+  } finally {
+    await guarded.stop();
+  }
 });

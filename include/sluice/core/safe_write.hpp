@@ -34,4 +34,10 @@ boost::system::result<void> safe_write(const std::filesystem::path& path, std::s
 /// thread, as errno.
 [[nodiscard]] boost::system::error_code last_os_error() noexcept;
 
+/// As `safe_write(path, bytes)`, the new file created with permission bits `mode` (e.g. 0600
+/// for a secret): the temp file is set to `mode` before the first byte is written, so the
+/// secret is never readable by others, not even for a moment.
+boost::system::result<void>
+safe_write(const std::filesystem::path& path, std::string_view bytes, unsigned mode);
+
 } // namespace sluice

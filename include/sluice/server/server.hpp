@@ -8,16 +8,25 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sluice::server {
 
 /// Listener and protocol settings.
 struct ServerConfig {
-    std::string listen{"127.0.0.1:8420"};             ///< address:port (port 0: any free port)
-    std::string token;                                ///< bearer token; required off loopback
+    std::string listen{"127.0.0.1:8420"}; ///< address:port (port 0: any free port)
+    std::string token; ///< the owner's bearer token; empty: none needed (loopback only)
+    std::filesystem::path token_dir;        ///< where viewer tokens live (empty: no viewers)
+    std::vector<std::string> allow_hosts;   ///< more names the Host header may carry
+    std::vector<std::string> allow_origins; ///< foreign origins let in ("*": any)
+    std::string public_url;                 ///< the URL people use (its host and origin are ours)
+    unsigned auth_free_failures{8};         ///< wrong tokens per peer before 429 backoff
+    std::string tls_cert; ///< PEM certificate chain file: serve HTTPS and WSS (with tls_key)
+    std::string tls_key;  ///< PEM private key file
     std::size_t max_connections{20'000};              ///< more are answered 503 and closed
     std::size_t max_body_bytes{1024 * 1024};          ///< larger bodies get 413
     std::chrono::milliseconds header_timeout{10'000}; ///< slow-header guard (first request)
@@ -39,7 +48,7 @@ public:
     Server& operator=(const Server&) = delete;
 
     /// Binds and starts accepting. Errors: bad address, port in use, a public address with no
-    /// token (errc::unauthorized).
+    /// token (errc::unauthorized), a TLS certificate or key that cannot be loaded.
     boost::system::result<void> start();
 
     /// The bound port (after `start`).
@@ -55,6 +64,9 @@ public:
     /// io_context, with the connections still open: 0 when all drained, more when `grace`
     /// passed first. The caller stops the io_context from `done`. Safe from any thread.
     void shutdown(std::chrono::milliseconds grace, std::function<void(std::size_t open)> done);
+
+    /// Whether it serves TLS (after a successful `start` with a certificate).
+    [[nodiscard]] bool tls() const noexcept;
 
     /// Connections open now (the gate's count).
     [[nodiscard]] std::size_t connections() const;

@@ -121,16 +121,16 @@ TEST(HttpSession, EveryFailPointEndsTheSessionCleanly) {
     };
 
     const std::vector<Row> rows{
-        {"GET /v1/seats/" + rig.seat + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        {"GET /v1/seats/" + rig.seat + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
          "\"id\":\"" + rig.seat},
         {"GET /v1/seats/" + rig.seat
-             + "/history?turns=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+             + "/history?turns=0 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
          "from 1 to 20"},
-        {"POST /v1/seats HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+        {"POST /v1/seats HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n"
              + std::string(100, 'a'),
          "413 Payload Too Large"},
         {"\x01\x02 garbage\r\n\r\n", "malformed HTTP request"},
-        {"GET /v1/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        {"GET /v1/nothing HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
          "no such route: /v1/nothing"},
     };
     for (const auto& row : rows) {
@@ -163,12 +163,12 @@ TEST(HttpSession, AnIdleKeepAliveConnectionEndsAtShutdown) {
     beast::test::stream ss(rig.io);
     beast::test::stream client(rig.io);
     ss.connect(client);
-    ss.append("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    ss.append("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
     SessionEnd run;
     spawn_session(rig, std::move(ss), run);
     rig.settle();
     EXPECT_FALSE(run.ended); // answered, and waiting for the next request
-    EXPECT_NE(client.str().find(R"({"ok":true})"), std::string::npos);
+    EXPECT_NE(client.str().find("\r\n\r\nok"), std::string::npos);
     EXPECT_EQ(rig.s->connections->open(), 1U);
     EXPECT_TRUE(shut_down(rig));
     EXPECT_TRUE(run.ended);
@@ -178,7 +178,8 @@ TEST(HttpSession, AnIdleKeepAliveConnectionEndsAtShutdown) {
 
 TEST(SseStream, EveryFailPointEndsTheStreamAndDetachesTheSubscriber) {
     Rig rig;
-    const std::string request = "GET /v1/seats/" + rig.seat + "/events HTTP/1.1\r\nHost: x\r\n\r\n";
+    const std::string request =
+        "GET /v1/seats/" + rig.seat + "/events HTTP/1.1\r\nHost: localhost\r\n\r\n";
     bool succeeded = false;
     std::size_t n = 0;
     for (; n < MAX_FAIL_POINTS && !succeeded; ++n) {
@@ -214,7 +215,7 @@ TEST(SseStream, EndsWhenTheClientGoes) {
     beast::test::stream ss(rig.io);
     beast::test::stream client(rig.io);
     ss.connect(client);
-    ss.append("GET /v1/seats/" + rig.seat + "/events HTTP/1.1\r\nHost: x\r\n\r\n");
+    ss.append("GET /v1/seats/" + rig.seat + "/events HTTP/1.1\r\nHost: localhost\r\n\r\n");
     SessionEnd run;
     spawn_session(rig, std::move(ss), run);
     rig.settle();
@@ -240,7 +241,7 @@ net::awaitable<void>
 ws_client(websocket::stream<beast::test::stream>& ws, std::string target, WsClientResult& out) {
     using net::as_tuple;
     using net::use_awaitable;
-    auto [hec] = co_await ws.async_handshake("x", target, as_tuple(use_awaitable));
+    auto [hec] = co_await ws.async_handshake("localhost", target, as_tuple(use_awaitable));
     if (hec) {
         out.end = hec;
         co_return;

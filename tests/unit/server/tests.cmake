@@ -1,6 +1,8 @@
 # Unit tests of sluice::server: the validator, the error map, the connection gate, and the
 # sessions over beast::test::stream with fail_count (the failure matrix).
 list(APPEND SLUICE_TEST_SOURCES
+    unit/server/access_test.cpp
+    unit/server/auth_test.cpp
     unit/server/connections_test.cpp
     unit/server/errors_test.cpp
     unit/server/sessions_test.cpp

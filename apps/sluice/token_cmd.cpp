@@ -1,0 +1,145 @@
+// `sluice token new|list|revoke`: viewer tokens, stored hashed in the hub's data dir.
+#include "commands.hpp"
+
+#include <sluice/core/clock.hpp>
+#include <sluice/server/auth.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace sluice::app {
+
+namespace {
+
+namespace auth = server::auth;
+
+std::string when(std::int64_t unix) {
+    return unix == 0
+               ? std::string("never")
+               : iso8601_utc(std::chrono::system_clock::time_point(std::chrono::seconds(unix)));
+}
+
+struct TokenOptions {
+    std::string data{"sluice-data"};
+    bool viewer{false};
+    std::string seat;
+    std::string expires;
+    std::string hub{"http://127.0.0.1:8420"};
+    std::string id;
+};
+
+int cmd_new(const TokenOptions& o) {
+    if (!o.viewer) {
+        std::fprintf(
+            stderr,
+            "sluice token new: only viewer tokens are minted (--viewer); the owner's token is in "
+            "%s/%s\n",
+            o.data.c_str(),
+            std::string(auth::OWNER_TOKEN_FILE).c_str());
+        return 2;
+    }
+    std::chrono::seconds ttl{0};
+    if (!o.expires.empty()) {
+        auto d = auth::parse_duration(o.expires);
+        if (!d) {
+            std::fprintf(
+                stderr, "sluice token new: --expires takes N followed by s, m, h or d (24h)\n");
+            return 2;
+        }
+        ttl = *d;
+    }
+    auto m = auth::mint_viewer(o.data, o.seat, ttl);
+    if (!m) {
+        std::fprintf(
+            stderr,
+            "sluice token new: cannot store the token in %s: %s\n",
+            o.data.c_str(),
+            m.error().message().c_str());
+        return 1;
+    }
+    std::string page = o.hub;
+    while (!page.empty() && page.back() == '/') {
+        page.pop_back();
+    }
+    std::printf("%s\n", m->token.c_str());
+    std::fprintf(
+        stderr,
+        "viewer token %s (seat %s, expires %s); share: %s/#token=%s\n",
+        m->entry.id.c_str(),
+        m->entry.seat.empty() ? "any" : m->entry.seat.c_str(),
+        when(m->entry.expires).c_str(),
+        page.c_str(),
+        m->token.c_str());
+    return 0;
+}
+
+int cmd_list(const TokenOptions& o) {
+    auto list = auth::read_viewers(o.data);
+    if (!list) {
+        std::fprintf(
+            stderr,
+            "sluice token list: cannot read %s: %s\n",
+            o.data.c_str(),
+            list.error().message().c_str());
+        return 1;
+    }
+    std::printf("%-8s %-6s %-16s %-24s %s\n", "ID", "ROLE", "SEAT", "EXPIRES", "CREATED");
+    for (const auto& t : *list) {
+        std::printf(
+            "%-8s %-6s %-16s %-24s %s\n",
+            t.id.c_str(),
+            "viewer",
+            t.seat.empty() ? "*" : t.seat.c_str(),
+            when(t.expires).c_str(),
+            when(t.created).c_str());
+    }
+    return 0;
+}
+
+int cmd_revoke(const TokenOptions& o) {
+    auto r = auth::revoke_viewer(o.data, o.id);
+    if (!r) {
+        std::fprintf(
+            stderr,
+            "sluice token revoke: cannot update %s: %s\n",
+            o.data.c_str(),
+            r.error().message().c_str());
+        return 1;
+    }
+    if (!*r) {
+        std::fprintf(stderr, "sluice token revoke: no one token has the id %s\n", o.id.c_str());
+        return 1;
+    }
+    std::printf("revoked %s\n", o.id.c_str());
+    return 0;
+}
+
+} // namespace
+
+void add_token_command(CLI::App& app) {
+    auto* token = app.add_subcommand("token", "Viewer tokens: new, list, revoke");
+    token->require_subcommand(1);
+    auto o = std::make_shared<TokenOptions>();
+    auto data = [o](CLI::App* sub) {
+        sub->add_option("--data", o->data, "the hub's data dir (where tokens are stored)");
+    };
+    auto* made = token->add_subcommand("new", "Mint a viewer token and print it");
+    data(made);
+    made->add_flag("--viewer", o->viewer, "a viewer token: may watch, never act")->required();
+    made->add_option("--seat", o->seat, "the one seat it may watch (default: every seat)");
+    made->add_option("--expires", o->expires, "lifetime: N followed by s, m, h or d (24h)");
+    made->add_option("--hub", o->hub, "the hub's URL, for the link printed");
+    on_selected(made, [o] { return cmd_new(*o); });
+
+    auto* list = token->add_subcommand("list", "List the viewer tokens (never the tokens)");
+    data(list);
+    on_selected(list, [o] { return cmd_list(*o); });
+
+    auto* revoke = token->add_subcommand("revoke", "Revoke a viewer token by its id");
+    data(revoke);
+    revoke->add_option("id", o->id, "the token's id (from token list)")->required();
+    on_selected(revoke, [o] { return cmd_revoke(*o); });
+}
+
+} // namespace sluice::app
