@@ -97,9 +97,47 @@ std::optional<json::value> call(
     return v;
 }
 
+// Whether `row` is an oversize frame's reference form (large blocks cut; see frame_ref.hpp).
+bool is_reference_form(const json::value& row) {
+    return row.is_object() && row.as_object().contains("sluice_ref");
+}
+
+// The row to show for frame `seq`: a reference form is fetched whole with `full` (else a hint
+// goes to stderr and the cut form is shown). `failed` is set when the fetch fails.
+json::value shown_row(
+    const ClientOptions& o,
+    const std::string& seat,
+    std::uint64_t seq,
+    json::value row,
+    bool full,
+    bool& failed) {
+    if (!is_reference_form(row)) {
+        return row;
+    }
+    if (full) {
+        if (auto whole = call(o, "GET", "/v1/seats/" + seat + "/frames/" + std::to_string(seq))) {
+            return std::move(*whole);
+        }
+        failed = true;
+        return row;
+    }
+    const auto& ref = row.at("sluice_ref");
+    std::fprintf(
+        stderr,
+        "sluice: frame %llu is %llu bytes; its large blocks are shown cut (head and tail). "
+        "--full prints it whole (GET /v1/seats/%s/frames/%llu)\n",
+        static_cast<unsigned long long>(seq),
+        static_cast<unsigned long long>(ref.at("bytes").to_number<std::uint64_t>()),
+        seat.c_str(),
+        static_cast<unsigned long long>(seq));
+    return row;
+}
+
 // Follows a seat's events, calling `on_event` for each; reconnects with Last-Event-ID after a
-// drop (a hub restart) until `on_event` returns false or `stop` is set.
-void follow(
+// drop (a hub restart) until `on_event` returns false or `stop` is set. Returns false when the
+// stream cannot be followed: an event past this client's limit (it would come again on every
+// reconnect, so it ends the stream with a message instead of a reconnect loop) or no seat.
+bool follow(
     const ClientOptions& o,
     const std::string& seat,
     const std::function<bool(const sse::Event&)>& on_event,
@@ -116,9 +154,11 @@ void follow(
         sse::Parser parser;
         std::vector<sse::Event> events;
         bool finished = false;
+        bool too_large = false;
         auto r = client.request_blocking(req, cancel, [&](std::string_view chunk) {
             events.clear();
-            if (parser.feed(chunk, events)) {
+            if (auto ec = parser.feed(chunk, events)) {
+                too_large = ec == make_error_code(errc::payload_too_large);
                 return false;
             }
             for (const auto& e : events) {
@@ -135,12 +175,21 @@ void follow(
             }
             return !stop.load();
         });
+        if (too_large) {
+            std::fprintf(
+                stderr,
+                "sluice: an event after %s is larger than this client's limit (%zu bytes, "
+                "payload_too_large); stopping instead of reconnecting to the same event\n",
+                last.empty() ? "the start" : last.c_str(),
+                sse::Limits{}.max_line);
+            return false;
+        }
         if (finished || stop || cancel.is_cancelled()) {
-            return;
+            return true;
         }
         if (r && r->status == 404) {
             std::fprintf(stderr, "sluice: no such seat: %s\n", seat.c_str());
-            return;
+            return false;
         }
         std::fprintf(stderr, "sluice: stream dropped; reconnecting…\n");
         std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -183,7 +232,7 @@ int cmd_new(const ClientOptions& o, const std::string& name, const std::string& 
     return 0;
 }
 
-int cmd_send(const ClientOptions& o, const std::string& seat, const std::string& text) {
+int cmd_send(const ClientOptions& o, const std::string& seat, const std::string& text, bool full) {
     std::mutex mu;
     std::condition_variable cv;
     bool connected = false;
@@ -194,8 +243,9 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
     std::string streamed; // preview text of the assistant message being written
     std::map<std::uint64_t, std::string> ended_turns; // turn → how it ended (guarded by mu)
     CancellationToken done_early;
+    std::atomic<bool> stream_failed{false};
     std::thread reader([&] {
-        follow(
+        stream_failed = !follow(
             o,
             seat,
             [&](const sse::Event& e) {
@@ -212,7 +262,17 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
                     // The frame is the truth: print whatever the previews missed (dropped or
                     // superseded), so the answer on the terminal is always complete.
                     auto v = json::parse(e.data);
-                    const auto& row = v.at("row");
+                    bool fetch_failed = false;
+                    const auto row = shown_row(
+                        o,
+                        seat,
+                        v.at("seq").to_number<std::uint64_t>(),
+                        v.at("row"),
+                        full,
+                        fetch_failed);
+                    if (fetch_failed) {
+                        status = 1;
+                    }
                     if (row.at("type").as_string() == "assistant") {
                         std::string answer;
                         const auto* content = row.at("message").as_object().if_contains("content");
@@ -271,6 +331,9 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
                 cv.notify_all();
             },
             done_early);
+        if (stream_failed) {
+            status = 1;
+        }
         std::lock_guard lock(mu);
         connected = true;
         cv.notify_all();
@@ -278,6 +341,10 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
     {
         std::unique_lock lock(mu);
         cv.wait_for(lock, std::chrono::seconds(10), [&] { return connected; });
+    }
+    if (stream_failed) {
+        reader.join();
+        return 1;
     }
     auto v = call(
         o,
@@ -305,19 +372,24 @@ int cmd_send(const ClientOptions& o, const std::string& seat, const std::string&
     return status.load();
 }
 
-int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews) {
+int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews, bool full) {
     std::atomic<bool> stop{false};
-    follow(
+    bool failed = false;
+    const bool followed = follow(
         o,
         seat,
         [&](const sse::Event& e) {
             if (e.type == "frame") {
                 auto v = json::parse(e.data);
-                std::printf("%s\n", json::serialize(v.at("row")).c_str());
+                const auto seq = v.at("seq").to_number<std::uint64_t>();
+                const auto row = shown_row(o, seat, seq, v.at("row"), full, failed);
+                std::printf("%s\n", json::serialize(row).c_str());
             } else if (e.type == "connected") {
                 auto v = json::parse(e.data);
+                auto seq = v.at("window").at("first").to_number<std::uint64_t>();
                 for (const auto& f : v.at("window").at("frames").as_array()) {
-                    std::printf("%s\n", json::serialize(f).c_str());
+                    const auto row = shown_row(o, seat, seq++, f, full, failed);
+                    std::printf("%s\n", json::serialize(row).c_str());
                 }
             } else if (previews && (e.type == "preview" || e.type == "gap" || e.type == "turn")) {
                 std::printf("{\"event\":\"%s\",\"data\":%s}\n", e.type.c_str(), e.data.c_str());
@@ -326,7 +398,7 @@ int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews) {
             return true;
         },
         stop);
-    return 0;
+    return followed && !failed ? 0 : 1;
 }
 
 } // namespace
@@ -355,7 +427,10 @@ void add_client_commands(CLI::App& app) {
     auto text = std::make_shared<std::string>();
     send->add_option("seat", *seat, "seat id")->required();
     send->add_option("text", *text, "the prompt")->required();
-    on_selected(send, [o, seat, text] { return cmd_send(*o, *seat, *text); });
+    auto send_full = std::make_shared<bool>(false);
+    send->add_flag("--full", *send_full, "fetch oversize frames whole (default: cut, with a hint)");
+    on_selected(
+        send, [o, seat, text, send_full] { return cmd_send(*o, *seat, *text, *send_full); });
 
     auto* tail = app.add_subcommand("tail", "Follow a seat's frames (resumes across hub restarts)");
     common(tail);
@@ -363,7 +438,11 @@ void add_client_commands(CLI::App& app) {
     auto previews = std::make_shared<bool>(false);
     tail->add_option("seat", *tseat, "seat id")->required();
     tail->add_flag("--previews", *previews, "also print previews, gaps and turn events");
-    on_selected(tail, [o, tseat, previews] { return cmd_tail(*o, *tseat, *previews); });
+    auto tail_full = std::make_shared<bool>(false);
+    tail->add_flag("--full", *tail_full, "fetch oversize frames whole (default: cut, with a hint)");
+    on_selected(tail, [o, tseat, previews, tail_full] {
+        return cmd_tail(*o, *tseat, *previews, *tail_full);
+    });
 
     auto* cancel = app.add_subcommand("cancel", "Cancel a seat's running turn");
     common(cancel);

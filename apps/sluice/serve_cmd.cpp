@@ -10,6 +10,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -41,9 +42,38 @@ struct ServeOptions {
     std::uint64_t window_cap_bytes{0};
     std::size_t max_connections{20'000};
     std::uint64_t header_timeout_ms{10'000};
+    std::uint64_t write_timeout_ms{30'000};
 };
 
+/// Descriptors kept for everything but client connections: the listener, the log, the
+/// reserve, transcripts and agent pipes of the first seats. Basis: a seat costs 2 (its
+/// transcript and index), a process agent 3 more (its pipes); 64 covers a dozen agent seats.
+constexpr std::uint64_t FD_RESERVE = 64;
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit, and returns the connections it allows:
+/// the limit less FD_RESERVE and 2 descriptors per restored seat.
+std::size_t descriptor_budget(std::size_t seats) {
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        return ~std::size_t{0};
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlimit raised = rl;
+        raised.rlim_cur = rl.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+            spdlog::info("descriptors: soft limit raised {} -> {}", rl.rlim_cur, rl.rlim_max);
+            rl = raised;
+        }
+    }
+    const std::uint64_t keep = FD_RESERVE + 2 * static_cast<std::uint64_t>(seats);
+    if (rl.rlim_cur == RLIM_INFINITY) {
+        return ~std::size_t{0};
+    }
+    return rl.rlim_cur > keep ? static_cast<std::size_t>(rl.rlim_cur - keep) : 1;
+}
+
 int run_serve(const ServeOptions& o) {
+    (void)descriptor_budget(0); // raise the soft limit before any seat opens its files
     const runtime::RuntimeConfig rc = runtime_config(o.runtime);
     const bool has_agent_cmd = !o.runtime.agent_cmd.empty();
     const runtime::ProcessAgentConfig pc =
@@ -89,7 +119,16 @@ int run_serve(const ServeOptions& o) {
     server::ServerConfig sc;
     sc.listen = o.listen;
     sc.max_connections = o.max_connections;
+    if (const auto budget = descriptor_budget(hub.stats().seats); budget < sc.max_connections) {
+        spdlog::warn(
+            "--max-connections {} is above what the descriptor limit allows; using {} "
+            "(raise `ulimit -n` for more)",
+            sc.max_connections,
+            budget);
+        sc.max_connections = budget;
+    }
     sc.header_timeout = std::chrono::milliseconds(o.header_timeout_ms);
+    sc.write_timeout = std::chrono::milliseconds(o.write_timeout_ms);
     sc.token = o.token.empty()
                    ? (std::getenv("SLUICE_TOKEN") != nullptr ? std::getenv("SLUICE_TOKEN") : "")
                    : o.token;
@@ -184,6 +223,11 @@ void add_serve_command(CLI::App& app) {
         "--max-connections", o->max_connections, "open connections at most (more get 503)");
     sub->add_option(
         "--header-timeout-ms", o->header_timeout_ms, "slow-header guard in milliseconds");
+    sub->add_option(
+        "--write-timeout-ms",
+        o->write_timeout_ms,
+        "let a subscriber go when a write makes no progress this long (default 30000: twice "
+        "the heartbeat)");
     on_selected(sub, [o] { return run_serve(*o); });
 }
 

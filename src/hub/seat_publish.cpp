@@ -2,6 +2,7 @@
 // previews held behind pending frames; meta writes and syncs on the writer.
 #include "seat_store.hpp"
 
+#include <sluice/conversation/frame_ref.hpp>
 #include <sluice/hub/seat.hpp>
 
 #include <spdlog/spdlog.h>
@@ -70,7 +71,7 @@ void Seat::on_appended(
     disk_.appending = false;
     if (appended > 0) {
         for (std::size_t i = 0; i < appended; ++i) {
-            window_.append(std::move(batch[i]));
+            window_.append(held_form(std::move(batch[i]))); // oversize: its reference form
         }
         disk_.dirty = true;
         last_activity_ = std::chrono::system_clock::now();

@@ -2,6 +2,7 @@
 list(APPEND SLUICE_TEST_SOURCES
     e2e/hub_test.cpp
     e2e/hub_ws_test.cpp
+    e2e/edges_test.cpp
     support/hub_process.cpp)
 if(NOT "unit/conversation/fixtures.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES unit/conversation/fixtures.cpp) # TempDir

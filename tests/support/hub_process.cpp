@@ -19,7 +19,8 @@ extern char** environ;
 
 namespace sluice::test {
 
-SluiceProcess::SluiceProcess(std::vector<std::string> args, bool wait_for_listen) {
+SluiceProcess::SluiceProcess(
+    std::vector<std::string> args, bool wait_for_listen, std::optional<unsigned> nofile) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {
         throw std::runtime_error("pipe failed");
@@ -28,6 +29,10 @@ SluiceProcess::SluiceProcess(std::vector<std::string> args, bool wait_for_listen
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     std::vector<std::string> argv_s;
+    if (nofile) {
+        argv_s.emplace_back("/usr/bin/prlimit");
+        argv_s.push_back("--nofile=" + std::to_string(*nofile) + ":" + std::to_string(*nofile));
+    }
     argv_s.emplace_back(SLUICE_BINARY);
     for (auto& a : args) {
         argv_s.push_back(std::move(a));
@@ -38,7 +43,8 @@ SluiceProcess::SluiceProcess(std::vector<std::string> args, bool wait_for_listen
     }
     argv.push_back(nullptr);
     pid_t pid = 0;
-    const int rc = posix_spawn(&pid, SLUICE_BINARY, &fa, nullptr, argv.data(), environ);
+    const int rc = posix_spawn(
+        &pid, nofile ? "/usr/bin/prlimit" : SLUICE_BINARY, &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     ::close(fds[1]);
     if (rc != 0) {

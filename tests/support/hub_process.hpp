@@ -28,7 +28,12 @@ using sluice::test::TempDir;
 class SluiceProcess {
 public:
     /// Starts `sluice <args…>`; for `serve`, waits (up to 20 s) for the listening line.
-    explicit SluiceProcess(std::vector<std::string> args, bool wait_for_listen = true);
+    /// @param nofile when set, the child runs with RLIMIT_NOFILE (soft and hard) at this value
+    ///   (started through prlimit(1), which execs it: the pid is sluice's).
+    explicit SluiceProcess(
+        std::vector<std::string> args,
+        bool wait_for_listen = true,
+        std::optional<unsigned> nofile = std::nullopt);
     ~SluiceProcess();
     SluiceProcess(const SluiceProcess&) = delete;
     SluiceProcess& operator=(const SluiceProcess&) = delete;

@@ -72,7 +72,12 @@ struct Submitted {
 
 /// A page of history: whole turns, oldest first, with a cursor for older ones.
 struct HistoryPage {
-    std::string json; ///< `{"turns":[{"first","frames":[…]}],"cursor":…}` (wire::page_json)
+    /// `{"turns":[{"first","frames":[…]}],"cursor":…}` (wire::page_json), immutable and shared
+    /// by every client asking for the same page of the same window version (never copied).
+    std::shared_ptr<const std::string> body;
+
+    /// The page's JSON.
+    [[nodiscard]] const std::string& json() const noexcept { return *body; }
 };
 
 /// Settings a seat takes from its hub.
@@ -151,6 +156,12 @@ public:
     /// A page of whole turns before `before` (default: the newest), at most `turns` turns.
     Result<HistoryPage> history(std::optional<std::uint64_t> before, std::size_t turns);
 
+    /// The whole frame at `seq`, as appended to the transcript (an oversize frame's full form;
+    /// the window holds its reference form), shared with every client fetching the same frame
+    /// (the last one fetched is kept). On the seat's strand. Errors: not_found (no such frame
+    /// yet), io_error.
+    Result<std::shared_ptr<const std::string>> frame_text(std::uint64_t seq);
+
     /// Closes the seat: cancels its turn, syncs the transcript (on the writer), ends streams.
     /// @param then_remove also deletes the seat's folder, on the writer, after its last write.
     void close(bool then_remove = false);
@@ -184,7 +195,7 @@ private:
     void wake_all();
     void update_summary();
     [[nodiscard]] SeatView view();
-    std::shared_ptr<const std::string> connected_data();
+    SharedPage connected_data();
 
     strand_type strand_;
     SeatSpec spec_;
@@ -218,9 +229,18 @@ private:
     std::uint64_t preview_dropped_{};
     std::uint64_t resyncs_{};
     std::optional<std::chrono::system_clock::time_point> last_activity_;
-    std::shared_ptr<const std::string> connected_cache_;
-    std::uint64_t connected_cache_end_{~std::uint64_t{0}};
-    std::uint64_t connected_cache_first_{~std::uint64_t{0}};
+
+    // The shared pages (seat_stream.cpp): the newest `connected` and the last history page.
+    struct PageCache {
+        std::shared_ptr<const std::string> json;
+        std::uint64_t first{~std::uint64_t{0}}, end{}, bytes{}; // the window it was built from
+        std::optional<std::uint64_t> before;                    // history: the request
+        std::size_t turns{};
+    };
+
+    std::shared_ptr<const std::string> connected_cache_; // reset when the seat's state changes
+    PageCache connected_page_, history_page_;
+    std::pair<std::uint64_t, std::shared_ptr<const std::string>> frame_text_; // the last fetched
     mutable std::mutex summary_mu_;
     SeatSummary summary_;
 };
