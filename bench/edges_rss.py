@@ -66,6 +66,8 @@ class Hub:
             [binary, "serve", "--listen", "127.0.0.1:0", "--data", self.data, "--threads", "2",
              "--agent-cmd", f"python3 {FAKE}"], stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
+        while "listening on" not in line:
+            line = self.proc.stdout.readline()
         self.port = int(line.strip().rsplit(":", 1)[1])
 
     def stop(self):
@@ -103,7 +105,7 @@ def scenario(binary, name, n):
     hub = Hub(binary)
     try:
         seat = heavy_seat(hub)
-        window = get(hub.port, f"/v1/seats/{seat}")["window_bytes"]
+        window = get(hub.port, f"/v1/seats/{seat}")["window"]["bytes"]
         time.sleep(1)
         base = rss_kib(hub.proc.pid)
         socks = []

@@ -1,6 +1,7 @@
 // `sluice seats|new|send|tail|cancel|stats`: clients of a running hub over its HTTP API.
 #include "commands.hpp"
 
+#include <sluice/core/error.hpp>
 #include <sluice/net/http_client.hpp>
 #include <sluice/net/sse.hpp>
 
@@ -194,6 +195,7 @@ bool follow(
         std::fprintf(stderr, "sluice: stream dropped; reconnecting…\n");
         std::this_thread::sleep_for(std::chrono::seconds(1));
     }
+    return true; // stopped
 }
 
 int cmd_seats(const ClientOptions& o) {

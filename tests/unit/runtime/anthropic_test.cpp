@@ -558,7 +558,7 @@ TEST(AnthropicProvider, StopsABlockOrToolInputPastTheAssemblyLimit) {
         const auto r = runtime::decode_anthropic_stream(
             body,
             body.size(),
-            [&](StreamEvent ev) { texts += std::holds_alternative<llm::Text>(ev) ? 1 : 0; },
+            [&](StreamEvent ev) { texts += std::holds_alternative<llm::Text>(ev) ? 1U : 0U; },
             error);
         ASSERT_FALSE(r) << kind;
         EXPECT_EQ(r.error(), errc::payload_too_large) << kind;
