@@ -202,8 +202,30 @@ window.sluiceRender = (() => {
       f.classList.add('quiet');
       f.append(el('div', 'system', `${type || 'row'}`));
     }
+    if (row && row.sluice_ref) f.append(renderCutNote(v, seq, row, section));
     if (row && row.parent_tool_use_id && f.firstChild) nestInTask(v, f, row.parent_tool_use_id, section);
     return f;
+  }
+
+  /** An oversize frame is held cut (its large blocks' head and tail): say so, offer it whole. */
+  function renderCutNote(v, seq, row, section) {
+    const ref = row.sluice_ref;
+    const note = el('div', 'cut-note', `Large frame (${fmtBytes(ref.bytes || 0)}), shown cut · `);
+    const btn = el('button', 'show-all', 'show all');
+    btn.type = 'button';
+    btn.addEventListener('click', async () => {
+      btn.disabled = true;
+      try {
+        const whole = await window.sluiceApi.api('GET', `/v1/seats/${encodeURIComponent(v.id)}/frames/${seq}`);
+        const frame = note.closest('.frame');
+        if (frame) frame.replaceWith(renderFrame(v, seq, whole, section));
+      } catch (e) {
+        btn.disabled = false;
+        note.append(el('span', 'error', ` ${e.message}`));
+      }
+    });
+    note.append(btn);
+    return note;
   }
 
   /** A sub-agent's row goes inside its Task call, under "Sub-agent steps" (the frame stays, folded). */

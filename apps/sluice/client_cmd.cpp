@@ -2,6 +2,7 @@
 // API.
 #include "commands.hpp"
 
+#include <sluice/core/error.hpp>
 #include <sluice/net/http_client.hpp>
 #include <sluice/net/sse.hpp>
 #include <sluice/runtime/stream_json.hpp>
@@ -114,9 +115,47 @@ std::optional<json::value> call(
     return v;
 }
 
+// Whether `row` is an oversize frame's reference form (large blocks cut; see frame_ref.hpp).
+bool is_reference_form(const json::value& row) {
+    return row.is_object() && row.as_object().contains("sluice_ref");
+}
+
+// The row to show for frame `seq`: a reference form is fetched whole with `full` (else a hint
+// goes to stderr and the cut form is shown). `failed` is set when the fetch fails.
+json::value shown_row(
+    const ClientOptions& o,
+    const std::string& seat,
+    std::uint64_t seq,
+    json::value row,
+    bool full,
+    bool& failed) {
+    if (!is_reference_form(row)) {
+        return row;
+    }
+    if (full) {
+        if (auto whole = call(o, "GET", "/v1/seats/" + seat + "/frames/" + std::to_string(seq))) {
+            return std::move(*whole);
+        }
+        failed = true;
+        return row;
+    }
+    const auto& ref = row.at("sluice_ref");
+    std::fprintf(
+        stderr,
+        "sluice: frame %llu is %llu bytes; its large blocks are shown cut (head and tail). "
+        "--full prints it whole (GET /v1/seats/%s/frames/%llu)\n",
+        static_cast<unsigned long long>(seq),
+        static_cast<unsigned long long>(ref.at("bytes").to_number<std::uint64_t>()),
+        seat.c_str(),
+        static_cast<unsigned long long>(seq));
+    return row;
+}
+
 // Follows a seat's events, calling `on_event` for each; reconnects with Last-Event-ID after a
-// drop (a hub restart) until `on_event` returns false or `stop` is set.
-void follow(
+// drop (a hub restart) until `on_event` returns false or `stop` is set. Returns false when the
+// stream cannot be followed: an event past this client's limit (it would come again on every
+// reconnect, so it ends the stream with a message instead of a reconnect loop) or no seat.
+bool follow(
     const ClientOptions& o,
     const std::string& seat,
     const std::function<bool(const sse::Event&)>& on_event,
@@ -133,9 +172,11 @@ void follow(
         sse::Parser parser;
         std::vector<sse::Event> events;
         bool finished = false;
+        bool too_large = false;
         auto r = client.request_blocking(req, cancel, [&](std::string_view chunk) {
             events.clear();
-            if (parser.feed(chunk, events)) {
+            if (auto ec = parser.feed(chunk, events)) {
+                too_large = ec == make_error_code(errc::payload_too_large);
                 return false;
             }
             for (const auto& e : events) {
@@ -152,12 +193,21 @@ void follow(
             }
             return !stop.load();
         });
+        if (too_large) {
+            std::fprintf(
+                stderr,
+                "sluice: an event after %s is larger than this client's limit (%zu bytes, "
+                "payload_too_large); stopping instead of reconnecting to the same event\n",
+                last.empty() ? "the start" : last.c_str(),
+                sse::Limits{}.max_line);
+            return false;
+        }
         if (finished || stop || cancel.is_cancelled()) {
-            return;
+            return true;
         }
         if (r && r->status == 404) {
             std::fprintf(stderr, "sluice: no such seat: %s\n", seat.c_str());
-            return;
+            return false;
         }
         if (r && (r->status == 401 || r->status == 403)) {
             std::fprintf(
@@ -170,6 +220,7 @@ void follow(
         std::fprintf(stderr, "sluice: stream dropped; reconnecting…\n");
         std::this_thread::sleep_for(std::chrono::seconds(1));
     }
+    return true; // stopped
 }
 
 int cmd_seats(const ClientOptions& o) {
@@ -374,7 +425,11 @@ struct TurnPrinter {
 };
 
 int cmd_send(
-    const ClientOptions& o, const std::string& seat, const std::string& text, bool show_thinking) {
+    const ClientOptions& o,
+    const std::string& seat,
+    const std::string& text,
+    bool show_thinking,
+    bool full) {
     std::mutex mu;
     std::condition_variable cv;
     bool connected = false;
@@ -389,8 +444,9 @@ int cmd_send(
     TurnPrinter printer;
     printer.thinking = show_thinking;
     const bool interactive = ::isatty(STDIN_FILENO) == 1;
+    std::atomic<bool> stream_failed{false};
     std::thread reader([&] {
-        follow(
+        stream_failed = !follow(
             o,
             seat,
             [&](const sse::Event& e) {
@@ -406,7 +462,17 @@ int cmd_send(
                     // The frame is the truth: print whatever the previews missed (dropped or
                     // superseded), so the answer on the terminal is always complete.
                     auto v = json::parse(e.data);
-                    const auto& row = v.at("row");
+                    bool fetch_failed = false;
+                    const auto row = shown_row(
+                        o,
+                        seat,
+                        v.at("seq").to_number<std::uint64_t>(),
+                        v.at("row"),
+                        full,
+                        fetch_failed);
+                    if (fetch_failed) {
+                        status = 1;
+                    }
                     if (row.at("type").as_string() == "system") {
                         const auto& ro = row.as_object();
                         const std::string sub(
@@ -522,6 +588,9 @@ int cmd_send(
                 cv.notify_all();
             },
             done_early);
+        if (stream_failed) {
+            status = 1;
+        }
         std::lock_guard lock(mu);
         connected = true;
         cv.notify_all();
@@ -529,6 +598,10 @@ int cmd_send(
     {
         std::unique_lock lock(mu);
         cv.wait_for(lock, std::chrono::seconds(10), [&] { return connected; });
+    }
+    if (stream_failed) {
+        reader.join();
+        return 1;
     }
     auto v = call(
         o,
@@ -556,19 +629,24 @@ int cmd_send(
     return status.load();
 }
 
-int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews) {
+int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews, bool full) {
     std::atomic<bool> stop{false};
-    follow(
+    bool failed = false;
+    const bool followed = follow(
         o,
         seat,
         [&](const sse::Event& e) {
             if (e.type == "frame") {
                 auto v = json::parse(e.data);
-                std::printf("%s\n", json::serialize(v.at("row")).c_str());
+                const auto seq = v.at("seq").to_number<std::uint64_t>();
+                const auto row = shown_row(o, seat, seq, v.at("row"), full, failed);
+                std::printf("%s\n", json::serialize(row).c_str());
             } else if (e.type == "connected") {
                 auto v = json::parse(e.data);
+                auto seq = v.at("window").at("first").to_number<std::uint64_t>();
                 for (const auto& f : v.at("window").at("frames").as_array()) {
-                    std::printf("%s\n", json::serialize(f).c_str());
+                    const auto row = shown_row(o, seat, seq++, f, full, failed);
+                    std::printf("%s\n", json::serialize(row).c_str());
                 }
             } else if (previews && (e.type == "preview" || e.type == "gap" || e.type == "turn")) {
                 std::printf("{\"event\":\"%s\",\"data\":%s}\n", e.type.c_str(), e.data.c_str());
@@ -577,7 +655,7 @@ int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews) {
             return true;
         },
         stop);
-    return 0;
+    return followed && !failed ? 0 : 1;
 }
 
 } // namespace
@@ -611,8 +689,10 @@ void add_client_commands(CLI::App& app) {
     send->add_option("text", *text, "the prompt")->required();
     auto show_thinking = std::make_shared<bool>(false);
     send->add_flag("--thinking", *show_thinking, "also print the agent's thinking");
-    on_selected(send, [o, seat, text, show_thinking] {
-        return cmd_send(*o, *seat, *text, *show_thinking);
+    auto send_full = std::make_shared<bool>(false);
+    send->add_flag("--full", *send_full, "fetch oversize frames whole (default: cut, with a hint)");
+    on_selected(send, [o, seat, text, show_thinking, send_full] {
+        return cmd_send(*o, *seat, *text, *show_thinking, *send_full);
     });
 
     auto* tail = app.add_subcommand("tail", "Follow a seat's frames (resumes across hub restarts)");
@@ -621,7 +701,11 @@ void add_client_commands(CLI::App& app) {
     auto previews = std::make_shared<bool>(false);
     tail->add_option("seat", *tseat, "seat id")->required();
     tail->add_flag("--previews", *previews, "also print previews, gaps and turn events");
-    on_selected(tail, [o, tseat, previews] { return cmd_tail(*o, *tseat, *previews); });
+    auto tail_full = std::make_shared<bool>(false);
+    tail->add_flag("--full", *tail_full, "fetch oversize frames whole (default: cut, with a hint)");
+    on_selected(tail, [o, tseat, previews, tail_full] {
+        return cmd_tail(*o, *tseat, *previews, *tail_full);
+    });
 
     auto* cancel = app.add_subcommand("cancel", "Cancel a seat's running turn");
     common(cancel);

@@ -13,6 +13,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -57,7 +58,7 @@ struct ServeOptions {
     std::size_t max_connections{20'000};
     std::uint64_t header_timeout_ms{10'000};
     std::string workspace_root; // claude seats' working directories lie inside (default: data)
-};
+    std::uint64_t write_timeout_ms{30'000};
 
 // Permission modes are Claude Code's words; a request may only name one of them.
 bool valid_permission_mode(const std::string& m) {
@@ -162,7 +163,37 @@ std::optional<std::string> serve_token(const ServeOptions& o, bool& created) {
     return *t;
 }
 
+};
+
+/// Descriptors kept for everything but client connections: the listener, the log, the
+/// reserve, transcripts and agent pipes of the first seats. Basis: a seat costs 2 (its
+/// transcript and index), a process agent 3 more (its pipes); 64 covers a dozen agent seats.
+constexpr std::uint64_t FD_RESERVE = 64;
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit, and returns the connections it allows:
+/// the limit less FD_RESERVE and 2 descriptors per restored seat.
+std::size_t descriptor_budget(std::size_t seats) {
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        return ~std::size_t{0};
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlimit raised = rl;
+        raised.rlim_cur = rl.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+            spdlog::info("descriptors: soft limit raised {} -> {}", rl.rlim_cur, rl.rlim_max);
+            rl = raised;
+        }
+    }
+    const std::uint64_t keep = FD_RESERVE + 2 * static_cast<std::uint64_t>(seats);
+    if (rl.rlim_cur == RLIM_INFINITY) {
+        return ~std::size_t{0};
+    }
+    return rl.rlim_cur > keep ? static_cast<std::size_t>(rl.rlim_cur - keep) : 1;
+}
+
 int run_serve(const ServeOptions& o) {
+    (void)descriptor_budget(0); // raise the soft limit before any seat opens its files
     bool created = false;
     const auto token = serve_token(o, created);
     if (!token) {
@@ -224,7 +255,16 @@ int run_serve(const ServeOptions& o) {
     server::ServerConfig sc;
     sc.listen = o.listen;
     sc.max_connections = o.max_connections;
+    if (const auto budget = descriptor_budget(hub.stats().seats); budget < sc.max_connections) {
+        spdlog::warn(
+            "--max-connections {} is above what the descriptor limit allows; using {} "
+            "(raise `ulimit -n` for more)",
+            sc.max_connections,
+            budget);
+        sc.max_connections = budget;
+    }
     sc.header_timeout = std::chrono::milliseconds(o.header_timeout_ms);
+    sc.write_timeout = std::chrono::milliseconds(o.write_timeout_ms);
     sc.token = *token;
     sc.token_dir = o.data;
     sc.allow_hosts = o.allow_hosts;
@@ -394,6 +434,11 @@ void add_serve_command(CLI::App& app) {
         "--workspace-root",
         o->workspace_root,
         "claude seats' cwd must lie inside this folder (default: <data>/workspaces)");
+    sub->add_option(
+        "--write-timeout-ms",
+        o->write_timeout_ms,
+        "let a subscriber go when a write makes no progress this long (default 30000: twice "
+        "the heartbeat)");
     on_selected(sub, [o] { return run_serve(*o); });
 }
 

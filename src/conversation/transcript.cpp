@@ -1,6 +1,7 @@
 // Transcript: open (torn tail, index or count), append and sync, index files, full scans.
 #include "lines.hpp"
 
+#include <sluice/conversation/frame_ref.hpp>
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/error.hpp>
 #include <sluice/core/safe_write.hpp>
@@ -429,7 +430,7 @@ result<FramePtr> Transcript::parse_line(std::string_view text, std::uint64_t lin
     if (!(*f)->is_frame()) {
         return FramePtr{};
     }
-    return *f;
+    return held_form(std::move(*f)); // what is read is held: an oversize frame's reference form
 }
 
 result<void> Transcript::warm_scan() {

@@ -2,6 +2,7 @@
 // previews held behind pending frames; meta writes and syncs on the writer.
 #include "seat_store.hpp"
 
+#include <sluice/conversation/frame_ref.hpp>
 #include <sluice/core/safe_write.hpp>
 #include <sluice/hub/seat.hpp>
 
@@ -93,7 +94,7 @@ void Seat::on_appended(
     --disk_.appending;
     if (appended > 0) {
         for (std::size_t i = 0; i < appended; ++i) {
-            window_.append(std::move(batch[i]));
+            window_.append(held_form(std::move(batch[i]))); // oversize: its reference form
         }
         disk_.dirty = true;
         spec_.published = window_.end();

@@ -56,10 +56,28 @@ void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
     }
 }
 
-std::shared_ptr<const std::string> Seat::connected_data() {
-    if (connected_cache_ && connected_cache_end_ == window_.end()
-        && connected_cache_first_ == window_.first()) {
-        return connected_cache_;
+namespace {
+
+// Whether a page built from the window at (first, bytes) may still serve: the front has not
+// moved (every frame it holds is still held, the seq numbering is the same) and the window has
+// grown by at most a quarter of the page since (so the frames a joiner replays after it stay
+// under a quarter of it; rebuilding costs O(page), so this bounds the rebuild cost to four
+// bytes built per byte appended, and the pages alive at once to those built while the window
+// grew, one per quarter page — at most 5 per window of growth).
+bool page_still_serves(
+    const Window& w, std::uint64_t first, std::uint64_t bytes, std::size_t page_size) {
+    constexpr std::uint64_t min_growth = 64 * 1024; // small windows: not one page per frame
+    const auto growth = w.bytes() >= bytes ? w.bytes() - bytes : ~std::uint64_t{0};
+    return w.first() == first && growth <= std::max<std::uint64_t>(min_growth, page_size / 4);
+}
+
+} // namespace
+
+SharedPage Seat::connected_data() {
+    if (connected_cache_
+        && page_still_serves(
+            window_, connected_page_.first, connected_page_.bytes, connected_cache_->size())) {
+        return SharedPage{connected_cache_, connected_page_.end};
     }
     const auto page = window_.page(std::nullopt, SUBSCRIBE_TURNS);
     const auto end = window_.end();
@@ -72,9 +90,10 @@ std::shared_ptr<const std::string> Seat::connected_data() {
         permissions_json_};
     connected_cache_ =
         std::make_shared<const std::string>(wire::connected_json(head, page.value_or(Page{}), end));
-    connected_cache_end_ = end;
-    connected_cache_first_ = window_.first();
-    return connected_cache_;
+    connected_page_.first = window_.first();
+    connected_page_.end = end;
+    connected_page_.bytes = window_.bytes();
+    return SharedPage{connected_cache_, end};
 }
 
 std::shared_ptr<const std::string> Seat::partial_data() {
@@ -95,6 +114,29 @@ void Seat::wake_all() {
     }
 }
 
+std::optional<HistoryPage>
+Seat::window_history(std::optional<std::uint64_t> before, std::uint64_t at, std::size_t turns) {
+    // One page per (request, window version), shared by every client asking for it. The
+    // newest page (no `before`) is served as of a slightly older end while the window grows
+    // (page_still_serves): still a consistent page, its cursor still right.
+    auto& c = history_page_;
+    if (c.json && c.before == before && c.turns == turns
+        && (before ? window_.first() == c.first
+                   : page_still_serves(window_, c.first, c.bytes, c.json->size()))) {
+        return HistoryPage{c.json};
+    }
+    if (auto page = window_.page(at, turns)) {
+        c.json = std::make_shared<const std::string>(wire::page_json(*page));
+        c.first = window_.first();
+        c.end = window_.end();
+        c.bytes = window_.bytes();
+        c.before = before;
+        c.turns = turns;
+        return HistoryPage{c.json};
+    }
+    return std::nullopt;
+}
+
 void Seat::history(std::optional<std::uint64_t> before, std::size_t turns, HistoryDone done) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     turns = std::clamp<std::size_t>(turns, 1, SUBSCRIBE_TURNS);
@@ -105,8 +147,8 @@ void Seat::history(std::optional<std::uint64_t> before, std::size_t turns, Histo
             "'before' is past the newest frame (" + std::to_string(window_.end()) + ")"));
         return;
     }
-    if (auto page = window_.page(at, turns)) {
-        done(HistoryPage{wire::page_json(*page)});
+    if (auto page = window_history(before, at, turns)) {
+        done(std::move(*page));
         return;
     }
     if (!store_) {
@@ -124,7 +166,8 @@ void Seat::history(std::optional<std::uint64_t> before, std::size_t turns, Histo
                 out->emplace(
                     Failure{page.error(), "cannot read that page: " + page.error().message()});
             } else {
-                out->emplace(HistoryPage{wire::page_json(*page)});
+                out->emplace(
+                    HistoryPage{std::make_shared<const std::string>(wire::page_json(*page))});
             }
             return {};
         },
@@ -147,8 +190,8 @@ Result<HistoryPage> Seat::history(std::optional<std::uint64_t> before, std::size
             errc::bad_request,
             "'before' is past the newest frame (" + std::to_string(window_.end()) + ")");
     }
-    if (auto page = window_.page(at, turns)) {
-        return HistoryPage{wire::page_json(*page)};
+    if (auto page = window_history(before, at, turns)) {
+        return std::move(*page);
     }
     if (!store_) {
         return Failure::of(errc::io_error, "the transcript of this seat cannot be read");
@@ -158,7 +201,34 @@ Result<HistoryPage> Seat::history(std::optional<std::uint64_t> before, std::size
     if (!page) {
         return Failure{page.error(), "cannot read that page: " + page.error().message()};
     }
-    return HistoryPage{wire::page_json(*page)};
+    return HistoryPage{std::make_shared<const std::string>(wire::page_json(*page))};
+}
+
+Result<std::shared_ptr<const std::string>> Seat::frame_text(std::uint64_t seq) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (seq >= window_.end()) {
+        return Failure::of(
+            errc::not_found,
+            "no frame " + std::to_string(seq) + " yet (" + std::to_string(window_.end())
+                + " published)");
+    }
+    if (frame_text_.second && frame_text_.first == seq) {
+        return frame_text_.second;
+    }
+    if (!store_) {
+        return Failure::of(errc::io_error, "the transcript of this seat cannot be read");
+    }
+    std::lock_guard lock(store_->mu);
+    auto span = store_->transcript.frame_span(seq);
+    if (!span) {
+        return Failure{span.error(), "cannot find that frame: " + span.error().message()};
+    }
+    auto text = store_->transcript.read_bytes(span->first, span->second);
+    if (!text) {
+        return Failure{text.error(), "cannot read that frame: " + text.error().message()};
+    }
+    frame_text_ = {seq, std::make_shared<const std::string>(std::move(*text))};
+    return frame_text_.second;
 }
 
 void Seat::update_summary() {

@@ -1,6 +1,7 @@
 // Subscriber: the pure stepper over a seat's window — cursor, preview lane, gap, resync decision.
 #include "ids.hpp"
 
+#include <sluice/core/assert.hpp>
 #include <sluice/hub/subscriber.hpp>
 
 namespace sluice::hub {
@@ -46,9 +47,9 @@ void Subscriber::push_turn_state(std::uint64_t before, std::string data) {
 
 void Subscriber::collect(const SeatView& view, std::vector<OutEvent>& out) {
     const Window& window = *view.window;
-    if (!need_connected_ && cursor_ < window.first()) {
-        need_connected_ = true; // fell behind the window front: resync
-        ++resyncs_;
+    if (lagged_ || (!need_connected_ && cursor_ < window.first())) {
+        lagged_ = true; // fell behind the window front: let go, it resumes by Last-Event-ID
+        return;
     }
     if (need_connected_) {
         emit_connected(view, out);
@@ -65,11 +66,15 @@ void Subscriber::collect(const SeatView& view, std::vector<OutEvent>& out) {
 }
 
 void Subscriber::emit_connected(const SeatView& view, std::vector<OutEvent>& out) {
-    const auto end = view.window->end();
+    auto page = view.connected();
+    const auto end = page.end;
+    SLUICE_INVARIANT(
+        end >= view.window->first() && end <= view.window->end(),
+        "a connected page covers a window end still held");
     OutEvent ev;
     ev.kind = OutEvent::Kind::connected;
     ev.id = std::string(view.epoch) + ":" + std::to_string(static_cast<std::int64_t>(end) - 1);
-    ev.shared = view.connected();
+    ev.shared = std::move(page.json);
     take_partial(view, ev);
     out.push_back(std::move(ev));
     cursor_ = end;

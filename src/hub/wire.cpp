@@ -296,28 +296,63 @@ std::string sse_text(const OutEvent& ev) {
 
 // ---- WebSocket -----------------------------------------------------------------------------
 
-std::string ws_message(const OutEvent& ev) {
-    std::string m = R"({"event":")";
-    m += event_name(ev.kind);
-    m += R"(","id":)";
+Pieces ws_pieces(const OutEvent& ev) {
+    Pieces p;
+    p.head = R"({"event":")";
+    p.head += event_name(ev.kind);
+    p.head += R"(","id":)";
     if (ev.id.empty()) {
-        m += "null";
+        p.head += "null";
     } else {
-        append_quoted(m, ev.id);
+        append_quoted(p.head, ev.id);
     }
-    m += R"(,"data":)";
+    p.head += R"(,"data":)";
     if (ev.kind == OutEvent::Kind::frame) {
-        m += frame_data(ev.seq, ev.frame ? ev.frame->json() : std::string_view("null"));
+        static constexpr std::string_view frame_tail = "}}";
+        p.head += frame_data_head(ev.seq);
+        if (ev.frame) {
+            p.body = ev.frame->json();
+        } else {
+            p.head += "null";
+        }
+        p.tail = frame_tail;
     } else if (ev.partial && !ev.json().empty()) {
+        // `{…}` + `,"partial":{…}` + `}`: the payload without its closing brace, then the partial.
         const std::string_view whole = ev.json();
-        m += whole.substr(0, whole.size() - 1);
-        m += *ev.partial;
-        m += '}';
+        if (ev.shared) {
+            p.body = whole.substr(0, whole.size() - 1);
+        } else {
+            p.head += whole.substr(0, whole.size() - 1);
+        }
+        p.extra = *ev.partial;
+        p.tail = "}}";
+    } else if (ev.shared) {
+        p.body = *ev.shared;
+        p.tail = "}";
     } else {
-        m += ev.json();
+        p.head += ev.data;
+        p.tail = "}";
     }
-    m += '}';
+    return p;
+}
+
+std::string ws_message(const OutEvent& ev) {
+    auto p = ws_pieces(ev);
+    std::string m = std::move(p.head);
+    m += p.body;
+    m += p.extra;
+    m += p.tail;
     return m;
+}
+
+Pieces ws_reply_pieces(std::string_view name, std::string_view data_json) {
+    Pieces p;
+    p.head = R"({"event":")";
+    p.head += name;
+    p.head += R"(","id":null,"data":)";
+    p.body = data_json;
+    p.tail = "}";
+    return p;
 }
 
 std::string ws_reply(std::string_view name, std::string_view data_json) {

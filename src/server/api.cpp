@@ -15,6 +15,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
+
 namespace sluice::server {
 
 namespace json = boost::json;
@@ -271,6 +273,19 @@ std::string metrics_text(const Server::Impl& s) {
         out += std::to_string(st.value);
         out += '\n';
     }
+    // Subscribers let go, per reason (they resume by Last-Event-ID).
+    out += "# HELP sluice_subscriber_let_go_total Subscribers disconnected to protect the hub, "
+           "by reason.\n# TYPE sluice_subscriber_let_go_total counter\n";
+    out += "sluice_subscriber_let_go_total{reason=\"write_timeout\"} "
+           + std::to_string(s.let_go_write_timeout.load()) + "\n";
+    out += "sluice_subscriber_let_go_total{reason=\"lagged\"} "
+           + std::to_string(s.let_go_lagged.load()) + "\n";
+    out += "# HELP sluice_ws_overloaded_total WebSocket ops answered overloaded.\n"
+           "# TYPE sluice_ws_overloaded_total counter\nsluice_ws_overloaded_total "
+           + std::to_string(s.ws_overloaded.load()) + "\n";
+    out += "# HELP sluice_accept_backoffs_total Accept pauses for want of descriptors.\n"
+           "# TYPE sluice_accept_backoffs_total counter\nsluice_accept_backoffs_total "
+           + std::to_string(s.accept_backoffs.load()) + "\n";
     return out;
 }
 
@@ -368,6 +383,48 @@ net::awaitable<Response> permission_route(
         json::serialize(json::object{{"resolved", parts[4]}, {"behavior", behavior}, {"by", by}}));
 }
 
+// GET /v1/seats/{id}/frames/{seq}: the whole frame from the transcript (an oversize frame's
+// full form), shared, with Range.
+net::awaitable<Response>
+frame_route(const Request& req, const std::shared_ptr<hub::Seat>& seat, const std::string& n) {
+    if (req.method() != http::verb::get) {
+        co_return method_not_allowed(req, "GET");
+    }
+    std::uint64_t seq = 0;
+    const auto* end = n.data() + n.size();
+    if (auto [p, ec] = std::from_chars(n.data(), end, seq); ec != std::errc{} || p != end) {
+        co_return bad(req, "a frame is named by its position (a non-negative integer)");
+    }
+    const auto read_frame = [seat, seq] { return seat->frame_text(seq); };
+    auto text = co_await on_seat(*seat, read_frame);
+    if (!text) {
+        co_return error_response(req, text.error().code, text.error().message);
+    }
+    std::optional<Refusal> refused;
+    bool unsatisfiable = false;
+    const auto range =
+        parse_range(req[http::field::range], (*text)->size(), refused, unsatisfiable);
+    if (refused) {
+        auto res = json_response(
+            req, unsatisfiable ? 416 : 400, error_body(refused->code, refused->message));
+        res.set(http::field::content_range, "bytes */" + std::to_string((*text)->size()));
+        co_return res;
+    }
+    auto res = json_response(req, range ? 206 : 200, {});
+    res.set(http::field::accept_ranges, "bytes");
+    if (range) {
+        res.set(
+            http::field::content_range,
+            "bytes " + std::to_string(range->first) + "-"
+                + std::to_string(range->first + range->length - 1) + "/"
+                + std::to_string((*text)->size()));
+        res.body().share_slice(std::move(*text), range->first, range->length);
+    } else {
+        res.body() = std::move(*text);
+    }
+    co_return res;
+}
+
 net::awaitable<Response> seat_routes(
     Server::Impl& s,
     const Request& req,
@@ -412,6 +469,13 @@ net::awaitable<Response> seat_routes(
         co_return method_not_allowed(req, "GET, PATCH, DELETE");
     }
     const auto& action = parts[3];
+    if (parts.size() == 5 && action == "frames") {
+        co_return co_await frame_route(req, seat, parts[4]);
+    }
+    if (parts.size() == 5 && action != "permissions") {
+        co_return error_response(
+            req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
+    }
     if (action == "messages") {
         if (method != http::verb::post) {
             co_return method_not_allowed(req, "POST");
@@ -459,7 +523,9 @@ net::awaitable<Response> seat_routes(
         if (!page) {
             co_return error_response(req, page.error().code, page.error().message);
         }
-        co_return json_response(req, 200, std::move(page->json));
+        auto res = json_response(req, 200, {});
+        res.body() = std::move(page->body); // shared with every client asking for this page
+        co_return res;
     }
     if (action == "permissions") {
         co_return co_await permission_route(req, seat, parts);
@@ -559,7 +625,7 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
                 }
                 co_return method_not_allowed(req, "GET, POST");
             }
-            if (parts.size() <= 4 || (parts.size() == 5 && parts[3] == "permissions")) {
+            if (parts.size() <= 5) {
                 co_return co_await seat_routes(s, req, url, parts);
             }
         }

@@ -11,6 +11,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
@@ -86,8 +87,18 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
         http::request_parser<http::string_body> parser;
         parser.header_limit(16 * 1024);
         parser.body_limit(s->cfg.max_body_bytes);
-        StreamOps<Stream>::expires_after(
-            stream, first ? s->cfg.header_timeout : s->cfg.idle_timeout);
+        if (!first && buffer.size() == 0) {
+            // Keep-alive: wait for the next request's first bytes up to the idle limit; from
+            // then on the header timeout holds, as for the first request.
+            StreamOps<Stream>::expires_after(stream, s->cfg.idle_timeout);
+            auto [iec, in] =
+                co_await stream.async_read_some(buffer.prepare(4 * 1024), as_tuple(use_awaitable));
+            buffer.commit(in);
+            if (iec) {
+                co_return;
+            }
+        }
+        StreamOps<Stream>::expires_after(stream, s->cfg.header_timeout);
         auto [ec, n] = co_await http::async_read(stream, buffer, parser, as_tuple(use_awaitable));
         *phase = Phase::busy;
         if (ec == http::error::body_limit || ec == http::error::header_limit) {
@@ -167,8 +178,18 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
             StreamOps<Stream>::expires_never(stream);
             if (route->second == "ws") {
                 const bool read_only = granted.grant.role == auth::Role::viewer;
+                // Bytes read past the upgrade request belong to the WebSocket stream.
+                std::string leftover = beast::buffers_to_string(buffer.data());
+                buffer.clear();
+                buffer.shrink_to_fit();
                 co_await serve_websocket(
-                    *s, std::move(seat), stream, std::move(req), ticket, read_only);
+                    *s,
+                    std::move(seat),
+                    stream,
+                    std::move(req),
+                    std::move(leftover),
+                    ticket,
+                    read_only);
                 co_return;
             }
             std::optional<std::string> last;

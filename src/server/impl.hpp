@@ -2,9 +2,11 @@
 #pragma once
 
 #include "connections.hpp"
+#include "shared_body.hpp"
 
 #include <sluice/server/access.hpp>
 #include <sluice/server/auth.hpp>
+#include <sluice/hub/wire.hpp>
 #include <sluice/server/server.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -17,6 +19,7 @@
 #include <boost/url/url_view.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -28,7 +31,8 @@ namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 
 using Request = http::request<http::string_body>;
-using Response = http::response<http::string_body>;
+/// A response: its body is a shared immutable string (a page is never copied per client).
+using Response = http::response<SharedBody>;
 
 /// Server state shared by every connection.
 struct Server::Impl {
@@ -46,6 +50,10 @@ struct Server::Impl {
               cfg.allow_origins,
               cfg.public_url)) {}
 
+    ~Impl();
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
+
     net::io_context& io;
     hub::Hub& hub;
     ServerConfig cfg;
@@ -61,6 +69,13 @@ struct Server::Impl {
     access::Backoff backoff;                 ///< wrong-token backoff per peer
     access::SiteNames names;                 ///< Host and Origin allow-lists
     std::unique_ptr<net::ssl::context> tls;  ///< set by start with --tls-cert/--tls-key
+    std::atomic<std::uint64_t> let_go_write_timeout{0}; ///< subscribers let go: write stalled
+    std::atomic<std::uint64_t> let_go_lagged{0};        ///< subscribers let go: behind the front
+    std::atomic<std::uint64_t> ws_overloaded{0};        ///< WebSocket ops refused as overloaded
+    std::atomic<std::uint64_t> accept_backoffs{0};      ///< accept paused: out of descriptors
+    std::atomic<std::size_t> refusing{0};               ///< refused connections being answered
+    int reserve_fd{-1}; ///< held back for answering when out of descriptors (acceptor strand)
+    std::chrono::steady_clock::time_point last_fd_log{}; ///< acceptor strand: log once a second
 
     /// Notes what a subscriber's lane holds, before its writer collects (on the seat strand):
     /// a stalled writer collects next when its socket drains, so the level it then sees is what
@@ -147,22 +162,39 @@ net::awaitable<void> serve_sse(
     Connections::Ticket& ticket);
 
 /// Accepts a WebSocket upgrade and serves the seat's events over it; at shutdown, what is
-/// queued is written, then a close frame (going_away) with its reason. `read_only` (a viewer's
-/// socket): ops that act are refused.
+/// queued is written, then a close frame (going_away) with its reason. `leftover`: bytes the
+/// client sent after the upgrade request (read with it), handed to the WebSocket stream.
+/// `read_only` (a viewer's socket): ops that act are refused.
 template <class Stream>
 net::awaitable<void> serve_websocket(
     Server::Impl& s,
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
     Request req,
+    std::string leftover,
     Connections::Ticket& ticket,
     bool read_only = false);
 
 namespace stream_detail {
+/// One WebSocket message to send back to a client op: small text, or a head and tail around a
+/// shared payload (a history page, gathered into the write, never copied).
+struct WsReply {
+    hub::wire::Pieces pieces;                ///< head (owned), body (a view of `keep`), tail
+    std::shared_ptr<const std::string> keep; ///< what `pieces.body` points into, or null
+
+    /// The whole message as one string (tests; the writer gathers the pieces).
+    [[nodiscard]] std::string text() const {
+        std::string t = pieces.head;
+        t += pieces.body;
+        t += pieces.tail;
+        return t;
+    }
+};
+
 /// The answer to one WebSocket client message (an op: send, cancel, more), as the message to
 /// send back. Validated by the shared validator; never throws for a client's mistake. On the
 /// seat's strand. `read_only` (a viewer): send and cancel are refused, with the reason.
-std::string ws_answer(hub::Seat& seat, std::string_view message, bool read_only = false);
+WsReply ws_answer(hub::Seat& seat, std::string_view message, bool read_only = false);
 } // namespace stream_detail
 
 /// What the access checks decided for a request that may go on.

@@ -5,12 +5,19 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
 
 namespace sluice::server {
 
@@ -19,15 +26,121 @@ namespace {
 using net::as_tuple;
 using net::use_awaitable;
 
+constexpr std::string_view BUSY =
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    "Connection: close\r\nContent-Length: 75\r\n\r\n"
+    R"({"error":{"code":"overloaded","message":"too many connections, try later"}})";
+
+constexpr std::string_view HEALTHY_BUT_FULL =
+    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+    "Connection: close\r\nContent-Length: 29\r\n\r\n"
+    R"({"ok":true,"overloaded":true})";
+
+/// Refusals answered at once (each holds its socket up to REFUSAL_READ_TIMEOUT); past this a
+/// refused connection is written 503 without reading and closed.
+constexpr std::size_t REFUSALS_IN_FLIGHT = 16;
+
+/// How long a refused connection may take to send its request line (to tell /healthz).
+constexpr std::chrono::milliseconds REFUSAL_READ_TIMEOUT{500};
+
+/// Most backlog connections answered in one pause while out of descriptors.
+constexpr std::size_t BACKLOG_ANSWERS = 256;
+
+/// The accept loop's pause after running out of descriptors (EMFILE/ENFILE): no spin, at most
+/// ten tries a second.
+constexpr std::chrono::milliseconds ACCEPT_BACKOFF{100};
+
+bool asks_health(std::string_view head) {
+    return head.starts_with("GET /healthz ") || head.starts_with("GET /healthz?");
+}
+
+// Answers a refused connection at once, without waiting: /healthz (when its request is already
+// here) gets 200, anything else 503; then closes it.
 void refuse_busy(tcp::socket& socket) {
-    static constexpr std::string_view busy =
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-        "Connection: close\r\nContent-Length: 75\r\n\r\n"
-        R"({"error":{"code":"overloaded","message":"too many connections, try later"}})";
     boost::system::error_code wec;
     socket.non_blocking(true, wec);
-    socket.write_some(net::buffer(busy), wec);
+    std::array<char, 64> head{};
+    const auto n = socket.read_some(net::buffer(head), wec);
+    const bool health = !wec && asks_health(std::string_view(head.data(), n));
+    socket.write_some(net::buffer(health ? HEALTHY_BUT_FULL : BUSY), wec);
     socket.close(wec);
+}
+
+// Answers a connection the server cannot take: /healthz gets 200 (the hub is alive, only
+// full), anything else 503. Reads the request line for at most REFUSAL_READ_TIMEOUT.
+net::awaitable<void> refuse(std::shared_ptr<Server::Impl> s, tcp::socket socket) {
+    beast::tcp_stream stream(std::move(socket));
+    stream.expires_after(REFUSAL_READ_TIMEOUT);
+    std::array<char, 256> head{};
+    std::size_t got = 0;
+    while (got < 16) {
+        auto [ec, n] = co_await stream.async_read_some(
+            net::buffer(head.data() + got, head.size() - got), as_tuple(use_awaitable));
+        got += n;
+        if (ec) {
+            break;
+        }
+    }
+    const bool health = asks_health(std::string_view(head.data(), got));
+    stream.expires_after(REFUSAL_READ_TIMEOUT);
+    (void)co_await net::async_write(
+        stream, net::buffer(health ? HEALTHY_BUT_FULL : BUSY), as_tuple(use_awaitable));
+    boost::system::error_code cec;
+    stream.socket().shutdown(tcp::socket::shutdown_both, cec);
+    s->refusing.fetch_sub(1);
+}
+
+void refuse_or_answer(const std::shared_ptr<Server::Impl>& s, tcp::socket socket) {
+    if (s->refusing.fetch_add(1) >= REFUSALS_IN_FLIGHT) {
+        s->refusing.fetch_sub(1);
+        refuse_busy(socket);
+        return;
+    }
+    auto ex = socket.get_executor();
+    net::co_spawn(ex, refuse(s, std::move(socket)), net::detached);
+}
+
+bool out_of_descriptors(const boost::system::error_code& ec) {
+    return ec.category() == boost::system::system_category()
+           && (ec.value() == EMFILE || ec.value() == ENFILE);
+}
+
+// Out of descriptors: give the reserve descriptor to the connection waiting first (so it is
+// answered, /healthz with 200, and the backlog does not keep the acceptor readable forever),
+// then pause before accepting again. Logs at most once a second.
+net::awaitable<void> back_off(std::shared_ptr<Server::Impl> s) {
+    s->accept_backoffs.fetch_add(1, std::memory_order_relaxed);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - s->last_fd_log >= std::chrono::seconds(1)) {
+        s->last_fd_log = now;
+        spdlog::warn(
+            "accept: out of file descriptors (pausing {} ms; {} pause(s) so far)",
+            ACCEPT_BACKOFF.count(),
+            s->accept_backoffs.load());
+    }
+    if (s->reserve_fd < 0) {
+        s->reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC); // taken back once free
+    }
+    if (s->reserve_fd >= 0) {
+        // With the reserve given back, answer what waits in the backlog (503, /healthz 200),
+        // one descriptor at a time, so no client waits behind a full table for long.
+        ::close(s->reserve_fd);
+        s->reserve_fd = -1;
+        boost::system::error_code aec;
+        s->acceptor.non_blocking(true, aec);
+        for (std::size_t i = 0; i < BACKLOG_ANSWERS && !aec; ++i) {
+            tcp::socket socket(s->io);
+            s->acceptor.accept(socket, aec); // non-blocking: a waiting connection, or none
+            if (!aec) {
+                s->rejected.fetch_add(1, std::memory_order_relaxed);
+                refuse_busy(socket); // frees the descriptor at once
+            }
+        }
+        s->reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    net::steady_timer pause(s->acceptor.get_executor());
+    pause.expires_after(ACCEPT_BACKOFF);
+    (void)co_await pause.async_wait(as_tuple(use_awaitable));
 }
 
 net::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> s) {
@@ -38,8 +151,8 @@ net::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> s) {
             co_return;
         }
         if (ec) {
-            if (ec == net::error::no_descriptors) {
-                spdlog::warn("accept: out of file descriptors");
+            if (out_of_descriptors(ec)) {
+                co_await back_off(s);
             }
             continue;
         }
@@ -51,7 +164,7 @@ net::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> s) {
         }
         if (!ticket) {
             s->rejected.fetch_add(1);
-            refuse_busy(socket);
+            refuse_or_answer(s, std::move(socket));
             continue;
         }
         auto ex = socket.get_executor();
@@ -109,6 +222,12 @@ Server::~Server() {
     stop();
 }
 
+Server::Impl::~Impl() {
+    if (reserve_fd >= 0) {
+        ::close(reserve_fd);
+    }
+}
+
 boost::system::result<void> Server::start() {
     auto& s = *impl_;
     const auto& listen = s.cfg.listen;
@@ -164,6 +283,8 @@ boost::system::result<void> Server::start() {
     if (ec) {
         return ec;
     }
+    // One descriptor held back for the moment the process runs out (see back_off).
+    s.reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     net::co_spawn(s.acceptor.get_executor(), accept_loop(impl_), [](const std::exception_ptr& e) {
         if (e) {
             spdlog::error("accept loop ended by an exception");

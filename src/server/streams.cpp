@@ -47,6 +47,13 @@ bool Batches::next(
     s.note_lane_level(sub);
     seat.collect(sub, batch);
     s.note_gaps(sub, gap_seen_);
+    if (sub.lagged()) {
+        // Let go: it fell behind the window front. Its stream ends with the reason and the
+        // client resumes by Last-Event-ID; nothing is held for it meanwhile.
+        s.let_go_lagged.fetch_add(1, std::memory_order_relaxed);
+        batch.clear();
+        return true;
+    }
     if (ending && !batch.empty()) {
         ++end_batches_;
     }
@@ -80,21 +87,27 @@ void encode_sse(
 
 namespace {
 
-std::string ws_event(std::string_view event, const json::object& data) {
-    return hub::wire::ws_reply(event, json::serialize(data));
+WsReply plain(std::string text) {
+    WsReply r;
+    r.pieces.head = std::move(text);
+    return r;
 }
 
-std::string ws_error(const boost::system::error_code& ec, std::string_view message) {
-    return hub::wire::ws_error(hub::wire::error_code_name(ec), message);
+WsReply ws_event(std::string_view event, const json::object& data) {
+    return plain(hub::wire::ws_reply(event, json::serialize(data)));
 }
 
-std::string ws_refusal(const Refusal& r) {
+WsReply ws_error(const boost::system::error_code& ec, std::string_view message) {
+    return plain(hub::wire::ws_error(hub::wire::error_code_name(ec), message));
+}
+
+WsReply ws_refusal(const Refusal& r) {
     return ws_error(r.code, r.message);
 }
 
 } // namespace
 
-std::string ws_answer(hub::Seat& seat, std::string_view message, bool read_only) {
+WsReply ws_answer(hub::Seat& seat, std::string_view message, bool read_only) {
     boost::system::error_code pec;
     auto v = json::parse(message, pec);
     const json::object* op = (!pec && v.is_object()) ? &v.get_object() : nullptr;
@@ -104,10 +117,10 @@ std::string ws_answer(hub::Seat& seat, std::string_view message, bool read_only)
             Refusal::of(errc::bad_request, "a message must be a JSON object with a string 'op'"));
     }
     if (read_only && name->get_string() != "more") {
-        return hub::wire::ws_error(
+        return plain(hub::wire::ws_error(
             "forbidden",
             "a viewer token may watch but not act: op '"
-                + std::string(name->get_string().subview(0, 64)) + "' needs the owner's token");
+                + std::string(name->get_string().subview(0, 64)) + "' needs the owner's token"));
     }
     if (name->get_string() == "send") {
         SendOp send;
@@ -152,12 +165,67 @@ std::string ws_answer(hub::Seat& seat, std::string_view message, bool read_only)
         if (!page) {
             return ws_refusal(page.error());
         }
-        return hub::wire::ws_reply("history", page->json);
+        WsReply r;
+        r.keep = std::move(page->body);
+        r.pieces = hub::wire::ws_reply_pieces("history", *r.keep); // the shared page, gathered
+        return r;
     }
     return ws_refusal(Refusal::of(
         errc::bad_request,
         "unknown op '" + std::string(name->get_string().subview(0, 64))
             + "' (send, cancel, more, answer)"));
+}
+
+void ws_take_op(Server::Impl& s, hub::Seat& seat, std::string_view message, WsState& st) {
+    if (st.replies.size() >= WS_MAX_REPLIES) {
+        s.ws_overloaded.fetch_add(1, std::memory_order_relaxed);
+        if (st.refused++ == 0) {
+            st.replies.push_back(plain(hub::wire::ws_error(
+                "overloaded",
+                "too many ops waiting for answers (" + std::to_string(WS_MAX_REPLIES)
+                    + "); this one was not done, send it again later")));
+        } else if (st.refused > WS_MAX_REPLIES) {
+            st.close = WsClose{
+                websocket::close_code::policy_error,
+                "overloaded: ops keep coming while their answers are not read"};
+        }
+        return;
+    }
+    st.refused = 0;
+    try {
+        st.replies.push_back(ws_answer(seat, message, st.read_only));
+    } catch (const std::exception& e) {
+        spdlog::error("WebSocket op on seat {} failed: {}", seat.id(), e.what());
+        st.close = WsClose{websocket::close_code::internal_error, "internal error"};
+    }
+}
+
+std::string ws_handshake_bytes(const Request& req, std::string_view leftover) {
+    std::string raw = "GET ";
+    raw += req.target();
+    raw += " HTTP/1.1\r\n";
+    for (const auto f :
+         {http::field::host,
+          http::field::upgrade,
+          http::field::connection,
+          http::field::sec_websocket_key,
+          http::field::sec_websocket_version}) {
+        if (auto v = req[f]; !v.empty()) {
+            raw += http::to_string(f);
+            raw += ": ";
+            raw += v;
+            raw += "\r\n";
+        }
+    }
+    raw += "\r\n";
+    raw += leftover;
+    // Beast's read buffer for a handshake handed over as bytes: static_buffer of
+    // websocket::stream::tcp_frame_size (1536, private) bytes.
+    constexpr std::size_t beast_read_buffer = 1536;
+    if (raw.size() > beast_read_buffer) {
+        return {};
+    }
+    return raw;
 }
 
 } // namespace stream_detail
@@ -175,6 +243,7 @@ template net::awaitable<void> serve_websocket<beast::tcp_stream>(
     std::shared_ptr<hub::Seat>,
     beast::tcp_stream&,
     Request,
+    std::string,
     Connections::Ticket&,
     bool);
 

@@ -17,6 +17,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_prefix.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket.hpp>
@@ -39,8 +41,10 @@ namespace websocket = beast::websocket;
 /// ends anyway: what was queued goes out, a seat still publishing cannot hold shutdown open.
 inline constexpr std::size_t END_DRAIN_BATCHES = 16;
 
-/// Answers to client ops waiting for the writer; a client that floods ops and never reads is
-/// dropped when it has this many.
+/// Answers to client ops waiting for the writer. Past this an op is answered `overloaded` (not
+/// done); a client that sends WS_MAX_REPLIES more ops while none has room is closed (policy
+/// error, with the reason). Basis: an op is answered in microseconds, so 16 waiting means the
+/// writer is blocked on the client's own socket.
 inline constexpr std::size_t WS_MAX_REPLIES = 16;
 
 /// Largest WebSocket message a client may send (an op is a few hundred bytes).
@@ -55,9 +59,74 @@ struct StreamControl {
     bool stop{false};       ///< the server is shutting down: write what is queued, then end
 };
 
+/// The reason a lagging subscriber is let go (its SSE comment / WebSocket close reason).
+inline constexpr const char* LAGGED_REASON =
+    "lagged behind the window front; reconnect with Last-Event-ID";
+
 /// Why a stream ends, for the SSE comment and the WebSocket close reason.
-inline const char* end_reason(const StreamControl& ctl, const hub::Seat& seat) {
-    return ctl.stop ? "the server is shutting down" : seat.closed() ? "the seat is closed" : "";
+inline const char*
+end_reason(const StreamControl& ctl, const hub::Seat& seat, const hub::Subscriber& sub) {
+    if (ctl.stop) {
+        return "the server is shutting down";
+    }
+    if (seat.closed()) {
+        return "the seat is closed";
+    }
+    return sub.lagged() ? LAGGED_REASON : "";
+}
+
+/// Sets the write deadline (`--write-timeout`) on a stream's transport for one write; a write
+/// that makes no progress for that long fails with beast::error::timeout and the stream ends.
+/// A pending read keeps its own (no) deadline: Beast arms only the idle half.
+template <class Stream>
+class WriteDeadline {
+public:
+    WriteDeadline(Server::Impl& s, Stream& stream)
+        : s_(s)
+        , stream_(stream) {
+        StreamOps<Stream>::expires_after(stream_, s_.cfg.write_timeout);
+    }
+
+    ~WriteDeadline() { StreamOps<Stream>::expires_never(stream_); }
+
+    WriteDeadline(const WriteDeadline&) = delete;
+    WriteDeadline& operator=(const WriteDeadline&) = delete;
+
+    /// Counts a write that timed out (the subscriber is let go, reason `write_timeout`).
+    void note(const boost::system::error_code& ec) {
+        if (ec == beast::error::timeout) {
+            s_.let_go_write_timeout.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+
+private:
+    Server::Impl& s_;
+    Stream& stream_;
+};
+
+/// Bytes handed to one write under one deadline: a write is let go when no such piece goes
+/// out for the write timeout (no progress), not when a whole large page takes long to a slow
+/// but reading client.
+inline constexpr std::size_t WRITE_PIECE_BYTES = 64 * 1024;
+
+/// Writes `bufs` whole, each WRITE_PIECE_BYTES under a fresh write deadline (WriteDeadline).
+template <class Stream, class Buffers>
+net::awaitable<boost::system::error_code>
+write_with_progress(Server::Impl& s, Stream& stream, const Buffers& bufs) {
+    beast::buffers_suffix<Buffers> rest(bufs);
+    while (beast::buffer_bytes(rest) > 0) {
+        WriteDeadline<Stream> deadline(s, stream);
+        auto [ec, n] = co_await net::async_write(
+            stream,
+            beast::buffers_prefix(WRITE_PIECE_BYTES, rest),
+            net::as_tuple(net::use_awaitable));
+        deadline.note(ec);
+        if (ec) {
+            co_return ec;
+        }
+        rest.consume(n);
+    }
+    co_return boost::system::error_code{};
 }
 
 /// What a subscriber stream asks of its seat: `connected` or a resume from Last-Event-ID, and
@@ -181,9 +250,10 @@ net::awaitable<void> sse_writer(
         const bool ending = batches.next(s, seat, sub, ctl, batch);
         if (batch.empty()) {
             if (ending) {
-                // Flushed: say why in a comment, then end the stream.
+                // Flushed (or let go): say why in a comment, then end the stream.
                 const std::string bye =
-                    hub::wire::sse_comment(std::string("bye: ") + end_reason(ctl, seat));
+                    hub::wire::sse_comment(std::string("bye: ") + end_reason(ctl, seat, sub));
+                WriteDeadline<Stream> deadline(s, stream);
                 (void)co_await net::async_write(stream, net::buffer(bye), as_tuple(use_awaitable));
                 co_return;
             }
@@ -192,8 +262,10 @@ net::awaitable<void> sse_writer(
                 co_return; // the reader ended first (the peer went)
             }
             if (idle == Idle::heartbeat) {
+                WriteDeadline<Stream> deadline(s, stream);
                 auto [wec, n] = co_await net::async_write(
                     stream, net::buffer(heartbeat), as_tuple(use_awaitable));
+                deadline.note(wec);
                 if (wec) {
                     co_return;
                 }
@@ -201,8 +273,7 @@ net::awaitable<void> sse_writer(
             continue;
         }
         encode_sse(batch, heads, bufs);
-        auto [ec, n] = co_await net::async_write(stream, bufs, as_tuple(use_awaitable));
-        if (ec) {
+        if (auto ec = co_await write_with_progress(s, stream, bufs)) {
             co_return;
         }
     }
@@ -242,9 +313,45 @@ net::awaitable<void> sse_on_strand(
     StreamOps<Stream>::shutdown(stream);
 }
 
-struct WsState {
-    std::deque<std::string> replies; // answers to client ops, at most WS_MAX_REPLIES
+/// The WebSocket close code and reason for a stream that ends (`code` unset: none to send).
+struct WsClose {
+    websocket::close_code code{websocket::close_code::normal};
+    std::string reason;
 };
+
+/// What the two halves of a WebSocket stream share (on the seat's strand).
+struct WsState {
+    std::deque<WsReply> replies;  // answers to client ops: at most WS_MAX_REPLIES, + 1 notice
+    std::size_t refused{};        // ops refused as overloaded since there was room
+    std::optional<WsClose> close; // set by the reader: the writer closes with it
+    bool read_only{false};        // a viewer's connection: every op but `more` is refused
+};
+
+/// Writes one WebSocket message from its pieces, gathered (the body is a shared page or frame),
+/// in frames of WRITE_PIECE_BYTES, each under a fresh write deadline (no progress: let go).
+template <class Stream>
+net::awaitable<boost::system::error_code>
+ws_write_pieces(Server::Impl& s, websocket::stream<Stream>& ws, const hub::wire::Pieces& p) {
+    using Bufs = std::array<net::const_buffer, 3>;
+    const Bufs bufs{
+        net::buffer(p.head),
+        net::buffer(p.body.data(), p.body.size()),
+        net::buffer(p.tail.data(), p.tail.size())};
+    using Lowest = std::remove_reference_t<decltype(beast::get_lowest_layer(ws))>;
+    beast::buffers_suffix<Bufs> rest(bufs);
+    for (;;) {
+        const auto left = beast::buffer_bytes(rest);
+        const bool fin = left <= WRITE_PIECE_BYTES;
+        WriteDeadline<Lowest> deadline(s, beast::get_lowest_layer(ws));
+        auto [ec, n] = co_await ws.async_write_some(
+            fin, beast::buffers_prefix(WRITE_PIECE_BYTES, rest), net::as_tuple(net::use_awaitable));
+        deadline.note(ec);
+        if (ec || fin) {
+            co_return ec;
+        }
+        rest.consume(n);
+    }
+}
 
 template <class Stream>
 net::awaitable<void> ws_writer(
@@ -262,18 +369,25 @@ net::awaitable<void> ws_writer(
     Batches batches;
     for (;;) {
         while (!st.replies.empty()) {
-            std::string m = std::move(st.replies.front());
+            const WsReply m = std::move(st.replies.front());
             st.replies.pop_front();
-            auto [ec, n] = co_await ws.async_write(net::buffer(m), as_tuple(use_awaitable));
-            if (ec) {
+            if (auto ec = co_await ws_write_pieces(s, ws, m.pieces)) {
                 co_return;
             }
+        }
+        if (st.close) {
+            const websocket::close_reason why(st.close->code, st.close->reason);
+            (void)co_await ws.async_close(why, as_tuple(use_awaitable));
+            co_return;
         }
         const bool ending = batches.next(s, seat, sub, ctl, batch);
         if (batch.empty()) {
             if (ending) {
+                // Let go (lagged: 1013 try again later, resume by last_event_id) or ending.
                 const websocket::close_reason why(
-                    websocket::close_code::going_away, end_reason(ctl, seat));
+                    sub.lagged() ? websocket::close_code::try_again_later
+                                 : websocket::close_code::going_away,
+                    end_reason(ctl, seat, sub));
                 (void)co_await ws.async_close(why, as_tuple(use_awaitable));
                 co_return;
             }
@@ -290,22 +404,27 @@ net::awaitable<void> ws_writer(
             continue;
         }
         for (const auto& ev : batch) {
-            const std::string m = hub::wire::ws_message(ev);
-            auto [ec, n] = co_await ws.async_write(net::buffer(m), as_tuple(use_awaitable));
-            if (ec) {
+            const auto m = hub::wire::ws_pieces(ev); // the page or row is gathered, not copied
+            if (auto ec = co_await ws_write_pieces(s, ws, m)) {
                 co_return;
             }
         }
     }
 }
 
+/// Answers one client op into `st`: a reply, an `overloaded` notice when WS_MAX_REPLIES wait
+/// (the op is not done), and a close (policy error, with its reason) when the client keeps
+/// sending past that; an exception answering ends the connection (internal error, one log
+/// line). Never throws.
+void ws_take_op(Server::Impl& s, hub::Seat& seat, std::string_view message, WsState& st);
+
 template <class Stream>
 net::awaitable<void> ws_reader(
+    Server::Impl& s,
     hub::Seat& seat,
     websocket::stream<Stream>& ws,
     StreamControl& ctl,
-    WsState& st,
-    bool read_only) {
+    WsState& st) {
     beast::flat_buffer buf;
     for (;;) {
         buf.clear();
@@ -313,13 +432,21 @@ net::awaitable<void> ws_reader(
         if (ec) {
             co_return;
         }
-        if (st.replies.size() >= WS_MAX_REPLIES) {
-            co_return; // a client that floods ops and never reads is dropped
+        if (st.close) {
+            continue; // closing: the writer sends the close frame; what comes now is dropped
         }
-        st.replies.push_back(ws_answer(seat, beast::buffers_to_string(buf.data()), read_only));
+        const auto data = buf.cdata();
+        ws_take_op(
+            s, seat, std::string_view(static_cast<const char*>(data.data()), data.size()), st);
         ctl.wake.cancel();
     }
 }
+
+/// The upgrade request in the smallest form Beast accepts, followed by `leftover` (bytes the
+/// client sent after the request, read with it): handed to `async_accept` as data already
+/// received, so they reach the WebSocket stream. Empty when it does not fit Beast's read
+/// buffer (websocket::stream::tcp_frame_size bytes).
+std::string ws_handshake_bytes(const Request& req, std::string_view leftover);
 
 template <class Stream>
 net::awaitable<void> ws_on_strand(
@@ -327,13 +454,28 @@ net::awaitable<void> ws_on_strand(
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
     Request req,
+    std::string leftover,
     Connections::Ticket& ticket,
     bool read_only) {
     using net::experimental::awaitable_operators::operator||;
     websocket::stream<Stream> ws(std::move(stream));
     ws.read_message_max(WS_MAX_MESSAGE);
     ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-    auto [aec] = co_await ws.async_accept(req, net::as_tuple(net::use_awaitable));
+    boost::system::error_code aec;
+    if (leftover.empty()) {
+        std::tie(aec) = co_await ws.async_accept(req, net::as_tuple(net::use_awaitable));
+    } else {
+        const std::string raw = ws_handshake_bytes(req, leftover);
+        if (raw.empty()) {
+            spdlog::warn(
+                "WebSocket on seat {}: {} bytes sent before the handshake answer, refused",
+                seat->id(),
+                leftover.size());
+            co_return;
+        }
+        std::tie(aec) =
+            co_await ws.async_accept(net::buffer(raw), net::as_tuple(net::use_awaitable));
+    }
     if (aec) {
         co_return;
     }
@@ -345,10 +487,20 @@ net::awaitable<void> ws_on_strand(
     }
     Subscription sub(seat, co_await net::this_coro::executor, ticket, std::move(opt));
     WsState st;
+    st.read_only = read_only;
     auto& ctl = sub.control();
-    co_await (
-        ws_writer(s, *seat, sub.subscriber(), ws, ctl, st)
-        || ws_reader(*seat, ws, ctl, st, read_only));
+    std::string error;
+    try {
+        co_await (
+            ws_writer(s, *seat, sub.subscriber(), ws, ctl, st) || ws_reader(s, *seat, ws, ctl, st));
+        co_return;
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    // An exception in either half: one log line, then a close frame saying so.
+    spdlog::error("WebSocket on seat {} ended by an exception: {}", seat->id(), error);
+    const websocket::close_reason why(websocket::close_code::internal_error, "internal error");
+    (void)co_await ws.async_close(why, net::as_tuple(net::use_awaitable));
 }
 
 // Runs `body` on the seat's strand; an exception ends the stream with one log line.
@@ -389,13 +541,15 @@ net::awaitable<void> serve_websocket(
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
     Request req,
+    std::string leftover,
     Connections::Ticket& ticket,
     bool read_only) {
     auto keep = seat;
     co_await stream_detail::on_seat_strand(
         std::move(keep),
         "WebSocket",
-        stream_detail::ws_on_strand(s, std::move(seat), stream, std::move(req), ticket, read_only));
+        stream_detail::ws_on_strand(
+            s, std::move(seat), stream, std::move(req), std::move(leftover), ticket, read_only));
 }
 
 } // namespace sluice::server

@@ -119,4 +119,53 @@ json::value query_value(std::string_view text) {
     return json::string(text);
 }
 
+std::optional<ByteRange> parse_range(
+    std::string_view header,
+    std::uint64_t size,
+    std::optional<Refusal>& refused,
+    bool& unsatisfiable) {
+    refused.reset();
+    unsatisfiable = false;
+    if (header.empty()) {
+        return std::nullopt;
+    }
+    const auto number = [](std::string_view t, std::uint64_t& v) {
+        const auto* end = t.data() + t.size();
+        auto [p, ec] = std::from_chars(t.data(), end, v);
+        return !t.empty() && ec == std::errc{} && p == end;
+    };
+    constexpr std::string_view unit = "bytes=";
+    const auto dash = header.find('-');
+    if (!header.starts_with(unit) || dash == std::string_view::npos
+        || header.find(',') != std::string_view::npos) {
+        refused = Refusal::of(
+            errc::bad_request, "Range must be one range of bytes: bytes=a-b, bytes=a- or bytes=-n");
+        return std::nullopt;
+    }
+    const auto a = header.substr(unit.size(), dash - unit.size());
+    const auto b = header.substr(dash + 1);
+    std::uint64_t first = 0;
+    std::uint64_t last = size == 0 ? 0 : size - 1;
+    if (a.empty()) {
+        std::uint64_t n = 0;
+        if (!number(b, n) || n == 0) {
+            refused = Refusal::of(errc::bad_request, "Range bytes=-n needs a positive n");
+            return std::nullopt;
+        }
+        first = n >= size ? 0 : size - n;
+    } else if (!number(a, first) || (!b.empty() && (!number(b, last) || last < first))) {
+        refused = Refusal::of(errc::bad_request, "Range bytes=a-b needs integers with a <= b");
+        return std::nullopt;
+    }
+    if (first >= size) {
+        unsatisfiable = true;
+        refused = Refusal::of(
+            errc::bad_request,
+            "Range starts at or past the end (" + std::to_string(size) + " bytes)");
+        return std::nullopt;
+    }
+    last = std::min(last, size - 1);
+    return ByteRange{first, last - first + 1};
+}
+
 } // namespace sluice::server

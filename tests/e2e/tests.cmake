@@ -7,6 +7,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/claude_test.cpp
     e2e/security_test.cpp
     e2e/security_tls_test.cpp
+    e2e/edges_test.cpp
     support/hub_process.cpp)
 if(NOT "unit/conversation/fixtures.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES unit/conversation/fixtures.cpp) # TempDir

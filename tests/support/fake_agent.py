@@ -10,6 +10,9 @@ Reads stream-json user rows on stdin and answers each prompt by what it says:
   "longline N"   -> writes one line of N bytes (no JSON), then a normal answer
   "noise"        -> a non-JSON line and an echo of the user row first, then a normal answer
   "permission"   -> a control_request (can_use_tool), waits for its control_response, answers
+  "big N"        -> a tool turn whose tool_result holds N bytes of numbered lines, then an answer
+  "bigmany N"    -> the same, the N bytes as many 1,000-byte text blocks (no one block is large)
+  "drip N MS"    -> N assistant rows, one every MS milliseconds (a turn that keeps publishing)
 Flags: --ignore-interrupt (never answer interrupts: the host must terminate it),
        --pid-file PATH (writes its pid there at start).
 """
@@ -78,6 +81,26 @@ def tool_turn():
     result("two files", turns=2)
 
 
+def big_turn(n, many=False):
+    lines = []
+    size = 0
+    i = 0
+    while size < n:
+        line = "line %08d " % i + "y" * 50
+        lines.append(line)
+        size += len(line) + 1
+        i += 1
+    body = "\n".join(lines)[:n]
+    if many:
+        body = [{"type": "text", "text": body[i:i + 1000]} for i in range(0, len(body), 1000)]
+    assistant("msg_b", [{"type": "tool_use", "id": "toolu_big_1", "name": "Bash", "input": {"command": "cat big"}}], "tool_use")
+    out({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_big_1", "content": body, "is_error": False}]},
+        "parent_tool_use_id": None, "session_id": SESSION, "uuid": uuid()})
+    assistant("msg_c", [{"type": "text", "text": "that was big"}], "end_turn")
+    result("that was big", turns=2)
+
+
 def main():
     if "--pid-file" in sys.argv:
         with open(sys.argv[sys.argv.index("--pid-file") + 1], "w") as f:
@@ -131,6 +154,17 @@ def main():
             sys.stdout.write("x" * n + "\n")
             sys.stdout.flush()
             answer(prompt)
+        elif prompt.startswith("big "):
+            big_turn(int(prompt.split()[1]))
+        elif prompt.startswith("drip "):
+            _, n, ms = prompt.split()
+            import time
+            for i in range(int(n)):
+                assistant("msg_d%d" % i, [{"type": "text", "text": "drip %d" % i}])
+                time.sleep(int(ms) / 1000.0)
+            result("dripped")
+        elif prompt.startswith("bigmany "):
+            big_turn(int(prompt.split()[1]), many=True)
         elif prompt == "noise":
             sys.stdout.write("this is not json\n")
             out(row)  # an echo of the prompt, as --replay-user-messages does

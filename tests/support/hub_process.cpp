@@ -25,7 +25,16 @@ extern char** environ;
 namespace sluice::test {
 
 SluiceProcess::SluiceProcess(
-    std::vector<std::string> args, bool wait_for_listen, HubAuth auth, const std::string& cwd) {
+    std::vector<std::string> args, bool wait_for_listen, std::optional<unsigned> nofile)
+    : SluiceProcess(std::move(args), wait_for_listen, HubAuth::no_token, {}, nofile) {
+}
+
+SluiceProcess::SluiceProcess(
+    std::vector<std::string> args,
+    bool wait_for_listen,
+    HubAuth auth,
+    const std::string& cwd,
+    std::optional<unsigned> nofile) {
     if (auth == HubAuth::no_token && !args.empty() && args.front() == "serve"
         && std::find(args.begin(), args.end(), "--token") == args.end()
         && std::find(args.begin(), args.end(), "--no-token") == args.end()) {
@@ -42,6 +51,10 @@ SluiceProcess::SluiceProcess(
         posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
     }
     std::vector<std::string> argv_s;
+    if (nofile) {
+        argv_s.emplace_back("/usr/bin/prlimit");
+        argv_s.push_back("--nofile=" + std::to_string(*nofile) + ":" + std::to_string(*nofile));
+    }
     argv_s.emplace_back(SLUICE_BINARY);
     for (auto& a : args) {
         argv_s.push_back(std::move(a));
@@ -52,7 +65,8 @@ SluiceProcess::SluiceProcess(
     }
     argv.push_back(nullptr);
     pid_t pid = 0;
-    const int rc = posix_spawn(&pid, SLUICE_BINARY, &fa, nullptr, argv.data(), environ);
+    const int rc = posix_spawn(
+        &pid, nofile ? "/usr/bin/prlimit" : SLUICE_BINARY, &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     ::close(fds[1]);
     if (rc != 0) {

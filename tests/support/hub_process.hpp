@@ -39,11 +39,17 @@ class SluiceProcess {
 public:
     /// Starts `sluice <args…>` (in `cwd` when given); for `serve`, waits (up to 20 s) for the
     /// listening line.
+    /// @param nofile when set, the child runs with RLIMIT_NOFILE (soft and hard) at this value
+    ///   (started through prlimit(1), which execs it: the pid is sluice's).
     explicit SluiceProcess(
         std::vector<std::string> args,
         bool wait_for_listen = true,
         HubAuth auth = HubAuth::no_token,
-        const std::string& cwd = {});
+        const std::string& cwd = {},
+        std::optional<unsigned> nofile = std::nullopt);
+    /// As above, without a token (`--no-token`), with RLIMIT_NOFILE at `nofile`.
+    SluiceProcess(
+        std::vector<std::string> args, bool wait_for_listen, std::optional<unsigned> nofile);
     ~SluiceProcess();
     SluiceProcess(const SluiceProcess&) = delete;
     SluiceProcess& operator=(const SluiceProcess&) = delete;

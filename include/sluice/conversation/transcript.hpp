@@ -121,6 +121,16 @@ public:
         std::size_t max_turns = SUBSCRIBE_TURNS,
         std::uint64_t max_bytes = CONVERSATION_CAP_BYTES);
 
+    /// Where frame `pos` is in the file: (byte offset of its line, its length without the
+    /// newline), found forward from the nearest checkpoint: O(checkpoint interval). The whole
+    /// frame, as appended (an oversize frame is held elsewhere in reference form).
+    /// @return `errc::not_found` past the last frame, `errc::io_error`.
+    boost::system::result<std::pair<std::uint64_t, std::uint64_t>> frame_span(std::uint64_t pos);
+
+    /// Reads `n` bytes at `offset` of the file (a range of a `frame_span`).
+    /// @return `errc::io_error` on a failed or short read.
+    boost::system::result<std::string> read_bytes(std::uint64_t offset, std::uint64_t n) const;
+
     /// Every turn opening (positions), by a full forward scan: O(file).
     boost::system::result<std::vector<std::uint64_t>> openings();
 

@@ -82,7 +82,12 @@ struct Submitted {
 
 /// A page of history: whole turns, oldest first, with a cursor for older ones.
 struct HistoryPage {
-    std::string json; ///< `{"turns":[{"first","frames":[…]}],"cursor":…}` (wire::page_json)
+    /// `{"turns":[{"first","frames":[…]}],"cursor":…}` (wire::page_json), immutable and shared
+    /// by every client asking for the same page of the same window version (never copied).
+    std::shared_ptr<const std::string> body;
+
+    /// The page's JSON.
+    [[nodiscard]] const std::string& json() const noexcept { return *body; }
 };
 
 /// Settings a seat takes from its hub.
@@ -192,6 +197,12 @@ public:
     /// `more` op); prefer the overload above.
     Result<HistoryPage> history(std::optional<std::uint64_t> before, std::size_t turns);
 
+    /// The whole frame at `seq`, as appended to the transcript (an oversize frame's full form;
+    /// the window holds its reference form), shared with every client fetching the same frame
+    /// (the last one fetched is kept). On the seat's strand. Errors: not_found (no such frame
+    /// yet), io_error.
+    Result<std::shared_ptr<const std::string>> frame_text(std::uint64_t seq);
+
     /// Closes the seat: cancels its turn, syncs the transcript (on the writer), ends streams.
     /// @param then_remove also deletes the seat's folder, on the writer, after its last write.
     void close(bool then_remove = false);
@@ -229,8 +240,10 @@ private:
     void wake_all();
     void update_summary();
     [[nodiscard]] SeatView view();
-    std::shared_ptr<const std::string> connected_data();
+    SharedPage connected_data();
     std::shared_ptr<const std::string> partial_data();
+    std::optional<HistoryPage>
+    window_history(std::optional<std::uint64_t> before, std::uint64_t at, std::size_t turns);
 
     strand_type strand_;
     SeatSpec spec_;
@@ -281,9 +294,18 @@ private:
     PartialTurn partial_; // the open turn's previews since its last published frame
     std::shared_ptr<const std::string> partial_cache_;
     std::uint64_t partial_cache_version_{~std::uint64_t{0}};
-    std::shared_ptr<const std::string> connected_cache_;
-    std::uint64_t connected_cache_end_{~std::uint64_t{0}};
-    std::uint64_t connected_cache_first_{~std::uint64_t{0}};
+
+    // The shared pages (seat_stream.cpp): the newest `connected` and the last history page.
+    struct PageCache {
+        std::shared_ptr<const std::string> json;
+        std::uint64_t first{~std::uint64_t{0}}, end{}, bytes{}; // the window it was built from
+        std::optional<std::uint64_t> before;                    // history: the request
+        std::size_t turns{};
+    };
+
+    std::shared_ptr<const std::string> connected_cache_; // reset when the seat's state changes
+    PageCache connected_page_, history_page_;
+    std::pair<std::uint64_t, std::shared_ptr<const std::string>> frame_text_; // the last fetched
     mutable std::mutex summary_mu_;
     SeatSummary summary_;
 };

@@ -26,6 +26,19 @@ inline constexpr RelayLimits SUBSCRIBER_PREVIEW_LIMITS{
     .forward_chunk = 16 * 1024,
 };
 
+/// What a client that never reads costs the hub: its socket buffers (kernel memory, at most
+/// net.ipv4.tcp_wmem's max for the send side) plus a bounded constant, SUBSCRIBER_IDLE_BYTES:
+/// its preview lane (at most SUBSCRIBER_PREVIEW_LIMITS.retained_budget, 64 KiB), its turn-state
+/// queue (at most SUBSCRIBER_CONTROL_CAP short strings, ~25 KiB), the batch its writer is
+/// blocked on (at most SUBSCRIBER_BATCH_FRAMES events: an owned head of ~80 bytes each and a
+/// reference to a shared frame or page, never a copy), and its coroutine frames and stream
+/// (a few KiB). Pages and frames are shared: a page is built once per window version (see
+/// SharedPage) and a frame once, so what a stalled client pins is at most the page version it
+/// was sent, which the write timeout (ServerConfig::write_timeout) bounds in time.
+/// Basis: the sums above; measured by bench/edges_rss.py (bench/RESULTS.md: 40 non-reading
+/// clients on a 26 MB window).
+inline constexpr std::size_t SUBSCRIBER_IDLE_BYTES = 128 * 1024;
+
 /// Most frames (and most previews) handed to a subscriber's writer in one batch.
 inline constexpr std::size_t SUBSCRIBER_BATCH_FRAMES = 64;
 
@@ -35,6 +48,16 @@ inline constexpr std::size_t SUBSCRIBER_CONTROL_CAP = 256;
 /// One event for a subscriber (defined with its encoders in hub/wire.hpp).
 using wire::event_name;
 using wire::OutEvent;
+
+/// A `connected` page as built for one window version: the shared JSON and the window end it
+/// covers. A page is reused by every subscriber that joins until the window front moves (or
+/// the window has grown by a quarter of the page; see `Seat::connected_data`), so joining
+/// during a turn costs no page of its own: the joiner is sent the shared page, then the frames
+/// after `end` from the window, which holds them anyway.
+struct SharedPage {
+    std::shared_ptr<const std::string> json; ///< the payload (wire::connected_json)
+    std::uint64_t end{};                     ///< the window end the page covers
+};
 
 /// What a subscriber steps over: its seat's window and head, read on the seat's strand.
 struct SeatView {
@@ -47,7 +70,7 @@ struct SeatView {
     std::string_view permissions;
     /// The `connected` payload for the current window version, shared by every subscriber
     /// (the seat caches it; tests build it). Called only when a resync is due.
-    std::function<std::shared_ptr<const std::string>()> connected;
+    std::function<SharedPage()> connected;
     /// The open turn's partial message as `,"partial":{…}` (PartialTurn::json), shared by every
     /// viewer joining at the same preview version; null (or unset) when there is none. A
     /// `connected`/`resumed` carries it; the previews it holds are then not sent again.
@@ -59,8 +82,10 @@ struct SeatView {
 /// Frames are read by cursor from the window (lossless, in order, never copied); previews
 /// queue in the subscriber's own bounded lane (lossy; loss reported once as `gap` with the
 /// exact bytes); turn-state events queue tagged with the frame position before which they go.
-/// Resync: a cursor behind the window front, or a turn-state queue over its cap, makes the
-/// next batch a `connected` (the window, recovered:false). Resume is all or nothing: a
+/// Let go: a cursor behind the window front (the subscriber lagged past it) makes `lagged()`
+/// true and `collect` give nothing more; the transport ends the stream with a reason and the
+/// client resumes by Last-Event-ID (a `connected`, recovered:false). Resync: a turn-state
+/// queue over its cap makes the next batch a `connected`. Resume is all or nothing: a
 /// Last-Event-ID whose seq is still in the window (or is the one just before its front)
 /// gives `resumed` then the replay of everything after it; anything else gives `connected`.
 ///
@@ -132,6 +157,10 @@ public:
         return previews_.take_unreported_dropped() + std::exchange(lost_upstream_, 0);
     }
 
+    /// Whether the subscriber fell behind the window front and is to be let go (its stream
+    /// ends with a reason; the client resumes by Last-Event-ID).
+    [[nodiscard]] bool lagged() const noexcept { return lagged_; }
+
     /// The next frame position to send.
     [[nodiscard]] std::uint64_t cursor() const noexcept { return cursor_; }
 
@@ -147,6 +176,7 @@ private:
     bool need_connected_{true};
     bool need_resumed_{false};
     bool cancel_on_disconnect_{false};
+    bool lagged_{false};
     RelayQueue previews_{SUBSCRIBER_PREVIEW_LIMITS};
     std::deque<std::pair<std::uint64_t, std::string>> control_;
     std::uint64_t lost_upstream_{};

@@ -125,15 +125,19 @@ sse_event(std::string_view name, std::string_view id, std::string_view data);
 /// `: <text>\n\n`, one `: ` line per line of `text` (e.g. the reason a stream is let go).
 [[nodiscard]] std::string sse_comment(std::string_view text);
 
-/// An event as SSE in three pieces: `head` (owned), `body` (a view of the frame's row or of the
-/// shared page, valid while the event lives; empty when the head holds everything) and `tail`.
-/// Concatenated they are `sse_event(name, id, data)`.
-struct SsePieces {
-    std::string head;       ///< id/event lines and the start of the data line
-    std::string_view body;  ///< gathered, not copied
+/// An encoded event in three pieces: `head` (owned, small), `body` (a view of the frame's row or
+/// of the shared page, valid while the event lives; empty when the head holds everything) and
+/// `tail` (static text). A writer gathers the three into one write, so a page or a frame is
+/// never copied per client: what a client that never reads holds is this head plus a reference.
+struct Pieces {
+    std::string head;      ///< id/event lines and the start of the data line
+    std::string_view body; ///< gathered, not copied
     std::string_view extra; ///< gathered after `body`: a `connected`/`resumed` event's partial
-    std::string_view tail;  ///< static text
+    std::string_view tail; ///< static text
 };
+
+/// The SSE form of `Pieces`: concatenated they are `sse_event(name, id, data)`.
+using SsePieces = Pieces;
 
 /// Encodes one event as SSE pieces, so frames and shared pages are gathered, never copied.
 [[nodiscard]] SsePieces sse_pieces(const OutEvent& ev);
@@ -145,6 +149,15 @@ struct SsePieces {
 
 /// `{"event":<name>,"id":<id or null>,"data":<data>}`: one WebSocket text message per event.
 [[nodiscard]] std::string ws_message(const OutEvent& ev);
+
+/// The same message in pieces (head, the shared page or frame row, tail), gathered into one
+/// WebSocket frame by the writer (a server frame is unmasked, so Beast sends the buffers as
+/// they are).
+[[nodiscard]] Pieces ws_pieces(const OutEvent& ev);
+
+/// A reply to a client op around a shared payload (e.g. a history page): `ws_reply` in pieces.
+/// @param name a plain event name (no character that needs JSON escaping).
+[[nodiscard]] Pieces ws_reply_pieces(std::string_view name, std::string_view data_json);
 
 /// `{"event":<name>,"id":null,"data":<data_json>}`: an answer to a client op ("sent",
 /// "cancelled", "history"). @pre `data_json` is JSON.

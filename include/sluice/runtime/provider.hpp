@@ -18,6 +18,23 @@
 
 namespace sluice::runtime {
 
+/// Most bytes one assembled content block (its text, thinking or signature) or one tool input
+/// may hold, in every provider decoder (Anthropic, OpenAI, scripted): the one place this limit
+/// lives. Past it the response ends with errc::payload_too_large naming the limit, and the
+/// turn ends with that error (never unbounded growth on an endless stream). Basis: 4 MiB is
+/// about a million tokens of text, eight times the largest output a current model emits in one
+/// response (128k tokens, ~512 KiB), so only a runaway or hostile stream reaches it; and one
+/// frame that size stays under the CLI's SSE line limit.
+inline constexpr std::size_t ASSEMBLED_BLOCK_MAX_BYTES = 4 * 1024 * 1024;
+
+/// Most bytes all the blocks and tool inputs of one response may assemble together (an endless
+/// stream of new blocks is bounded too). Basis: four blocks at the limit.
+inline constexpr std::size_t ASSEMBLED_MESSAGE_MAX_BYTES = 4 * ASSEMBLED_BLOCK_MAX_BYTES;
+
+/// The failure message for a block or tool input past ASSEMBLED_BLOCK_MAX_BYTES.
+/// @param what e.g. "anthropic: text block 0".
+std::string assembled_block_too_large(std::string_view what);
+
 /// A tool the model may call, as offered in a request.
 struct ToolSpec {
     std::string name;                ///< tool name

@@ -32,6 +32,12 @@ struct ServerConfig {
     std::chrono::milliseconds header_timeout{10'000}; ///< slow-header guard (first request)
     std::chrono::milliseconds idle_timeout{60'000};   ///< keep-alive idle limit
     std::chrono::milliseconds heartbeat{15'000};      ///< SSE comment / WS ping interval
+    /// A subscriber whose write makes no progress for this long is let go (it resumes by
+    /// Last-Event-ID). Basis: twice the heartbeat, so a client that reads at all (even only
+    /// heartbeats, through a slow link) is never cut, while a stalled one holds its socket
+    /// buffers and one batch for at most 30 s (counted: subscriber_let_go_total{reason=
+    /// "write_timeout"}).
+    std::chrono::milliseconds write_timeout{30'000};
 };
 
 /// The HTTP front of a hub.

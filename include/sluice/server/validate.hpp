@@ -61,4 +61,20 @@ validate_more(const boost::json::value* before, const boost::json::value* turns,
 /// it is one in decimal, else the string itself (which the validator then refuses by name).
 [[nodiscard]] boost::json::value query_value(std::string_view text);
 
+/// A byte range of a resource, validated: [first, first + length).
+struct ByteRange {
+    std::uint64_t first{};  ///< the first byte
+    std::uint64_t length{}; ///< bytes, at least 1
+};
+
+/// Parses a `Range` header (one range only: `bytes=a-b`, `bytes=a-`, `bytes=-n`) against a
+/// resource of `size` bytes (RFC 9110 §14.1.2).
+/// @return nothing for an empty header (the whole resource); a range; or a Refusal
+///   (errc::bad_request; `unsatisfiable` set when the range does not overlap: HTTP 416).
+[[nodiscard]] std::optional<ByteRange> parse_range(
+    std::string_view header,
+    std::uint64_t size,
+    std::optional<Refusal>& refused,
+    bool& unsatisfiable);
+
 } // namespace sluice::server

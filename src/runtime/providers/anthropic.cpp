@@ -165,6 +165,7 @@ private:
         started_ = true;
         stopped_ = false;
         blocks_.clear();
+        assembled_ = 0;
         const auto* m = obj.if_contains("message");
         if (m == nullptr || !m->is_object()) {
             return malformed("message_start without a message");
@@ -211,13 +212,27 @@ private:
         return EventVerdict::more;
     }
 
-    static void append_string(json::object& o, std::string_view key, std::string_view piece) {
+    // Appends `piece` to the block's `key` unless that passes ASSEMBLED_BLOCK_MAX_BYTES.
+    static bool append_string(json::object& o, std::string_view key, std::string_view piece) {
         auto& v = o[key];
         if (v.is_string()) {
+            if (v.get_string().size() + piece.size() > ASSEMBLED_BLOCK_MAX_BYTES) {
+                return false;
+            }
             v.get_string().append(piece);
         } else {
             v = piece;
         }
+        return true;
+    }
+
+    EventVerdict too_large(const json::object& obj, std::string_view what) {
+        failure_.set(
+            errc::payload_too_large,
+            assembled_block_too_large(
+                "anthropic: " + std::string(what) + " of block "
+                + std::to_string(count_of(obj, "index"))));
+        return EventVerdict::stop;
     }
 
     EventVerdict block_delta(const json::object& obj) {
@@ -228,18 +243,33 @@ private:
         }
         const auto& delta = d->get_object();
         const auto kind = string_of(delta, "type");
+        assembled_ += string_of(delta, "text").size() + string_of(delta, "thinking").size()
+                      + string_of(delta, "signature").size()
+                      + string_of(delta, "partial_json").size();
+        if (assembled_ > ASSEMBLED_MESSAGE_MAX_BYTES) {
+            return too_large(obj, "the message (all its blocks)");
+        }
         if (kind == "text_delta") {
             const auto t = string_of(delta, "text");
-            append_string(b->block, "text", t);
+            if (!append_string(b->block, "text", t)) {
+                return too_large(obj, "the text");
+            }
             sink_(llm::Text{std::string(t)});
         } else if (kind == "thinking_delta") {
             const auto t = string_of(delta, "thinking");
-            append_string(b->block, "thinking", t);
+            if (!append_string(b->block, "thinking", t)) {
+                return too_large(obj, "the thinking");
+            }
             sink_(llm::Thinking{std::string(t)});
         } else if (kind == "signature_delta") {
-            append_string(b->block, "signature", string_of(delta, "signature"));
+            if (!append_string(b->block, "signature", string_of(delta, "signature"))) {
+                return too_large(obj, "the signature");
+            }
         } else if (kind == "input_json_delta") {
             const auto part = string_of(delta, "partial_json");
+            if (b->input_json.size() + part.size() > ASSEMBLED_BLOCK_MAX_BYTES) {
+                return too_large(obj, "the tool input");
+            }
             b->input_json.append(part);
             if (b->type == "tool_use" && !part.empty()) {
                 sink_(llm::ToolUseDelta{std::string(string_of(b->block, "id")), std::string(part)});
@@ -310,6 +340,7 @@ private:
     const EventSink& sink_;
     Failure& failure_;
     std::map<std::uint64_t, Block> blocks_;
+    std::size_t assembled_{}; // bytes assembled by this message's blocks (ASSEMBLED_MESSAGE_MAX)
     session::Usage usage_;
     std::string stop_reason_;
     bool started_{false};

@@ -85,7 +85,7 @@ public:
             }
             choice(c.get_object());
         }
-        return EventVerdict::more;
+        return too_large_ ? EventVerdict::stop : EventVerdict::more;
     }
 
     std::optional<ProviderResponse> finish() override {
@@ -160,6 +160,22 @@ private:
         }
     }
 
+    // Appends `piece` to `into` unless that passes ASSEMBLED_BLOCK_MAX_BYTES; then the response
+    // fails (payload_too_large) and the stream stops.
+    bool fits(std::string& into, std::string_view piece, std::string_view what) {
+        assembled_ += piece.size();
+        if (into.size() + piece.size() > ASSEMBLED_BLOCK_MAX_BYTES
+            || assembled_ > ASSEMBLED_MESSAGE_MAX_BYTES) {
+            failure_.set(
+                errc::payload_too_large,
+                assembled_block_too_large(std::string("openai: ") + std::string(what)));
+            too_large_ = true;
+            return false;
+        }
+        into.append(piece);
+        return true;
+    }
+
     void choice(const json::object& c) {
         if (const auto f = string_of(c, "finish_reason"); !f.empty()) {
             finish_reason_ = f;
@@ -170,7 +186,9 @@ private:
         }
         const auto& delta = d->get_object();
         if (const auto t = string_of(delta, "content"); !t.empty()) {
-            text_ += t;
+            if (!fits(text_, t, "content")) {
+                return;
+            }
             sink_(llm::Text{std::string(t)});
         }
         auto reasoning = string_of(delta, "reasoning_content");
@@ -181,7 +199,9 @@ private:
             sink_(llm::Thinking{std::string(reasoning)});
         }
         if (const auto r = string_of(delta, "refusal"); !r.empty()) {
-            refusal_ += r;
+            if (!fits(refusal_, r, "refusal")) {
+                return;
+            }
             sink_(llm::Text{std::string(r)});
         }
         const auto* calls = delta.if_contains("tool_calls");
@@ -208,7 +228,9 @@ private:
                 }
                 args = string_of(f->get_object(), "arguments");
             }
-            call.args.append(args);
+            if (!fits(call.args, args, "tool call arguments")) {
+                return;
+            }
             if (!call.started) {
                 if (!call.name.empty()) {
                     start(call, index); // also replays any arguments that came first
@@ -223,6 +245,8 @@ private:
     Failure& failure_;
     std::string text_;
     std::string refusal_;
+    bool too_large_{false};
+    std::size_t assembled_{}; // bytes assembled by this response (ASSEMBLED_MESSAGE_MAX_BYTES)
     std::map<std::uint64_t, Call> calls_;
     std::string finish_reason_;
     session::Usage usage_;

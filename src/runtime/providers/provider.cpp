@@ -6,6 +6,7 @@
 
 #include <array>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace sluice::runtime {
@@ -60,6 +61,12 @@ std::unique_ptr<Provider> make_provider(const ProviderConfig& config) {
     }
     throw std::invalid_argument(
         "unknown provider '" + config.kind + "' (known: anthropic, openai, scripted)");
+}
+
+std::string assembled_block_too_large(std::string_view what) {
+    return std::string(what) + " is over the assembly limit ("
+           + std::to_string(ASSEMBLED_BLOCK_MAX_BYTES) + " bytes, ASSEMBLED_BLOCK_MAX_BYTES); the "
+           + "response was stopped";
 }
 
 } // namespace sluice::runtime

@@ -29,9 +29,13 @@ namespace {
 // ScriptedProvider.PacesWithoutBlockingTheIoContext) at a negligible cost per event.
 constexpr unsigned EVENTS_PER_YIELD = 64;
 
-// Basis: an assembled block larger than this is not kept whole (a `repeat: -1` flood must not
-// grow memory); the stream itself continues. 1 MiB is far above any hand-written script.
-constexpr std::size_t MAX_ASSEMBLED_BLOCK_BYTES = 1024 * 1024;
+// An assembled block is not kept past the one limit every decoder shares (a `repeat: -1` flood
+// must not grow memory); the stream itself continues (a script is ours, not a hostile peer).
+constexpr std::size_t MAX_ASSEMBLED_BLOCK_BYTES = ASSEMBLED_BLOCK_MAX_BYTES;
+
+// Ends a block cut at MAX_ASSEMBLED_BLOCK_BYTES.
+constexpr std::string_view BLOCK_CUT_MARKER =
+    "\n[… cut: this block passed ASSEMBLED_BLOCK_MAX_BYTES]";
 
 constexpr std::string_view DEFAULT_SCRIPT =
     R"json({
@@ -478,6 +482,8 @@ private:
                 auto& s = last.at(field).as_string();
                 if (s.size() + text.size() <= MAX_ASSEMBLED_BLOCK_BYTES) {
                     s.append(text);
+                } else if (!s.ends_with(BLOCK_CUT_MARKER)) {
+                    s.append(BLOCK_CUT_MARKER); // cut, and said so, once
                 }
                 return;
             }

@@ -2,6 +2,7 @@
 list(APPEND SLUICE_TEST_SOURCES
     unit/conversation/fixtures.cpp
     unit/conversation/frame_test.cpp
+    unit/conversation/frame_ref_test.cpp
     unit/conversation/turns_test.cpp
     unit/conversation/window_test.cpp
     unit/conversation/transcript_test.cpp

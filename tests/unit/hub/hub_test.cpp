@@ -166,7 +166,7 @@ TEST(Hub, RestoresEverySeatAndListsTheOnesItCannotRunWithTheirReason) {
     // Its history stays readable; prompts get the reason; its row can be removed.
     auto page = on_strand(rig.io, *g, [&] { return g->history(std::nullopt, 20); });
     ASSERT_TRUE(page.has_value());
-    EXPECT_NE(page->json.find("kept"), std::string::npos);
+    EXPECT_NE(page->json().find("kept"), std::string::npos);
     auto refused = on_strand(rig.io, *k, [&] { return k->submit("hi"); });
     ASSERT_FALSE(refused.has_value());
     EXPECT_NE(refused.error().message.find("unavailable"), std::string::npos);

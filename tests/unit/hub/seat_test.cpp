@@ -410,8 +410,8 @@ TEST(Seat, RestoresItsWindowAndHistoryAfterReopening) {
     });
     ASSERT_TRUE(page.has_value() && page->has_value());
     auto& got = *page;
-    EXPECT_NE(got->json.find("remember me"), std::string::npos);
-    EXPECT_NE(got->json.find("noted"), std::string::npos);
+    EXPECT_NE(got->json().find("remember me"), std::string::npos);
+    EXPECT_NE(got->json().find("noted"), std::string::npos);
     // A viewer of the old epoch resumes in place.
     auto sub = std::make_shared<Subscriber>();
     on_strand(rig.io, *again, [&] { again->attach(sub, std::string("e-keep:1")); });
@@ -457,6 +457,47 @@ TEST(Seat, AnUnavailableSeatRefusesPromptsWithItsReason) {
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.error().code, make_error_code(errc::conflict));
     EXPECT_NE(r.error().message.find("needs --agent-cmd"), std::string::npos) << r.error().message;
+}
+
+} // namespace
+} // namespace sluice::hub
+
+namespace sluice::hub {
+namespace {
+
+TEST(Seat, JoinersDuringATurnShareOneConnectedPageAndHistoryPage) {
+    SeatRig rig;
+    auto seat = rig.open();
+    ASSERT_TRUE(on_strand(rig.io, *seat, [&] { return seat->submit("hello").has_value(); }));
+    auto turn = rig.wait_turn(1);
+    rig.play(*seat, [&] { turn->sink->on_row(assistant_row("part one")); });
+    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().frames >= 2; }));
+
+    auto early = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(early, std::nullopt); });
+    const auto first = rig.collect(*seat, *early);
+    ASSERT_EQ(kinds_of(first), std::vector<Kind>{Kind::connected});
+
+    // The window grows (the front does not move): a joiner gets the same page, then the frames
+    // after it from the window, not a page of its own.
+    rig.play(*seat, [&] { turn->sink->on_row(assistant_row("part two")); });
+    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().frames >= 3; }));
+    auto late = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(late, std::nullopt); });
+    const auto joined = rig.collect(*seat, *late);
+    ASSERT_EQ(kinds_of(joined), (std::vector<Kind>{Kind::connected}));
+    EXPECT_EQ(joined[0].shared.get(), first[0].shared.get()) << "a second page was built";
+    EXPECT_EQ(joined[0].id, first[0].id);
+    const auto replay = rig.collect(*seat, *late);
+    ASSERT_EQ(kinds_of(replay), std::vector<Kind>{Kind::frame});
+    EXPECT_NE(replay[0].frame->json().find("part two"), std::string::npos);
+
+    // History: one page per request and window version, shared.
+    const auto a = on_strand(rig.io, *seat, [&] { return seat->history(std::nullopt, 20); });
+    const auto b = on_strand(rig.io, *seat, [&] { return seat->history(std::nullopt, 20); });
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(a->body.get(), b->body.get());
+    end_turn(*turn);
 }
 
 } // namespace

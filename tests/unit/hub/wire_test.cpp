@@ -179,4 +179,20 @@ TEST(Wire, EncodesWebSocketMessages) {
 }
 
 } // namespace
+
+TEST(Wire, WebSocketPiecesGatherTheSharedPageIntoTheSameMessage) {
+    OutEvent ev;
+    ev.kind = OutEvent::Kind::connected;
+    ev.id = "e:3";
+    ev.shared = std::make_shared<const std::string>(R"({"window":{}})");
+    const auto p = ws_pieces(ev);
+    EXPECT_EQ(p.body.data(), ev.shared->data()); // a view of the shared page, not a copy
+    EXPECT_EQ(
+        p.head + std::string(p.body) + std::string(p.tail),
+        R"({"event":"connected","id":"e:3","data":{"window":{}}})");
+    EXPECT_EQ(ws_message(ev), p.head + std::string(p.body) + std::string(p.tail));
+    const auto r = ws_reply_pieces("history", *ev.shared);
+    EXPECT_EQ(r.head + std::string(r.body) + std::string(r.tail), ws_reply("history", *ev.shared));
+}
+
 } // namespace sluice::hub::wire

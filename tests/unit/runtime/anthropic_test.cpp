@@ -530,4 +530,41 @@ TEST(AnthropicProvider, DecodesACaptureWithoutANetworkAtAnyChunkSize) {
     EXPECT_NE(error.find("malformed stream"), std::string::npos);
 }
 
+TEST(AnthropicProvider, StopsABlockOrToolInputPastTheAssemblyLimit) {
+    // One block growing past ASSEMBLED_BLOCK_MAX_BYTES: the response fails with a clear error
+    // instead of assembling without bound (an endless stream).
+    const std::string piece(16 * 1024, 'x');
+    for (const std::string kind : {"text", "tool"}) {
+        std::string body =
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":"
+            "\"m\",\"usage\":{}}}\n\n";
+        body += kind == "text"
+                    ? "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+                      "\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+                    : "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+                      "\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\","
+                      "\"name\":\"bash\",\"input\":{}}}\n\n";
+        const std::string delta =
+            kind == "text" ? "{\"type\":\"text_delta\",\"text\":\"" + piece + "\"}"
+                           : "{\"type\":\"input_json_delta\",\"partial_json\":\"" + piece + "\"}";
+        const auto n = runtime::ASSEMBLED_BLOCK_MAX_BYTES / piece.size() + 2;
+        for (std::size_t i = 0; i < n; ++i) {
+            body += "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+                    "\"index\":0,\"delta\":"
+                    + delta + "}\n\n";
+        }
+        std::string error;
+        std::size_t texts = 0;
+        const auto r = runtime::decode_anthropic_stream(
+            body,
+            body.size(),
+            [&](StreamEvent ev) { texts += std::holds_alternative<llm::Text>(ev) ? 1U : 0U; },
+            error);
+        ASSERT_FALSE(r) << kind;
+        EXPECT_EQ(r.error(), errc::payload_too_large) << kind;
+        EXPECT_NE(error.find("assembly limit"), std::string::npos) << error;
+        EXPECT_LE(texts * piece.size(), runtime::ASSEMBLED_BLOCK_MAX_BYTES) << kind;
+    }
+}
+
 } // namespace

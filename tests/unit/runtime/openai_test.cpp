@@ -489,4 +489,27 @@ TEST(OpenAiProvider, DecodesACaptureWithoutANetworkAtAnyChunkSize) {
     EXPECT_NE(error.find("malformed stream"), std::string::npos);
 }
 
+TEST(OpenAiProvider, StopsContentOrArgumentsPastTheAssemblyLimit) {
+    const std::string piece(16 * 1024, 'x');
+    for (const bool args : {false, true}) {
+        std::string body;
+        const auto n = runtime::ASSEMBLED_BLOCK_MAX_BYTES / piece.size() + 2;
+        for (std::size_t i = 0; i < n; ++i) {
+            body += args ? "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{"
+                           "\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\","
+                           "\"arguments\":\""
+                               + piece + "\"}}]}}]}\n\n"
+                         : "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + piece
+                               + "\"}}]}\n\n";
+        }
+        body += "data: [DONE]\n\n";
+        std::string error;
+        const auto r = runtime::decode_openai_stream(
+            body, body.size(), [](StreamEvent) {}, error);
+        ASSERT_FALSE(r) << args;
+        EXPECT_EQ(r.error(), errc::payload_too_large);
+        EXPECT_NE(error.find("assembly limit"), std::string::npos) << error;
+    }
+}
+
 } // namespace

@@ -22,7 +22,9 @@ using sluice::test::StubProvider;
 using sluice::test::StubResponse;
 using namespace std::chrono_literals;
 
-constexpr std::uint64_t FLOOD_BYTES = 8U * 1024 * 1024;
+// Under ASSEMBLED_BLOCK_MAX_BYTES (one block may not assemble more; the turn would end there),
+// and twelve times the relay's retained budget.
+constexpr std::uint64_t FLOOD_BYTES = 3U * 1024 * 1024;
 
 std::unique_ptr<Runtime> anthropic_runtime(
     boost::asio::any_io_executor ex,
@@ -62,7 +64,7 @@ TEST(RuntimeFlood, ACallerThatNeverReadsKeepsRetainedWithinBudget) {
         std::this_thread::sleep_for(5ms);
     }
     const auto c = rx.counters();
-    ASSERT_GE(c.produced, FLOOD_BYTES); // 8 MiB of delta text went into the relay, unread
+    ASSERT_GE(c.produced, FLOOD_BYTES); // 3 MiB of delta text went into the relay, unread
     EXPECT_LE(c.peak_retained, RELAY_DELTA_RETAINED_BUDGET_BYTES);
     EXPECT_EQ(c.produced, c.forwarded + c.dropped + c.retained);
 

@@ -327,13 +327,17 @@ TEST(WebSocketOps, RefusalsNameTheFieldAndTheLimit) {
         {R"({"op":"more","turns":0})", "from 1 to 20"},
         {R"({"op":"more","turns":21})", "from 1 to 20"},
         {R"({"op":"more","before":-1})", "'before'"},
+        {R"({"op":"more","before":1.5})", "'before'"},
+        {R"({"op":"more","before":1e30})", "'before'"},
+        {R"({"op":"more","turns":2.5})", "from 1 to 20"},
         {R"({"op":"more"})", R"("event":"history")"},
         {R"({"op":"cancel"})", R"("cancelled":false)"},
     };
     for (const auto& r : rows) {
         std::string answer;
-        net::post(
-            seat->strand(), [&] { answer = server::stream_detail::ws_answer(*seat, r.message); });
+        net::post(seat->strand(), [&] {
+            answer = server::stream_detail::ws_answer(*seat, r.message).text();
+        });
         rig.settle();
         EXPECT_NE(answer.find(r.answer_has), std::string::npos) << r.message << " -> " << answer;
         if (std::string_view(r.answer_has).find("event") == std::string_view::npos

@@ -114,4 +114,43 @@ TEST(ValidateMore, QueryStringsGoThroughTheSameRules) {
     EXPECT_TRUE(validate_more(nullptr, &turns, op).has_value());
 }
 
+TEST(ParseRange, TakesOneByteRangeAndRefusesTheRest) {
+    struct Row {
+        const char* header;
+        bool whole;   // no range: the whole resource
+        bool refused; // a Refusal
+        bool unsatisfiable;
+        std::uint64_t first, length;
+    };
+
+    const Row rows[] = {
+        {"", true, false, false, 0, 0},
+        {"bytes=0-9", false, false, false, 0, 10},
+        {"bytes=10-", false, false, false, 10, 90},
+        {"bytes=-5", false, false, false, 95, 5},
+        {"bytes=-500", false, false, false, 0, 100},
+        {"bytes=90-1000", false, false, false, 90, 10},
+        {"bytes=100-", false, true, true, 0, 0},
+        {"bytes=5-2", false, true, false, 0, 0},
+        {"bytes=0-1,4-5", false, true, false, 0, 0},
+        {"items=0-1", false, true, false, 0, 0},
+        {"bytes=-0", false, true, false, 0, 0},
+        {"bytes=x-", false, true, false, 0, 0},
+    };
+    for (const auto& r : rows) {
+        std::optional<Refusal> refused;
+        bool unsatisfiable = false;
+        const auto range = parse_range(r.header, 100, refused, unsatisfiable);
+        EXPECT_EQ(refused.has_value(), r.refused) << r.header;
+        EXPECT_EQ(unsatisfiable, r.unsatisfiable) << r.header;
+        if (r.whole || r.refused) {
+            EXPECT_FALSE(range) << r.header;
+            continue;
+        }
+        ASSERT_TRUE(range) << r.header;
+        EXPECT_EQ(range->first, r.first) << r.header;
+        EXPECT_EQ(range->length, r.length) << r.header;
+    }
+}
+
 } // namespace
