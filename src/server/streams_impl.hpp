@@ -332,10 +332,11 @@ struct WsState {
 template <class Stream>
 net::awaitable<boost::system::error_code>
 ws_write_pieces(Server::Impl& s, websocket::stream<Stream>& ws, const hub::wire::Pieces& p) {
-    using Bufs = std::array<net::const_buffer, 3>;
+    using Bufs = std::array<net::const_buffer, 4>;
     const Bufs bufs{
         net::buffer(p.head),
         net::buffer(p.body.data(), p.body.size()),
+        net::buffer(p.extra.data(), p.extra.size()),
         net::buffer(p.tail.data(), p.tail.size())};
     using Lowest = std::remove_reference_t<decltype(beast::get_lowest_layer(ws))>;
     beast::buffers_suffix<Bufs> rest(bufs);
