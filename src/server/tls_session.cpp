@@ -33,6 +33,12 @@ template net::awaitable<void> serve_sse<TlsStream>(
     Connections::Ticket&);
 
 template net::awaitable<void> serve_websocket<TlsStream>(
-    Server::Impl&, std::shared_ptr<hub::Seat>, TlsStream&, Request, Connections::Ticket&, bool);
+    Server::Impl&,
+    std::shared_ptr<hub::Seat>,
+    TlsStream&,
+    Request,
+    std::string,
+    Connections::Ticket&,
+    bool);
 
 } // namespace sluice::server
