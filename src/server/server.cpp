@@ -6,6 +6,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -69,24 +70,24 @@ void refuse_busy(tcp::socket& socket) {
 // Answers a connection the server cannot take: /healthz gets 200 (the hub is alive, only
 // full), anything else 503. Reads the request line for at most REFUSAL_READ_TIMEOUT.
 net::awaitable<void> refuse(std::shared_ptr<Server::Impl> s, tcp::socket socket) {
-    beast::tcp_stream stream(std::move(socket));
-    stream.expires_after(REFUSAL_READ_TIMEOUT);
+    using net::experimental::awaitable_operators::operator||;
+    // A timer, not a stream deadline: a deadline would close the socket before the answer.
+    net::steady_timer timer(socket.get_executor());
+    timer.expires_after(REFUSAL_READ_TIMEOUT);
     std::array<char, 256> head{};
-    std::size_t got = 0;
-    while (got < 16) {
-        auto [ec, n] = co_await stream.async_read_some(
-            net::buffer(head.data() + got, head.size() - got), as_tuple(use_awaitable));
-        got += n;
-        if (ec) {
-            break;
-        }
+    auto got = co_await (
+        socket.async_read_some(net::buffer(head), as_tuple(use_awaitable))
+        || timer.async_wait(as_tuple(use_awaitable)));
+    std::size_t n = 0;
+    if (got.index() == 0) {
+        n = std::get<1>(std::get<0>(got));
     }
-    const bool health = asks_health(std::string_view(head.data(), got));
-    stream.expires_after(REFUSAL_READ_TIMEOUT);
-    (void)co_await net::async_write(
-        stream, net::buffer(health ? HEALTHY_BUT_FULL : BUSY), as_tuple(use_awaitable));
-    boost::system::error_code cec;
-    stream.socket().shutdown(tcp::socket::shutdown_both, cec);
+    const bool health = asks_health(std::string_view(head.data(), n));
+    boost::system::error_code wec;
+    socket.non_blocking(true, wec);
+    socket.write_some(net::buffer(health ? HEALTHY_BUT_FULL : BUSY), wec); // small: fits at once
+    socket.shutdown(tcp::socket::shutdown_both, wec);
+    socket.close(wec);
     s->refusing.fetch_sub(1);
 }
 
