@@ -215,7 +215,7 @@ bool follow(
                 "sluice: the hub refused the stream (HTTP %u): %s\n",
                 r->status,
                 r->body.c_str());
-            return;
+            return false;
         }
         std::fprintf(stderr, "sluice: stream dropped; reconnecting…\n");
         std::this_thread::sleep_for(std::chrono::seconds(1));

@@ -59,6 +59,7 @@ struct ServeOptions {
     std::uint64_t header_timeout_ms{10'000};
     std::string workspace_root; // claude seats' working directories lie inside (default: data)
     std::uint64_t write_timeout_ms{30'000};
+};
 
 // Permission modes are Claude Code's words; a request may only name one of them.
 bool valid_permission_mode(const std::string& m) {
@@ -162,8 +163,6 @@ std::optional<std::string> serve_token(const ServeOptions& o, bool& created) {
     }
     return *t;
 }
-
-};
 
 /// Descriptors kept for everything but client connections: the listener, the log, the
 /// reserve, transcripts and agent pipes of the first seats. Basis: a seat costs 2 (its
