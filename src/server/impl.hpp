@@ -4,9 +4,9 @@
 #include "connections.hpp"
 #include "shared_body.hpp"
 
+#include <sluice/hub/wire.hpp>
 #include <sluice/server/access.hpp>
 #include <sluice/server/auth.hpp>
-#include <sluice/hub/wire.hpp>
 #include <sluice/server/server.hpp>
 
 #include <boost/asio/awaitable.hpp>

@@ -266,7 +266,7 @@ TEST(HubEdges, EveryKeepAliveRequestHasTheHeaderTimeout) {
     sock.connect({net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(hub.port())});
     net::write(sock, net::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")));
     std::string got;
-    net::read_until(sock, net::dynamic_buffer(got), "\"ok\":true}");
+    net::read_until(sock, net::dynamic_buffer(got), "\r\n\r\nok"); // /healthz answers "ok"
     ASSERT_NE(got.find("200 OK"), std::string::npos);
     // The second request on the connection starts, then stalls inside its headers.
     net::write(sock, net::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: 12")));

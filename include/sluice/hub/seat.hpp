@@ -68,7 +68,7 @@ struct SeatSummary {
     std::string reason;   ///< why it is unavailable or degraded (empty otherwise)
     std::uint64_t turns{}, frames{}, window_first{}, window_frames{}, window_bytes{};
     std::uint64_t preview_dropped_bytes{}, subscribers{}, resyncs{}, queued{};
-    std::uint64_t write_errors{}; ///< failed transcript or metadata writes (appends, syncs)
+    std::uint64_t write_errors{};        ///< failed transcript or metadata writes (appends, syncs)
     std::uint64_t pending_permissions{}; ///< permission prompts waiting for an answer
     std::optional<std::chrono::system_clock::time_point> last_activity;
     std::vector<BadLine> warnings; ///< damaged transcript lines skipped (never served)

@@ -24,9 +24,9 @@ struct SeatSpec {
     /// Frames past `published` may have been published since (a turn ran unsynced): a crash
     /// then leaves the true mark unknown, and the next open changes the epoch.
     bool unsynced{};
-    std::string cwd;              ///< claude: the agent's working directory (in a workspace root)
-    std::string permission_mode;  ///< claude: its --permission-mode (empty: its default)
-    std::string session_id;       ///< claude: the session to `--resume` (from system/init)
+    std::string cwd;             ///< claude: the agent's working directory (in a workspace root)
+    std::string permission_mode; ///< claude: its --permission-mode (empty: its default)
+    std::string session_id;      ///< claude: the session to `--resume` (from system/init)
 };
 
 /// The file a seat's metadata lives in, inside its folder.

@@ -130,10 +130,10 @@ sse_event(std::string_view name, std::string_view id, std::string_view data);
 /// `tail` (static text). A writer gathers the three into one write, so a page or a frame is
 /// never copied per client: what a client that never reads holds is this head plus a reference.
 struct Pieces {
-    std::string head;      ///< id/event lines and the start of the data line
-    std::string_view body; ///< gathered, not copied
+    std::string head;       ///< id/event lines and the start of the data line
+    std::string_view body;  ///< gathered, not copied
     std::string_view extra; ///< gathered after `body`: a `connected`/`resumed` event's partial
-    std::string_view tail; ///< static text
+    std::string_view tail;  ///< static text
 };
 
 /// The SSE form of `Pieces`: concatenated they are `sse_event(name, id, data)`.

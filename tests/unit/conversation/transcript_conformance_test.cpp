@@ -1,6 +1,7 @@
 // Conformance of Transcript over every fixture transcript: counts, openings, windows, pages.
 #include "unit/conversation/fixtures.hpp"
 
+#include <sluice/conversation/frame_ref.hpp>
 #include <sluice/conversation/transcript.hpp>
 
 #include <gtest/gtest.h>
@@ -32,7 +33,10 @@ Reference reference(const FixtureTranscript& fx) {
                 ref.openings.push_back(ref.frames.size());
             }
         }
-        ref.frames.push_back({r.frame, scan.opens_turn(*r.frame)});
+        // The turn flag from the whole frame; the window holds (and counts) the form it
+        // serves: an oversize frame's reference form (frame_ref.hpp).
+        const bool opens = scan.opens_turn(*r.frame);
+        ref.frames.push_back({sluice::held_form(r.frame), opens});
     }
     return ref;
 }
