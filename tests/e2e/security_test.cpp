@@ -270,14 +270,24 @@ TEST(HubSecurity, RepeatedWrongTokensAreHeldBackWithRetryAfter) {
     const auto longer = raw_http(
         hub.port(), "GET /v1/seats HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     EXPECT_NE(longer.find("Retry-After: 2\r\n"), std::string::npos) << longer;
-    // Logged once per interval, not once per request.
-    const auto out = hub.output();
-    std::size_t lines = 0;
-    for (auto at = out.find("repeated wrong tokens"); at != std::string::npos;
-         at = out.find("repeated wrong tokens", at + 1)) {
-        ++lines;
+    // Logged once per interval, not once per request. The log reaches the test through a pipe
+    // read on another thread: wait (bounded) for the second interval's line to arrive.
+    const auto count = [&hub](std::string& out) {
+        out = hub.output();
+        std::size_t n = 0;
+        for (auto at = out.find("repeated wrong tokens"); at != std::string::npos;
+             at = out.find("repeated wrong tokens", at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    std::string out;
+    const auto deadline = std::chrono::steady_clock::now() + 3s;
+    while (count(out) < 2 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(20ms);
     }
-    EXPECT_EQ(lines, 2U) << out;
+    std::this_thread::sleep_for(100ms); // a third line (one per request) would show by now
+    EXPECT_EQ(count(out), 2U) << out;
 }
 
 TEST(HubSecurity, NoTokenIsForLoopbackOnlyAndSaysSo) {
