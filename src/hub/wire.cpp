@@ -248,6 +248,19 @@ std::string sse_comment(std::string_view text) {
     return s;
 }
 
+// `{…}` + `,"partial":{…}` + `}`: a connected/resumed payload without its closing brace, then
+// the shared partial, then `tail` (which closes it): gathered, never copied when shared.
+static void splice_partial(const OutEvent& ev, Pieces& p, std::string_view tail) {
+    const std::string_view whole = ev.json();
+    if (ev.shared) {
+        p.body = whole.substr(0, whole.size() - 1);
+    } else {
+        p.head += whole.substr(0, whole.size() - 1);
+    }
+    p.extra = *ev.partial;
+    p.tail = tail;
+}
+
 SsePieces sse_pieces(const OutEvent& ev) {
     SsePieces p;
     if (!ev.id.empty()) {
@@ -266,15 +279,7 @@ SsePieces sse_pieces(const OutEvent& ev) {
         }
         p.tail = FRAME_TAIL;
     } else if (ev.partial && !ev.json().empty()) {
-        // `{…}` + `,"partial":{…}` + `}`: the payload without its closing brace, then the partial.
-        const std::string_view whole = ev.json();
-        if (ev.shared) {
-            p.body = whole.substr(0, whole.size() - 1);
-        } else {
-            p.head += whole.substr(0, whole.size() - 1);
-        }
-        p.extra = *ev.partial;
-        p.tail = "}\n\n";
+        splice_partial(ev, p, "}\n\n");
     } else if (ev.shared) {
         p.body = *ev.shared;
         p.tail = "\n\n";
@@ -317,15 +322,7 @@ Pieces ws_pieces(const OutEvent& ev) {
         }
         p.tail = frame_tail;
     } else if (ev.partial && !ev.json().empty()) {
-        // `{…}` + `,"partial":{…}` + `}`: the payload without its closing brace, then the partial.
-        const std::string_view whole = ev.json();
-        if (ev.shared) {
-            p.body = whole.substr(0, whole.size() - 1);
-        } else {
-            p.head += whole.substr(0, whole.size() - 1);
-        }
-        p.extra = *ev.partial;
-        p.tail = "}}";
+        splice_partial(ev, p, "}}");
     } else if (ev.shared) {
         p.body = *ev.shared;
         p.tail = "}";
