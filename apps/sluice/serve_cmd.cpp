@@ -90,9 +90,8 @@ int run_serve(const ServeOptions& o) {
     sc.listen = o.listen;
     sc.max_connections = o.max_connections;
     sc.header_timeout = std::chrono::milliseconds(o.header_timeout_ms);
-    sc.token = o.token.empty()
-                   ? (std::getenv("SLUICE_TOKEN") != nullptr ? std::getenv("SLUICE_TOKEN") : "")
-                   : o.token;
+    const char* env_token = std::getenv("SLUICE_TOKEN"); // read once: the analyzer cannot pair two
+    sc.token = o.token.empty() ? (env_token != nullptr ? env_token : "") : o.token;
     server::Server srv(io, hub, sc);
     if (auto r = srv.start(); !r) {
         if (r.error() == make_error_code(errc::unauthorized)) {

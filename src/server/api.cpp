@@ -421,7 +421,7 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
                         co_return bad(req, why);
                     }
                     if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process") {
-                        co_return bad(req, "field 'agent' must be \"builtin\" or \"process\"");
+                        co_return bad(req, R"(field 'agent' must be "builtin" or "process")");
                     }
                     auto seat = s.hub.create(std::move(spec));
                     if (!seat) {

@@ -1,9 +1,7 @@
 // The HTTP session's non-template parts, and its instantiation for the server's tcp_stream.
 #include "http_session_impl.hpp"
 
-namespace sluice::server {
-
-namespace session_detail {
+namespace sluice::server::session_detail {
 
 namespace {
 
@@ -26,9 +24,9 @@ bool authorized(const Server::Impl& s, const Request& req, const boost::urls::ur
         return true;
     }
     const auto auth = req[http::field::authorization];
-    constexpr std::string_view bearer = "Bearer ";
-    if (auth.size() > bearer.size() && auth.substr(0, bearer.size()) == bearer
-        && constant_time_equal(auth.substr(bearer.size()), s.cfg.token)) {
+    constexpr std::string_view BEARER = "Bearer ";
+    if (auth.size() > BEARER.size() && auth.substr(0, BEARER.size()) == BEARER
+        && constant_time_equal(auth.substr(BEARER.size()), s.cfg.token)) {
         return true;
     }
     if (auto q = query_param(url, "access_token")) {
@@ -47,7 +45,9 @@ std::optional<std::pair<std::string, std::string>> stream_route(const boost::url
     return std::nullopt;
 }
 
-} // namespace session_detail
+} // namespace sluice::server::session_detail
+
+namespace sluice::server {
 
 template net::awaitable<void> serve_http<beast::tcp_stream>(
     std::shared_ptr<Server::Impl>, beast::tcp_stream, Connections::Ticket);

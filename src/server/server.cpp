@@ -20,13 +20,13 @@ using net::as_tuple;
 using net::use_awaitable;
 
 void refuse_busy(tcp::socket& socket) {
-    static constexpr std::string_view busy =
+    static constexpr std::string_view BUSY =
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
         "Connection: close\r\nContent-Length: 75\r\n\r\n"
         R"({"error":{"code":"overloaded","message":"too many connections, try later"}})";
     boost::system::error_code wec;
     socket.non_blocking(true, wec);
-    socket.write_some(net::buffer(busy), wec);
+    socket.write_some(net::buffer(BUSY), wec);
     socket.close(wec);
 }
 
@@ -106,7 +106,14 @@ Server::Server(net::io_context& io, hub::Hub& hub, ServerConfig config)
 }
 
 Server::~Server() {
-    stop();
+    // stop() posts the acceptor's close, which allocates; a destructor must not throw.
+    try {
+        stop();
+    } catch (const std::exception& e) {
+        spdlog::error("server: stopping the listener failed: {}", e.what());
+    } catch (...) {
+        spdlog::error("server: stopping the listener failed");
+    }
 }
 
 boost::system::result<void> Server::start() {
