@@ -160,6 +160,7 @@ void prepare_heap() {
     const auto hi = reinterpret_cast<std::uintptr_t>(::sbrk(0));
     const std::uintptr_t from = (lo + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
     if (hi > from) {
+        // NOLINTNEXTLINE(performance-no-int-to-ptr): an address rounded from sbrk's, for madvise
         ::madvise(reinterpret_cast<void*>(from), hi - from, MADV_HUGEPAGE); // advice only
     }
 }

@@ -37,7 +37,7 @@ std::string make_uuid() {
         static_cast<unsigned>(hi & 0xFFFF),
         static_cast<unsigned>(lo >> 48),
         static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
-    return std::string(buf.data(), 36);
+    return {buf.data(), 36};
 }
 
 FrameBuilder::FrameBuilder(std::string session_id, std::size_t history_base, std::string model)

@@ -613,7 +613,7 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
                     if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process"
                         && spec.agent != "claude") {
                         co_return bad(
-                            req, "field 'agent' must be \"builtin\", \"process\" or \"claude\"");
+                            req, R"(field 'agent' must be "builtin", "process" or "claude")");
                     }
                     auto make = create_seat(s.hub, std::move(spec)); // named: GCC 12 co_await
                     auto seat = co_await std::move(make);

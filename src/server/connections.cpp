@@ -44,7 +44,7 @@ Connections::Ticket Connections::enter() {
     }
     const auto id = next_id_++;
     open_.emplace(id, Stop{});
-    return Ticket(shared_from_this(), id);
+    return {shared_from_this(), id};
 }
 
 void Connections::set_stop(std::uint64_t id, Stop fn) {
@@ -82,6 +82,7 @@ void Connections::leave(std::uint64_t id) noexcept {
 
 void Connections::close(std::function<void()> drained) {
     std::vector<Stop> hooks;
+    std::function<void()> now;
     bool none_open = false;
     {
         std::lock_guard lock(mu_);
@@ -97,15 +98,17 @@ void Connections::close(std::function<void()> drained) {
             }
         }
         none_open = open_.empty();
-        if (!none_open) {
+        if (none_open) {
+            now = std::move(drained);
+        } else {
             drained_ = std::move(drained);
         }
     }
     for (auto& h : hooks) {
         h();
     }
-    if (none_open && drained) {
-        drained();
+    if (now) {
+        now(); // none was open: drained at once, here
     }
 }
 

@@ -1,9 +1,7 @@
 // The HTTP session's non-template parts, and its instantiation for the server's tcp_stream.
 #include "http_session_impl.hpp"
 
-namespace sluice::server {
-
-namespace session_detail {
+namespace sluice::server::session_detail {
 
 std::optional<std::pair<std::string, std::string>> stream_route(const boost::urls::url_view& url) {
     auto segs = url.segments();
@@ -15,7 +13,9 @@ std::optional<std::pair<std::string, std::string>> stream_route(const boost::url
     return std::nullopt;
 }
 
-} // namespace session_detail
+} // namespace sluice::server::session_detail
+
+namespace sluice::server {
 
 template net::awaitable<void> serve_http<beast::tcp_stream>(
     std::shared_ptr<Server::Impl>, beast::tcp_stream, Connections::Ticket);

@@ -220,7 +220,14 @@ Server::Server(net::io_context& io, hub::Hub& hub, ServerConfig config)
 }
 
 Server::~Server() {
-    stop();
+    // stop() posts the acceptor's close, which allocates; a destructor must not throw.
+    try {
+        stop();
+    } catch (const std::exception& e) {
+        spdlog::error("server: stopping the listener failed: {}", e.what());
+    } catch (...) {
+        spdlog::error("server: stopping the listener failed");
+    }
 }
 
 Server::Impl::~Impl() {

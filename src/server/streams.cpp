@@ -1,9 +1,7 @@
 // Subscriber streams: the encoders, the WebSocket ops, and the instantiation for tcp_stream.
 #include "streams_impl.hpp"
 
-namespace sluice::server {
-
-namespace stream_detail {
+namespace sluice::server::stream_detail {
 
 namespace json = boost::json;
 
@@ -74,7 +72,7 @@ void encode_sse(
         heads.push_back(std::move(pieces.back().head));
     }
     for (std::size_t i = 0; i < pieces.size(); ++i) {
-        bufs.push_back(net::buffer(heads[i]));
+        bufs.emplace_back(net::buffer(heads[i]));
         if (!pieces[i].body.empty()) {
             bufs.push_back(net::buffer(pieces[i].body.data(), pieces[i].body.size())); // gathered
         }
@@ -228,7 +226,9 @@ std::string ws_handshake_bytes(const Request& req, std::string_view leftover) {
     return raw;
 }
 
-} // namespace stream_detail
+} // namespace sluice::server::stream_detail
+
+namespace sluice::server {
 
 template net::awaitable<void> serve_sse<beast::tcp_stream>(
     Server::Impl&,

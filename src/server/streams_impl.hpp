@@ -207,17 +207,14 @@ inline net::awaitable<bool> cancelled() {
     co_return state.cancelled() != net::cancellation_type::none;
 }
 
-/// How an idle writer's wait ended.
-enum class Idle : std::uint8_t { woken, heartbeat, cancelled };
-
-/// Waits for a wake-up (the seat has something, or shutdown) or the heartbeat interval.
-inline net::awaitable<Idle> idle_wait(StreamControl& ctl, std::chrono::milliseconds heartbeat) {
+/// Arms the wait for a wake-up (the seat has something, or shutdown) or the heartbeat
+/// interval; the writer awaits it itself. Not a coroutine: an idle stream is suspended here,
+/// and a frame of its own would cost every idle subscriber (bench/hub_idle_rss.py). The wait
+/// ends with operation_aborted when woken, without error at the heartbeat; `cancelled()` then
+/// tells a wake-up from the end of the stream.
+inline auto idle_wait(StreamControl& ctl, std::chrono::milliseconds heartbeat) {
     ctl.wake.expires_after(heartbeat);
-    auto [ec] = co_await ctl.wake.async_wait(net::as_tuple(net::use_awaitable));
-    if (co_await cancelled()) {
-        co_return Idle::cancelled;
-    }
-    co_return ec ? Idle::woken : Idle::heartbeat;
+    return ctl.wake.async_wait(net::as_tuple(net::use_awaitable));
 }
 
 /// Encodes a batch as SSE into `heads` (owned text) and `bufs` (gathered, frames not copied).
@@ -257,11 +254,16 @@ net::awaitable<void> sse_writer(
                 (void)co_await net::async_write(stream, net::buffer(bye), as_tuple(use_awaitable));
                 co_return;
             }
-            const auto idle = co_await idle_wait(ctl, s.cfg.heartbeat);
-            if (idle == Idle::cancelled) {
+            // An idle stream keeps no batch buffers; the next batch rebuilds them (one
+            // allocation per wake-up; bench/hub_idle_rss.py).
+            std::vector<hub::OutEvent>().swap(batch);
+            std::vector<std::string>().swap(heads);
+            std::vector<net::const_buffer>().swap(bufs);
+            auto [woken] = co_await idle_wait(ctl, s.cfg.heartbeat);
+            if (co_await cancelled()) {
                 co_return; // the reader ended first (the peer went)
             }
-            if (idle == Idle::heartbeat) {
+            if (!woken) { // the heartbeat interval passed
                 WriteDeadline<Stream> deadline(s, stream);
                 auto [wec, n] = co_await net::async_write(
                     stream, net::buffer(heartbeat), as_tuple(use_awaitable));
@@ -392,11 +394,11 @@ net::awaitable<void> ws_writer(
                 (void)co_await ws.async_close(why, as_tuple(use_awaitable));
                 co_return;
             }
-            const auto idle = co_await idle_wait(ctl, s.cfg.heartbeat);
-            if (idle == Idle::cancelled) {
+            auto [woken] = co_await idle_wait(ctl, s.cfg.heartbeat);
+            if (co_await cancelled()) {
                 co_return; // the reader ended first (the peer went)
             }
-            if (idle == Idle::heartbeat) {
+            if (!woken) { // the heartbeat interval passed
                 auto [pec] = co_await ws.async_ping({}, as_tuple(use_awaitable));
                 if (pec) {
                     co_return;
@@ -504,18 +506,9 @@ net::awaitable<void> ws_on_strand(
     (void)co_await ws.async_close(why, net::as_tuple(net::use_awaitable));
 }
 
-// Runs `body` on the seat's strand; an exception ends the stream with one log line.
-template <class Awaitable>
-net::awaitable<void>
-on_seat_strand(std::shared_ptr<hub::Seat> seat, const char* what, Awaitable body) {
-    std::string error;
-    try {
-        co_await net::co_spawn(seat->strand(), std::move(body), net::use_awaitable);
-        co_return;
-    } catch (const std::exception& e) {
-        error = e.what();
-    }
-    spdlog::error("{} stream on seat {} ended by an exception: {}", what, seat->id(), error);
+/// The one log line of a stream ended by an exception.
+inline void log_stream_exception(const char* what, const hub::Seat& seat, const char* error) {
+    spdlog::error("{} stream on seat {} ended by an exception: {}", what, seat.id(), error);
 }
 
 } // namespace stream_detail
@@ -528,12 +521,22 @@ net::awaitable<void> serve_sse(
     std::optional<std::string> last_event_id,
     bool cancel_on_disconnect,
     Connections::Ticket& ticket) {
-    auto keep = seat;
+    // The body runs on the seat's strand; an exception ends the stream with one log line.
+    // Spawned from here, with no coroutine between: every frame alive while the stream idles
+    // costs each idle subscriber (bench/hub_idle_rss.py).
+    auto strand = seat->strand();
+    auto keep = seat; // for the log line: the body owns `seat`
     stream_detail::SubscribeOptions opt{std::move(last_event_id), cancel_on_disconnect};
-    co_await stream_detail::on_seat_strand(
-        std::move(keep),
-        "SSE",
-        stream_detail::sse_on_strand(s, std::move(seat), stream, std::move(opt), ticket));
+    std::string error;
+    try {
+        auto body =
+            stream_detail::sse_on_strand(s, std::move(seat), stream, std::move(opt), ticket);
+        co_await net::co_spawn(strand, std::move(body), net::use_awaitable);
+        co_return;
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    stream_detail::log_stream_exception("SSE", *keep, error.c_str());
 }
 
 template <class Stream>
@@ -545,12 +548,18 @@ net::awaitable<void> serve_websocket(
     std::string leftover,
     Connections::Ticket& ticket,
     bool read_only) {
-    auto keep = seat;
-    co_await stream_detail::on_seat_strand(
-        std::move(keep),
-        "WebSocket",
-        stream_detail::ws_on_strand(
-            s, std::move(seat), stream, std::move(req), std::move(leftover), ticket, read_only));
+    auto strand = seat->strand();
+    auto keep = seat; // for the log line: the body owns `seat`
+    std::string error;
+    try {
+        auto body = stream_detail::ws_on_strand(
+            s, std::move(seat), stream, std::move(req), std::move(leftover), ticket, read_only);
+        co_await net::co_spawn(strand, std::move(body), net::use_awaitable);
+        co_return;
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    stream_detail::log_stream_exception("WebSocket", *keep, error.c_str());
 }
 
 } // namespace sluice::server
