@@ -31,6 +31,28 @@ constexpr std::uint64_t REC_OPENING = 2;
 constexpr std::uint64_t REC_MARK = 3;
 constexpr std::uint64_t PROGRESS_EVERY = 64ULL << 20;
 
+/// Reports a whole-file scan's position to `progress` (when set) every PROGRESS_EVERY bytes.
+class ScanProgress {
+public:
+    ScanProgress(
+        const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+        std::uint64_t end) noexcept
+        : progress_(progress)
+        , end_(end) {}
+
+    void at(std::uint64_t position) {
+        if (progress_ && position >= next_) {
+            progress_(position, end_);
+            next_ += PROGRESS_EVERY;
+        }
+    }
+
+private:
+    const std::function<void(std::uint64_t, std::uint64_t)>& progress_;
+    std::uint64_t end_;
+    std::uint64_t next_{PROGRESS_EVERY};
+};
+
 struct Record {
     std::uint64_t kind, a, b, c;
 };
@@ -352,17 +374,14 @@ result<void> Transcript::count() {
     frames_ = 0;
     lines_ = 0;
     detail::ForwardLines r(fd_, 0, end_);
-    std::uint64_t next_progress = PROGRESS_EVERY;
+    ScanProgress progress(options_.progress, end_);
     while (auto l = r.next()) {
         if (detail::is_frame_line(l->text)) {
             note(frames_, l->offset, lines_, false);
             ++frames_;
         }
         ++lines_;
-        if (options_.progress && r.position() >= next_progress) {
-            options_.progress(r.position(), end_);
-            next_progress += PROGRESS_EVERY;
-        }
+        progress.at(r.position());
     }
     if (r.failed()) {
         return io_error();
@@ -520,7 +539,7 @@ result<std::vector<std::uint64_t>> Transcript::openings() {
     detail::ForwardLines r(fd_, 0, end_);
     std::uint64_t line = 0;
     std::uint64_t pos = 0;
-    std::uint64_t next_progress = PROGRESS_EVERY;
+    ScanProgress progress(options_.progress, end_);
     while (auto l = r.next()) {
         auto f = parse_line(l->text, line++);
         if (!f) {
@@ -532,10 +551,7 @@ result<std::vector<std::uint64_t>> Transcript::openings() {
             }
             ++pos;
         }
-        if (options_.progress && r.position() >= next_progress) {
-            options_.progress(r.position(), end_);
-            next_progress += PROGRESS_EVERY;
-        }
+        progress.at(r.position());
     }
     if (r.failed()) {
         return io_error();
@@ -552,7 +568,7 @@ result<void> Transcript::build_index() {
     detail::ForwardLines r(fd_, 0, end_);
     std::uint64_t line = 0;
     std::uint64_t pos = 0;
-    std::uint64_t next_progress = PROGRESS_EVERY;
+    ScanProgress progress(options_.progress, end_);
     while (auto l = r.next()) {
         auto f = parse_line(l->text, line);
         if (!f) {
@@ -568,10 +584,7 @@ result<void> Transcript::build_index() {
             ++pos;
         }
         ++line;
-        if (options_.progress && r.position() >= next_progress) {
-            options_.progress(r.position(), end_);
-            next_progress += PROGRESS_EVERY;
-        }
+        progress.at(r.position());
     }
     if (r.failed()) {
         return io_error();

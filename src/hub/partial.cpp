@@ -79,7 +79,7 @@ std::string PartialTurn::json() const {
             thinking += p.bytes;
         } else {
             // One entry per tool call, its input pieces joined in order.
-            auto it = std::find_if(tools.begin(), tools.end(), [&](const json::value& v) {
+            auto* it = std::find_if(tools.begin(), tools.end(), [&](const json::value& v) {
                 return v.as_object().at("id").as_string() == p.tool_id;
             });
             if (it == tools.end()) {

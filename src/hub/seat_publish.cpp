@@ -120,7 +120,7 @@ void Seat::on_appended(
     }
     if (!disk_.pending.empty()) {
         pump_appends();
-    } else if (!disk_.appending) {
+    } else if (disk_.appending == 0) {
         flush_held_previews();
         if (turns_.pending_end) {
             finish_turn(std::move(*turns_.pending_end));

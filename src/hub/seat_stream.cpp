@@ -66,9 +66,9 @@ namespace {
 // grew, one per quarter page — at most 5 per window of growth).
 bool page_still_serves(
     const Window& w, std::uint64_t first, std::uint64_t bytes, std::size_t page_size) {
-    constexpr std::uint64_t min_growth = 64 * 1024; // small windows: not one page per frame
+    constexpr std::uint64_t MIN_GROWTH = 64 * 1024; // small windows: not one page per frame
     const auto growth = w.bytes() >= bytes ? w.bytes() - bytes : ~std::uint64_t{0};
-    return w.first() == first && growth <= std::max<std::uint64_t>(min_growth, page_size / 4);
+    return w.first() == first && growth <= std::max<std::uint64_t>(MIN_GROWTH, page_size / 4);
 }
 
 } // namespace
@@ -137,7 +137,8 @@ Seat::window_history(std::optional<std::uint64_t> before, std::uint64_t at, std:
     return std::nullopt;
 }
 
-void Seat::history(std::optional<std::uint64_t> before, std::size_t turns, HistoryDone done) {
+void Seat::history(
+    std::optional<std::uint64_t> before, std::size_t turns, const HistoryDone& done) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     turns = std::clamp<std::size_t>(turns, 1, SUBSCRIBE_TURNS);
     const std::uint64_t at = before.value_or(window_.end());

@@ -124,134 +124,124 @@ struct HttpClient::impl {
         const Target& target,
         bool absolute_form,
         const std::string& proxy_auth,
-        const BodyCallback& on_body);
-
-    net::awaitable<Outcome> run(Live& live, const HttpRequest& req, const BodyCallback& on_body);
-};
-
-template <class Stream>
-net::awaitable<Outcome> HttpClient::impl::exchange(
-    Live& live,
-    Stream& stream,
-    beast::tcp_stream& lowest,
-    const HttpRequest& req,
-    const Target& target,
-    bool absolute_form,
-    const std::string& proxy_auth,
-    const BodyCallback& on_body) {
-    bhttp::request<bhttp::string_body> msg;
-    msg.method_string(req.method);
-    msg.target(absolute_form ? target.absolute : target.path);
-    msg.version(11);
-    msg.set(bhttp::field::host, target.host_hdr);
-    msg.set(bhttp::field::user_agent, "sluice/0.1");
-    if (!proxy_auth.empty()) {
-        msg.set(bhttp::field::proxy_authorization, proxy_auth);
-    }
-    for (const auto& [k, v] : req.headers) {
-        msg.insert(k, v);
-    }
-    msg.body() = req.body;
-    if (!req.body.empty() || req.method == "POST" || req.method == "PUT") {
-        msg.prepare_payload();
-    }
-    lowest.expires_after(options.first_byte_timeout);
-    if (auto [ec, n] = co_await bhttp::async_write(stream, msg, TUPLE); ec) {
-        co_return fail(
-            live,
-            errc::io_error,
-            "sending the request to " + target.host_hdr + " failed: " + ec.message(),
-            true);
-    }
-    beast::flat_buffer buffer;
-    bhttp::response_parser<bhttp::buffer_body> parser;
-    parser.body_limit(boost::none);
-    parser.header_limit(64U << 10U);
-    if (req.method == "HEAD") {
-        parser.skip(true);
-    }
-    if (auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, TUPLE); ec) {
-        if (ec == beast::error::timeout) {
+        const BodyCallback& on_body) {
+        bhttp::request<bhttp::string_body> msg;
+        msg.method_string(req.method);
+        msg.target(absolute_form ? target.absolute : target.path);
+        msg.version(11);
+        msg.set(bhttp::field::host, target.host_hdr);
+        msg.set(bhttp::field::user_agent, "sluice/0.1");
+        if (!proxy_auth.empty()) {
+            msg.set(bhttp::field::proxy_authorization, proxy_auth);
+        }
+        for (const auto& [k, v] : req.headers) {
+            msg.insert(k, v);
+        }
+        msg.body() = req.body;
+        if (!req.body.empty() || req.method == "POST" || req.method == "PUT") {
+            msg.prepare_payload();
+        }
+        lowest.expires_after(options.first_byte_timeout);
+        if (auto [ec, n] = co_await bhttp::async_write(stream, msg, TUPLE); ec) {
             co_return fail(
                 live,
-                errc::timed_out,
-                "no response from " + target.host_hdr + " within "
-                    + seconds_text(options.first_byte_timeout));
+                errc::io_error,
+                "sending the request to " + target.host_hdr + " failed: " + ec.message(),
+                true);
         }
-        co_return fail(
-            live,
-            errc::io_error,
-            "reading the response from " + target.host_hdr + " failed: " + ec.message());
-    }
-    Outcome out;
-    const auto& head = parser.get();
-    out.response.status = head.result_int();
-    for (const auto& f : head) {
-        out.response.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-    }
-    const bool ok = out.response.status >= 200 && out.response.status < 300;
-    std::vector<char> chunk(READ_CHUNK);
-    while (!parser.is_done()) {
-        parser.get().body().data = chunk.data();
-        parser.get().body().size = chunk.size();
-        if (options.idle_timeout.count() > 0) {
-            lowest.expires_after(options.idle_timeout);
-        } else {
-            lowest.expires_never();
+        beast::flat_buffer buffer;
+        bhttp::response_parser<bhttp::buffer_body> parser;
+        parser.body_limit(boost::none);
+        parser.header_limit(64U << 10U);
+        if (req.method == "HEAD") {
+            parser.skip(true);
         }
-        auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, parser, TUPLE);
-        if (ec == bhttp::error::need_buffer) {
-            ec = {};
-        }
-        if (ec == ssl::error::stream_truncated && parser.need_eof()) {
-            // A TLS peer that closes without close_notify ends a read-until-close body.
-            ec = {};
-            parser.put_eof(ec);
-        }
-        const std::size_t got = chunk.size() - parser.get().body().size;
-        if (got > 0) {
-            if (ok) {
-                const bool more = on_body(std::string_view(chunk.data(), got));
-                if (live.cancelled) {
-                    co_return fail(live, errc::cancelled, "cancelled");
-                }
-                if (!more) {
-                    // The caller stopped early: reset rather than drain the rest.
-                    error_code ignored;
-                    lowest.socket().set_option(net::socket_base::linger(true, 0), ignored);
-                    co_return out;
-                }
-            } else if (out.response.body.size() < options.max_error_body) {
-                out.response.body.append(
-                    chunk.data(), std::min(got, options.max_error_body - out.response.body.size()));
-            }
-        }
-        if (ec) {
-            if (live.cancelled) {
-                co_return fail(live, errc::cancelled, "cancelled");
-            }
+        if (auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, TUPLE); ec) {
             if (ec == beast::error::timeout) {
                 co_return fail(
                     live,
                     errc::timed_out,
-                    "the response from " + target.host_hdr + " stalled for "
-                        + seconds_text(options.idle_timeout));
-            }
-            if (!ok) {
-                break; // a cut error body still tells enough
+                    "no response from " + target.host_hdr + " within "
+                        + seconds_text(options.first_byte_timeout));
             }
             co_return fail(
                 live,
                 errc::io_error,
-                "the response from " + target.host_hdr + " was cut off: " + ec.message());
+                "reading the response from " + target.host_hdr + " failed: " + ec.message());
         }
+        Outcome out;
+        const auto& head = parser.get();
+        out.response.status = head.result_int();
+        for (const auto& f : head) {
+            out.response.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+        }
+        const bool ok = out.response.status >= 200 && out.response.status < 300;
+        std::vector<char> chunk(READ_CHUNK);
+        while (!parser.is_done()) {
+            parser.get().body().data = chunk.data();
+            parser.get().body().size = chunk.size();
+            if (options.idle_timeout.count() > 0) {
+                lowest.expires_after(options.idle_timeout);
+            } else {
+                lowest.expires_never();
+            }
+            auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, parser, TUPLE);
+            if (ec == bhttp::error::need_buffer) {
+                ec = {};
+            }
+            if (ec == ssl::error::stream_truncated && parser.need_eof()) {
+                // A TLS peer that closes without close_notify ends a read-until-close body.
+                ec = {};
+                parser.put_eof(ec);
+            }
+            const std::size_t got = chunk.size() - parser.get().body().size;
+            if (got > 0) {
+                if (ok) {
+                    const bool more = on_body(std::string_view(chunk.data(), got));
+                    if (live.cancelled) {
+                        co_return fail(live, errc::cancelled, "cancelled");
+                    }
+                    if (!more) {
+                        // The caller stopped early: reset rather than drain the rest.
+                        error_code ignored;
+                        lowest.socket().set_option(net::socket_base::linger(true, 0), ignored);
+                        co_return out;
+                    }
+                } else if (out.response.body.size() < options.max_error_body) {
+                    out.response.body.append(
+                        chunk.data(),
+                        std::min(got, options.max_error_body - out.response.body.size()));
+                }
+            }
+            if (ec) {
+                if (live.cancelled) {
+                    co_return fail(live, errc::cancelled, "cancelled");
+                }
+                if (ec == beast::error::timeout) {
+                    co_return fail(
+                        live,
+                        errc::timed_out,
+                        "the response from " + target.host_hdr + " stalled for "
+                            + seconds_text(options.idle_timeout));
+                }
+                if (!ok) {
+                    break; // a cut error body still tells enough
+                }
+                co_return fail(
+                    live,
+                    errc::io_error,
+                    "the response from " + target.host_hdr + " was cut off: " + ec.message());
+            }
+        }
+        if (live.cancelled) {
+            co_return fail(live, errc::cancelled, "cancelled");
+        }
+        out.retryable = retryable_status(out.response.status);
+        co_return out;
     }
-    if (live.cancelled) {
-        co_return fail(live, errc::cancelled, "cancelled");
-    }
-    out.retryable = retryable_status(out.response.status);
-    co_return out;
-}
+
+    net::awaitable<Outcome> run(Live& live, const HttpRequest& req, const BodyCallback& on_body);
+};
 
 net::awaitable<Outcome> HttpClient::impl::attempt(
     Live& live, const HttpRequest& req, const Target& target, const BodyCallback& on_body) {

@@ -143,7 +143,7 @@ std::vector<json::value> repair_history(std::vector<json::value> messages) {
         }
         bool changed = false;
         for (const auto& id : ids) {
-            if (answered.count(id) == 0) {
+            if (!answered.contains(id)) {
                 results.push_back(json::object{
                     {"type", "tool_result"},
                     {"tool_use_id", id},
@@ -444,7 +444,7 @@ std::vector<std::shared_ptr<Tool>> configured_tools(const RuntimeConfig& config)
 
 } // namespace
 
-Runtime::Runtime(boost::asio::any_io_executor ex, RuntimeConfig config)
+Runtime::Runtime(boost::asio::any_io_executor ex, const RuntimeConfig& config)
     : Runtime(
         std::move(ex),
         config,
@@ -476,8 +476,8 @@ Runtime::~Runtime() {
     }
 }
 
-RelayReceiver
-Runtime::run_stream_with_messages(std::vector<json::value> messages, CancellationToken cancel) {
+RelayReceiver Runtime::run_stream_with_messages(
+    std::vector<json::value> messages, const CancellationToken& cancel) {
     CancellationToken turn;
     auto [tx, rx] = make_stream_relay(turn);
     {

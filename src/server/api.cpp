@@ -342,6 +342,20 @@ Response method_not_allowed(const Request& req, std::string_view allowed) {
     return res;
 }
 
+// A POST's JSON object body; otherwise `refused` is set to the 405 or 400 answering it.
+std::optional<json::object> post_body(const Request& req, Response& refused) {
+    if (req.method() != http::verb::post) {
+        refused = method_not_allowed(req, "POST");
+        return std::nullopt;
+    }
+    std::string why;
+    auto body = parse_body(req, why);
+    if (!body) {
+        refused = bad(req, why);
+    }
+    return body;
+}
+
 // GET /v1/seats/{id}/permissions: the pending prompts. POST …/permissions/{request_id}
 // {"behavior":"allow"|"deny","message"?,"updated_input"?,"by"?}: the first valid answer wins
 // (200 {"resolved":…}); a later one gets 409, an unknown request 404.
@@ -357,13 +371,10 @@ net::awaitable<Response> permission_route(
         auto text = co_await on_seat(*seat, list);
         co_return json_response(req, 200, R"({"permissions":)" + text + "}");
     }
-    if (req.method() != http::verb::post) {
-        co_return method_not_allowed(req, "POST");
-    }
-    std::string why;
-    auto body = parse_body(req, why);
+    Response not_post;
+    auto body = post_body(req, not_post);
     if (!body) {
-        co_return bad(req, why);
+        co_return not_post;
     }
     AnswerOp op;
     if (auto refused = validate_answer(*body, parts[4], op)) {
@@ -477,13 +488,10 @@ net::awaitable<Response> seat_routes(
             req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
     }
     if (action == "messages") {
-        if (method != http::verb::post) {
-            co_return method_not_allowed(req, "POST");
-        }
-        std::string why;
-        auto body = parse_body(req, why);
+        Response not_post;
+        auto body = post_body(req, not_post);
         if (!body) {
-            co_return bad(req, why);
+            co_return not_post;
         }
         SendOp send;
         if (auto refused = validate_send(*body, send)) {

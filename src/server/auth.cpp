@@ -39,7 +39,7 @@ std::optional<std::string> read_file(const std::filesystem::path& p) {
     return std::move(ss).str();
 }
 
-std::string trim(std::string s) {
+std::string trim(const std::string& s) {
     const auto b = s.find_first_not_of(" \t\r\n");
     if (b == std::string::npos) {
         return {};
@@ -105,12 +105,12 @@ bool digest_equal(const Digest& a, const Digest& b) noexcept {
 }
 
 std::string hex(const Digest& d) {
-    static constexpr char digits[] = "0123456789abcdef";
+    static constexpr char DIGITS[] = "0123456789abcdef";
     std::string out;
     out.reserve(d.size() * 2);
     for (const unsigned char c : d) {
-        out += digits[c >> 4U];
-        out += digits[c & 0xFU];
+        out += DIGITS[c >> 4U];
+        out += DIGITS[c & 0xFU];
     }
     return out;
 }

@@ -14,7 +14,8 @@ namespace {
 
 namespace json = boost::json;
 
-Response refuse(const Request& req, unsigned status, std::string_view code, std::string message) {
+Response
+refuse(const Request& req, unsigned status, std::string_view code, const std::string& message) {
     return json_response(req, status, error_body(code, message));
 }
 
@@ -100,10 +101,10 @@ std::optional<Response> check_access(
         }
         std::optional<std::string_view> presented;
         const auto authorization = req[http::field::authorization];
-        constexpr std::string_view bearer = "Bearer ";
-        if (authorization.size() >= bearer.size()
-            && authorization.substr(0, bearer.size()) == bearer) {
-            presented = authorization.substr(bearer.size());
+        constexpr std::string_view BEARER = "Bearer ";
+        if (authorization.size() >= BEARER.size()
+            && authorization.substr(0, BEARER.size()) == BEARER) {
+            presented = authorization.substr(BEARER.size());
         } else if (query_token && query_token_route(req, parts)) {
             presented = *query_token;
         }

@@ -182,14 +182,8 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
                 std::string leftover = beast::buffers_to_string(buffer.data());
                 buffer.clear();
                 buffer.shrink_to_fit();
-                co_await serve_websocket(
-                    *s,
-                    std::move(seat),
-                    stream,
-                    std::move(req),
-                    std::move(leftover),
-                    ticket,
-                    read_only);
+                WsUpgrade up{std::move(req), std::move(leftover), read_only};
+                co_await serve_websocket(*s, std::move(seat), stream, std::move(up), ticket);
                 co_return;
             }
             std::optional<std::string> last;
@@ -206,8 +200,8 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
             buffer.clear();
             buffer.shrink_to_fit();
             req = {};
-            co_await serve_sse(
-                *s, std::move(seat), stream, std::move(last), cancel_on_disconnect, ticket);
+            SubscribeOptions opt{std::move(last), cancel_on_disconnect};
+            co_await serve_sse(*s, std::move(seat), stream, std::move(opt), ticket);
             co_return;
         }
         Response res = co_await handle_api(*s, req, *url);

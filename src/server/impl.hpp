@@ -150,6 +150,20 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
 net::awaitable<void>
 serve_tls(std::shared_ptr<Server::Impl> s, beast::tcp_stream tcp, Connections::Ticket ticket);
 
+/// What a subscriber's stream asks for: where to resume, and (SSE) whether its going cancels
+/// the turn.
+struct SubscribeOptions {
+    std::optional<std::string> last_event_id; ///< "<epoch>:<seq>", or none
+    bool cancel_on_disconnect{false};         ///< SSE `?cancel_on_disconnect=1`
+};
+
+/// A WebSocket upgrade as the HTTP session hands it over.
+struct WsUpgrade {
+    Request req;          ///< the upgrade request
+    std::string leftover; ///< bytes the client sent after it (read with it)
+    bool read_only{};     ///< a viewer's socket: ops that act are refused
+};
+
 /// Serves an SSE subscription on `stream` until the client or the seat goes, or shutdown
 /// (then what is queued is written and the stream ends with a comment naming why).
 template <class Stream>
@@ -157,8 +171,7 @@ net::awaitable<void> serve_sse(
     Server::Impl& s,
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
-    std::optional<std::string> last_event_id,
-    bool cancel_on_disconnect,
+    SubscribeOptions opt,
     Connections::Ticket& ticket);
 
 /// Accepts a WebSocket upgrade and serves the seat's events over it; at shutdown, what is
@@ -170,10 +183,8 @@ net::awaitable<void> serve_websocket(
     Server::Impl& s,
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
-    Request req,
-    std::string leftover,
-    Connections::Ticket& ticket,
-    bool read_only = false);
+    WsUpgrade up,
+    Connections::Ticket& ticket);
 
 namespace stream_detail {
 /// One WebSocket message to send back to a client op: small text, or a head and tail around a

@@ -234,17 +234,10 @@ template net::awaitable<void> serve_sse<beast::tcp_stream>(
     Server::Impl&,
     std::shared_ptr<hub::Seat>,
     beast::tcp_stream&,
-    std::optional<std::string>,
-    bool,
+    SubscribeOptions,
     Connections::Ticket&);
 
 template net::awaitable<void> serve_websocket<beast::tcp_stream>(
-    Server::Impl&,
-    std::shared_ptr<hub::Seat>,
-    beast::tcp_stream&,
-    Request,
-    std::string,
-    Connections::Ticket&,
-    bool);
+    Server::Impl&, std::shared_ptr<hub::Seat>, beast::tcp_stream&, WsUpgrade, Connections::Ticket&);
 
 } // namespace sluice::server

@@ -131,11 +131,6 @@ write_with_progress(Server::Impl& s, Stream& stream, const Buffers& bufs) {
 
 /// What a subscriber stream asks of its seat: `connected` or a resume from Last-Event-ID, and
 /// whether it is the turn's caller (it cancels the turn when it goes).
-struct SubscribeOptions {
-    std::optional<std::string> last_event_id; ///< "<epoch>:<seq>", or none
-    bool cancel_on_disconnect{false};         ///< SSE `?cancel_on_disconnect=1`
-};
-
 /// A stream's hold on its seat: the control (wake-up, stop request), the stop hook in the
 /// connection gate, and the subscriber, attached for the life of this object and detached on
 /// every exit path. Created and destroyed on the seat's strand.
@@ -456,24 +451,22 @@ net::awaitable<void> ws_on_strand(
     Server::Impl& s,
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
-    Request req,
-    std::string leftover,
-    Connections::Ticket& ticket,
-    bool read_only) {
+    WsUpgrade up,
+    Connections::Ticket& ticket) {
     using net::experimental::awaitable_operators::operator||;
     websocket::stream<Stream> ws(std::move(stream));
     ws.read_message_max(WS_MAX_MESSAGE);
     ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     boost::system::error_code aec;
-    if (leftover.empty()) {
-        std::tie(aec) = co_await ws.async_accept(req, net::as_tuple(net::use_awaitable));
+    if (up.leftover.empty()) {
+        std::tie(aec) = co_await ws.async_accept(up.req, net::as_tuple(net::use_awaitable));
     } else {
-        const std::string raw = ws_handshake_bytes(req, leftover);
+        const std::string raw = ws_handshake_bytes(up.req, up.leftover);
         if (raw.empty()) {
             spdlog::warn(
                 "WebSocket on seat {}: {} bytes sent before the handshake answer, refused",
                 seat->id(),
-                leftover.size());
+                up.leftover.size());
             co_return;
         }
         std::tie(aec) =
@@ -483,14 +476,14 @@ net::awaitable<void> ws_on_strand(
         co_return;
     }
     SubscribeOptions opt;
-    if (auto h = req["Last-Event-ID"]; !h.empty()) {
+    if (auto h = up.req["Last-Event-ID"]; !h.empty()) {
         opt.last_event_id = std::string(h);
-    } else if (auto url = boost::urls::parse_origin_form(req.target()); url) {
+    } else if (auto url = boost::urls::parse_origin_form(up.req.target()); url) {
         opt.last_event_id = query_param(*url, "last_event_id");
     }
     Subscription sub(seat, co_await net::this_coro::executor, ticket, std::move(opt));
     WsState st;
-    st.read_only = read_only;
+    st.read_only = up.read_only;
     auto& ctl = sub.control();
     std::string error;
     try {
@@ -506,9 +499,21 @@ net::awaitable<void> ws_on_strand(
     (void)co_await ws.async_close(why, net::as_tuple(net::use_awaitable));
 }
 
-/// The one log line of a stream ended by an exception.
-inline void log_stream_exception(const char* what, const hub::Seat& seat, const char* error) {
-    spdlog::error("{} stream on seat {} ended by an exception: {}", what, seat.id(), error);
+/// Runs a stream's body on the seat's strand; an exception ends the stream with one log line.
+/// The only coroutine between the HTTP session and the body (serve_sse and serve_websocket
+/// return it): every frame alive while a stream idles costs each idle subscriber
+/// (bench/hub_idle_rss.py).
+template <class Body>
+net::awaitable<void> on_seat_strand(std::shared_ptr<hub::Seat> seat, const char* what, Body body) {
+    auto strand = seat->strand();
+    std::string error;
+    try {
+        co_await net::co_spawn(strand, std::move(body), net::use_awaitable);
+        co_return;
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    spdlog::error("{} stream on seat {} ended by an exception: {}", what, seat->id(), error);
 }
 
 } // namespace stream_detail
@@ -518,25 +523,11 @@ net::awaitable<void> serve_sse(
     Server::Impl& s,
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
-    std::optional<std::string> last_event_id,
-    bool cancel_on_disconnect,
+    SubscribeOptions opt,
     Connections::Ticket& ticket) {
-    // The body runs on the seat's strand; an exception ends the stream with one log line.
-    // Spawned from here, with no coroutine between: every frame alive while the stream idles
-    // costs each idle subscriber (bench/hub_idle_rss.py).
-    auto strand = seat->strand();
     auto keep = seat; // for the log line: the body owns `seat`
-    stream_detail::SubscribeOptions opt{std::move(last_event_id), cancel_on_disconnect};
-    std::string error;
-    try {
-        auto body =
-            stream_detail::sse_on_strand(s, std::move(seat), stream, std::move(opt), ticket);
-        co_await net::co_spawn(strand, std::move(body), net::use_awaitable);
-        co_return;
-    } catch (const std::exception& e) {
-        error = e.what();
-    }
-    stream_detail::log_stream_exception("SSE", *keep, error.c_str());
+    auto body = stream_detail::sse_on_strand(s, std::move(seat), stream, std::move(opt), ticket);
+    return stream_detail::on_seat_strand(std::move(keep), "SSE", std::move(body));
 }
 
 template <class Stream>
@@ -544,22 +535,11 @@ net::awaitable<void> serve_websocket(
     Server::Impl& s,
     std::shared_ptr<hub::Seat> seat,
     Stream& stream,
-    Request req,
-    std::string leftover,
-    Connections::Ticket& ticket,
-    bool read_only) {
-    auto strand = seat->strand();
+    WsUpgrade up,
+    Connections::Ticket& ticket) {
     auto keep = seat; // for the log line: the body owns `seat`
-    std::string error;
-    try {
-        auto body = stream_detail::ws_on_strand(
-            s, std::move(seat), stream, std::move(req), std::move(leftover), ticket, read_only);
-        co_await net::co_spawn(strand, std::move(body), net::use_awaitable);
-        co_return;
-    } catch (const std::exception& e) {
-        error = e.what();
-    }
-    stream_detail::log_stream_exception("WebSocket", *keep, error.c_str());
+    auto body = stream_detail::ws_on_strand(s, std::move(seat), stream, std::move(up), ticket);
+    return stream_detail::on_seat_strand(std::move(keep), "WebSocket", std::move(body));
 }
 
 } // namespace sluice::server

@@ -25,20 +25,9 @@ template net::awaitable<void>
     serve_http<TlsStream>(std::shared_ptr<Server::Impl>, TlsStream, Connections::Ticket);
 
 template net::awaitable<void> serve_sse<TlsStream>(
-    Server::Impl&,
-    std::shared_ptr<hub::Seat>,
-    TlsStream&,
-    std::optional<std::string>,
-    bool,
-    Connections::Ticket&);
+    Server::Impl&, std::shared_ptr<hub::Seat>, TlsStream&, SubscribeOptions, Connections::Ticket&);
 
 template net::awaitable<void> serve_websocket<TlsStream>(
-    Server::Impl&,
-    std::shared_ptr<hub::Seat>,
-    TlsStream&,
-    Request,
-    std::string,
-    Connections::Ticket&,
-    bool);
+    Server::Impl&, std::shared_ptr<hub::Seat>, TlsStream&, WsUpgrade, Connections::Ticket&);
 
 } // namespace sluice::server

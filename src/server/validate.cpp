@@ -45,7 +45,7 @@ validate_answer(const json::object& body, std::string request_id, AnswerOp& out)
         return r;
     }
     if (behavior != "allow" && behavior != "deny") {
-        return Refusal::of(errc::bad_request, "field 'behavior' must be \"allow\" or \"deny\"");
+        return Refusal::of(errc::bad_request, R"(field 'behavior' must be "allow" or "deny")");
     }
     if (auto r = str("message", out.answer.message)) {
         return r;
@@ -134,15 +134,15 @@ std::optional<ByteRange> parse_range(
         auto [p, ec] = std::from_chars(t.data(), end, v);
         return !t.empty() && ec == std::errc{} && p == end;
     };
-    constexpr std::string_view unit = "bytes=";
+    constexpr std::string_view UNIT = "bytes=";
     const auto dash = header.find('-');
-    if (!header.starts_with(unit) || dash == std::string_view::npos
+    if (!header.starts_with(UNIT) || dash == std::string_view::npos
         || header.find(',') != std::string_view::npos) {
         refused = Refusal::of(
             errc::bad_request, "Range must be one range of bytes: bytes=a-b, bytes=a- or bytes=-n");
         return std::nullopt;
     }
-    const auto a = header.substr(unit.size(), dash - unit.size());
+    const auto a = header.substr(UNIT.size(), dash - UNIT.size());
     const auto b = header.substr(dash + 1);
     std::uint64_t first = 0;
     std::uint64_t last = size == 0 ? 0 : size - 1;

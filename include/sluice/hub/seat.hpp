@@ -190,7 +190,7 @@ public:
     /// handed to `done` on the strand: at once from the window, or — below its floor — read from
     /// the transcript on the writer (the disk is never read on an I/O thread). Failures:
     /// bad_request (past the newest frame), overloaded (the writer queue is full), the read's.
-    void history(std::optional<std::uint64_t> before, std::size_t turns, HistoryDone done);
+    void history(std::optional<std::uint64_t> before, std::size_t turns, const HistoryDone& done);
 
     /// The same page, returned at once: below the window floor this reads the transcript on
     /// the calling strand (blocking) — for callers that must answer in line (the WebSocket

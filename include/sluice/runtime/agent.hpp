@@ -46,6 +46,8 @@ public:
     /// Every `stream_event` row of the agent as it wrote it, in order with the rows (only from
     /// a process agent configured with `relay_stream_rows`); a host relaying rows verbatim
     /// (`sluice run --agent claude`) prints these instead of previews. Default: ignored.
+    // By value: an override takes the row (a sink).
+    // NOLINTNEXTLINE(performance-unnecessary-value-param)
     virtual void on_stream_row(boost::json::object /*row*/) {}
 };
 
@@ -83,6 +85,8 @@ public:
     /// Forwards an answer to a pending permission prompt (`permission_request` row) to the
     /// agent; returns at once. An answer to a request the agent no longer waits on is dropped.
     /// The caller decides which answer wins (the first); default: no prompts, dropped.
+    // By value: an override takes the answer.
+    // NOLINTNEXTLINE(performance-unnecessary-value-param)
     virtual void answer_permission(PermissionAnswer /*answer*/) {}
 };
 
@@ -97,7 +101,7 @@ public:
 [[nodiscard]] std::unique_ptr<Agent> make_builtin_agent(
     boost::asio::any_io_executor ex,
     RuntimeConfig config,
-    std::vector<boost::json::object> history_rows);
+    const std::vector<boost::json::object>& history_rows);
 
 /// An agent CLI hosted as a child process speaking stream-json (see ProcessAgentConfig). The
 /// process starts with the first turn and ends with the agent; its pipes are stream

@@ -57,7 +57,7 @@ public:
     [[nodiscard]] const std::optional<session::Error>& error() const noexcept { return error_; }
 
 private:
-    boost::json::object envelope(std::string_view type);
+    static boost::json::object envelope(std::string_view type);
     void rows_from_history(const session::MessageHistory& h, std::vector<boost::json::object>& out);
     boost::json::object assistant_row(const boost::json::value& message);
     boost::json::object

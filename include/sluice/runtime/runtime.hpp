@@ -61,7 +61,7 @@ public:
     /// scripted provider and no tools enabled, its harmless `echo` tool is enabled.
     /// @param ex where turns run (a strand, or an io_context's executor).
     /// @throws std::invalid_argument on a bad provider or tool setting.
-    Runtime(boost::asio::any_io_executor ex, RuntimeConfig config);
+    Runtime(boost::asio::any_io_executor ex, const RuntimeConfig& config);
 
     /// Uses `provider` and `tools` as given (tests, benchmarks, embedding).
     Runtime(
@@ -86,8 +86,8 @@ public:
     ///   connection, kills tool processes and ends the turn with Error{cancelled} and Done.
     /// @return the caller's end of the turn's relay (read it with `async_next`, or with the
     ///   blocking `next` from a thread that is not the executor's).
-    [[nodiscard]] RelayReceiver
-    run_stream_with_messages(std::vector<boost::json::value> messages, CancellationToken cancel);
+    [[nodiscard]] RelayReceiver run_stream_with_messages(
+        std::vector<boost::json::value> messages, const CancellationToken& cancel);
 
     /// Waits until no turn runs; false if one still runs after `timeout`. For callers on plain
     /// threads: called on the executor's only thread it would wait for itself.

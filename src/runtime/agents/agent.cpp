@@ -64,7 +64,7 @@ void TurnQueue::close() {
     }
 }
 
-void log_escaped(std::exception_ptr e, const char* what) noexcept {
+void log_escaped(const std::exception_ptr& e, const char* what) noexcept {
     if (!e) {
         return;
     }

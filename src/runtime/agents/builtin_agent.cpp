@@ -28,7 +28,7 @@ using detail::PendingTurn;
 class BuiltinState : public std::enable_shared_from_this<BuiltinState> {
 public:
     BuiltinState(
-        net::any_io_executor ex, RuntimeConfig config, const std::vector<json::object>& rows)
+        const net::any_io_executor& ex, RuntimeConfig config, const std::vector<json::object>& rows)
         : ex_(ex)
         , runtime_(std::make_unique<Runtime>(ex, std::move(config)))
         , session_id_(make_uuid())
@@ -69,7 +69,7 @@ private:
             [self = shared_from_this(), t = std::move(*turn), token = current_]() mutable {
                 return self->run_turn(std::move(t), std::move(token));
             },
-            [self = shared_from_this()](std::exception_ptr e) {
+            [self = shared_from_this()](const std::exception_ptr& e) {
                 detail::log_escaped(e, "builtin turn");
                 self->running_ = false;
                 self->pump();
@@ -151,9 +151,9 @@ private:
 } // namespace
 
 std::unique_ptr<Agent> make_builtin_agent(
-    net::any_io_executor ex, RuntimeConfig config, std::vector<json::object> history_rows) {
+    net::any_io_executor ex, RuntimeConfig config, const std::vector<json::object>& history_rows) {
     return std::make_unique<detail::PostingAgent<BuiltinState>>(
-        std::make_shared<BuiltinState>(std::move(ex), std::move(config), history_rows), "builtin");
+        std::make_shared<BuiltinState>(ex, std::move(config), history_rows), "builtin");
 }
 
 } // namespace sluice::runtime

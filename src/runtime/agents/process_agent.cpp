@@ -83,7 +83,7 @@ struct Proc {
 // finish after the Agent object is gone.
 class ProcessState : public std::enable_shared_from_this<ProcessState> {
 public:
-    ProcessState(net::any_io_executor ex, ProcessAgentConfig config)
+    ProcessState(const net::any_io_executor& ex, ProcessAgentConfig config)
         : ex_(ex)
         , config_(std::move(config))
         , queue_(ex)
@@ -228,13 +228,13 @@ private:
         auto proc = std::make_shared<Proc>(std::move(child));
         child_ = proc;
         auto self = shared_from_this();
-        net::co_spawn(ex_, read_stdout(self, proc), [](std::exception_ptr e) {
+        net::co_spawn(ex_, read_stdout(self, proc), [](const std::exception_ptr& e) {
             detail::log_escaped(e, "process stdout");
         });
-        net::co_spawn(ex_, read_stderr(proc), [](std::exception_ptr e) {
+        net::co_spawn(ex_, read_stderr(proc), [](const std::exception_ptr& e) {
             detail::log_escaped(e, "process stderr");
         });
-        net::co_spawn(ex_, watch_exit(self, proc), [](std::exception_ptr e) {
+        net::co_spawn(ex_, watch_exit(self, proc), [](const std::exception_ptr& e) {
             detail::log_escaped(e, "process exit");
         });
         return true;
@@ -242,7 +242,8 @@ private:
 
     // Ends the process: stdin closed, SIGTERM to its group, SIGKILL after terminate_grace. The
     // next turn starts a new process.
-    void terminate(std::shared_ptr<Proc> proc) { // by value: it may reset child_
+    // NOLINTNEXTLINE(performance-unnecessary-value-param): by value, it may reset child_
+    void terminate(std::shared_ptr<Proc> proc) {
         if (child_ == proc) {
             child_.reset();
         }
@@ -264,7 +265,7 @@ private:
             return;
         }
         proc->writing = true;
-        net::co_spawn(ex_, write_stdin(proc), [](std::exception_ptr e) {
+        net::co_spawn(ex_, write_stdin(proc), [](const std::exception_ptr& e) {
             detail::log_escaped(e, "process stdin");
         });
     }
@@ -344,7 +345,7 @@ private:
         self->maybe_gone(proc);
     }
 
-    void line_too_long(std::shared_ptr<Proc> proc) {
+    void line_too_long(const std::shared_ptr<Proc>& proc) {
         proc->out_done = true;
         proc->line.clear();
         proc->line.shrink_to_fit();
@@ -445,7 +446,7 @@ private:
         }
     }
 
-    void maybe_gone(std::shared_ptr<Proc> proc) {
+    void maybe_gone(const std::shared_ptr<Proc>& proc) {
         if (!proc->out_done || !proc->status || proc->gone) {
             return;
         }

@@ -73,7 +73,7 @@ inline const TurnEnd AGENT_CLOSED{TurnEnd::State::cancelled, "the agent was clos
 
 /// Logs an exception that escaped an agent's task (`what` names it); nothing for null. For the
 /// completion handlers of co_spawn: a task catches what it expects, so this is a bug report.
-void log_escaped(std::exception_ptr e, const char* what) noexcept;
+void log_escaped(const std::exception_ptr& e, const char* what) noexcept;
 
 /// The Agent both agent kinds hand out: a thin handle that posts every call to its state's
 /// executor. `State` has `executor()`, `submit(PendingTurn)` and `close()`, all run there.

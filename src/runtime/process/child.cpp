@@ -5,6 +5,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,7 +84,7 @@ bool exited(int pid) noexcept {
 
 } // namespace
 
-Child::Child(net::any_io_executor ex)
+Child::Child(const net::any_io_executor& ex)
     : ex_(ex)
     , pidfd_(ex)
     , in_(ex)
@@ -157,7 +158,7 @@ Child::spawn(net::any_io_executor ex, const Options& options, std::string& error
     } while (n < 0 && errno == EINTR);
     close_fd(report[0]);
 
-    std::unique_ptr<Child> cp(new Child(ex));
+    std::unique_ptr<Child> cp(new Child(std::move(ex)));
     cp->pid_ = pid;
     const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
     if (pidfd >= 0) {
@@ -200,11 +201,16 @@ Child::~Child() {
     }
     // Not gone yet (SIGKILL is asynchronous): reap it when its pidfd turns readable, on the
     // io_context, so the destructor never blocks.
-    auto fd = std::make_shared<net::posix::stream_descriptor>(std::move(pidfd_));
+    // Allocating may throw: then the child is reaped by nobody but is already killed.
     const int pid = pid_;
-    fd->async_wait(net::posix::stream_descriptor::wait_read, [fd, pid](boost::system::error_code) {
-        (void)reap(pid);
-    });
+    try {
+        auto fd = std::make_shared<net::posix::stream_descriptor>(std::move(pidfd_));
+        fd->async_wait(
+            net::posix::stream_descriptor::wait_read,
+            [fd, pid](boost::system::error_code) { (void)reap(pid); });
+    } catch (const std::exception& e) {
+        spdlog::error("process {}: cannot watch its exit after SIGKILL: {}", pid, e.what());
+    }
 }
 
 void Child::signal_group(int sig) noexcept {

@@ -91,7 +91,7 @@ public:
     [[nodiscard]] static std::string describe_status(int status);
 
 private:
-    explicit Child(boost::asio::any_io_executor ex);
+    explicit Child(const boost::asio::any_io_executor& ex);
     bool try_reap() noexcept;
 
     boost::asio::any_io_executor ex_;

@@ -103,18 +103,13 @@ public:
                 // Never finished (cut by max_tokens): usable only if its JSON happens to parse.
                 if (!finish_input(b)) {
                     const auto name = string_of(b.block, "name");
-                    const auto id = string_of(b.block, "id");
-                    if (out.stop_reason != StopReason::max_tokens) {
-                        failure_.set(
-                            errc::protocol_error,
-                            "anthropic: malformed stream: tool call " + std::string(name)
-                                + " ended without complete input");
+                    const std::string problem =
+                        "tool call " + std::string(name) + " ended without complete input";
+                    const detail::CutToolCall cut{
+                        name, string_of(b.block, "id"), problem, "max_tokens", "input"};
+                    if (!detail::drop_cut_tool_call(LABEL, out.stop_reason, cut, sink_, failure_)) {
                         return std::nullopt;
                     }
-                    sink_(session::Notice{
-                        "anthropic: the response hit max_tokens in the middle of tool call "
-                        + std::string(name) + " (" + std::string(id)
-                        + "); its input was incomplete, so the call was dropped"});
                     continue;
                 }
                 emit_tool_use(b);

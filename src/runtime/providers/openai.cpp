@@ -114,17 +114,13 @@ public:
                 boost::system::error_code ec;
                 input = json::parse(call.args, ec);
                 if (ec || !input.is_object()) {
-                    if (out.stop_reason != StopReason::max_tokens) {
-                        failure_.set(
-                            errc::protocol_error,
-                            "openai: malformed stream: the arguments of tool call " + call.name
-                                + " are not a JSON object");
+                    const std::string problem =
+                        "the arguments of tool call " + call.name + " are not a JSON object";
+                    const detail::CutToolCall cut{
+                        call.name, call.id, problem, "its length limit", "arguments"};
+                    if (!detail::drop_cut_tool_call(LABEL, out.stop_reason, cut, sink_, failure_)) {
                         return std::nullopt;
                     }
-                    sink_(session::Notice{
-                        "openai: the response hit its length limit in the middle of tool call "
-                        + call.name + " (" + call.id
-                        + "); its arguments were incomplete, so the call was dropped"});
                     continue;
                 }
             }
@@ -328,7 +324,7 @@ chat_messages_from_anthropic(std::string_view system, const std::vector<json::va
                 std::string result = bo.contains("content") ? result_text(bo.at("content")) : "";
                 if (const auto* e = bo.if_contains("is_error");
                     e != nullptr && e->is_bool() && e->get_bool()) {
-                    result = "Error: " + result;
+                    result.insert(0, "Error: ");
                 }
                 out.push_back(json::object{
                     {"role", "tool"},

@@ -394,7 +394,7 @@ private:
     class Pacer {
     public:
         Pacer(
-            Strand strand,
+            const Strand& strand,
             const CancellationToken& cancel,
             std::chrono::duration<double, std::milli> delay)
             : cancel_(cancel)

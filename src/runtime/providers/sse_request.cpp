@@ -144,21 +144,54 @@ bool decode_sse(
     std::vector<sse::Event> events;
     chunk = std::max<std::size_t>(chunk, 1);
     for (std::size_t off = 0; off < body.size(); off += chunk) {
-        if (parser.feed(body.substr(off, chunk), events)) {
-            failure.set(
-                errc::protocol_error,
-                std::string(label.name)
-                    + ": malformed stream: a line or event is over the size limit");
+        if (!feed_events(label, parser, body.substr(off, chunk), events, on_event, failure)) {
             return false;
         }
-        for (const auto& ev : events) {
-            if (on_event(ev) == EventVerdict::stop) {
-                return false;
-            }
-        }
-        events.clear();
     }
     return !failure;
+}
+
+bool feed_events(
+    const ProviderLabel& label,
+    sse::Parser& parser,
+    std::string_view chunk,
+    std::vector<sse::Event>& events,
+    const std::function<EventVerdict(const sse::Event&)>& on_event,
+    Failure& failure) {
+    if (parser.feed(chunk, events)) {
+        failure.set(
+            errc::protocol_error,
+            std::string(label.name) + ": malformed stream: a line or event is over the size limit");
+        events.clear();
+        return false;
+    }
+    for (const auto& ev : events) {
+        if (on_event(ev) == EventVerdict::stop) {
+            events.clear();
+            return false;
+        }
+    }
+    events.clear();
+    return true;
+}
+
+bool drop_cut_tool_call(
+    const ProviderLabel& label,
+    StopReason stop,
+    const CutToolCall& call,
+    const EventSink& sink,
+    Failure& failure) {
+    const std::string name(label.name);
+    if (stop != StopReason::max_tokens) {
+        failure.set(
+            errc::protocol_error, name + ": malformed stream: " + std::string(call.problem));
+        return false;
+    }
+    sink(session::Notice{
+        name + ": the response hit " + std::string(call.limit) + " in the middle of tool call "
+        + std::string(call.name) + " (" + std::string(call.id) + "); its " + std::string(call.part)
+        + " was incomplete, so the call was dropped"});
+    return true;
 }
 
 namespace {
@@ -181,23 +214,12 @@ boost::asio::awaitable<bool> post_sse(
     sse::Parser parser;
     std::vector<sse::Event> events;
     std::uint64_t seen = 0;
+    const std::function<EventVerdict(const sse::Event&)> on_event = [&](const sse::Event& ev) {
+        ++seen;
+        return assembler.on_event(ev);
+    };
     const auto r = co_await client.request(std::move(req), cancel, [&](std::string_view chunk) {
-        if (const auto ec = parser.feed(chunk, events)) {
-            failure.set(
-                errc::protocol_error,
-                std::string(label.name)
-                    + ": malformed stream: a line or event is over the size limit");
-            return false;
-        }
-        for (const auto& ev : events) {
-            ++seen;
-            if (assembler.on_event(ev) == EventVerdict::stop) {
-                events.clear();
-                return false;
-            }
-        }
-        events.clear();
-        return true;
+        return feed_events(label, parser, chunk, events, on_event, failure);
     });
     if (!r) {
         if (r.error() == errc::cancelled) {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sluice::runtime::detail {
 
@@ -92,6 +93,36 @@ private:
     const EventSink* sink_{}; // the running stream's sink (for retry notices), else null
     std::string last_error_;
 };
+
+/// Feeds one received chunk to `parser` and hands each whole event to `on_event`; a line or
+/// event over the parser's limit is a malformed stream (failure set).
+/// @return false when the stream must stop (a failure, or `on_event` said stop).
+bool feed_events(
+    const ProviderLabel& label,
+    sse::Parser& parser,
+    std::string_view chunk,
+    std::vector<sse::Event>& events,
+    const std::function<EventVerdict(const sse::Event&)>& on_event,
+    Failure& failure);
+
+/// How a provider names a tool call whose input did not complete.
+struct CutToolCall {
+    std::string_view name;
+    std::string_view id;
+    std::string_view problem; ///< "ended without complete input", for the malformed line
+    std::string_view limit;   ///< "max_tokens", the limit the response hit
+    std::string_view part;    ///< "input", what was incomplete
+};
+
+/// A tool call whose input did not complete: when the response was cut by its length limit
+/// (`stop` is max_tokens) the call is dropped with one Notice and true is returned; otherwise
+/// the stream is malformed: failure set, false.
+bool drop_cut_tool_call(
+    const ProviderLabel& label,
+    StopReason stop,
+    const CutToolCall& call,
+    const EventSink& sink,
+    Failure& failure);
 
 /// Feeds a whole body to an SSE parser in `chunk`-byte pieces (as if received), handing each
 /// event to `on_event`: the sans-I/O path used by the decode_* functions and benchmarks.
