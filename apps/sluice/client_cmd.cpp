@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -424,179 +425,223 @@ struct TurnPrinter {
     }
 };
 
+// What `sluice send` prints while its turn streams: previews as they come, what each frame adds
+// (text the previews missed, tool calls and results, notices, permission prompts), and how
+// the turn it waits for ends. Called on the reader thread; `mu` guards `ended_turns`.
+class SendWatch {
+public:
+    SendWatch(const ClientOptions& o, const std::string& seat, bool show_thinking, bool full)
+        : o_(o)
+        , seat_(seat)
+        , full_(full)
+        , interactive_(::isatty(STDIN_FILENO) == 1) {
+        printer_.thinking = show_thinking;
+    }
+
+    std::mutex mu;
+    std::map<std::uint64_t, std::string> ended_turns; // turn → how it ended (guarded by mu)
+    std::atomic<std::uint64_t> my_turn{0};
+    std::atomic<int> status{1};
+
+    // One event of the seat's stream; false ends the stream.
+    bool on_event(const sse::Event& e) {
+        if (e.type == "preview") {
+            auto v = json::parse(e.data);
+            if (v.at("kind").as_string() == "text") {
+                const std::string delta(v.at("delta").as_string());
+                printer_.text(delta);
+                streamed_ += delta;
+                printed_text_ = true;
+            }
+            return true;
+        }
+        if (e.type == "frame") {
+            return on_frame(json::parse(e.data));
+        }
+        if (e.type == "connected" || e.type == "resumed") {
+            return on_connected(json::parse(e.data));
+        }
+        if (e.type == "turn") {
+            return on_turn(json::parse(e.data));
+        }
+        return true;
+    }
+
+private:
+    // The frame is the truth: print whatever the previews missed (dropped or superseded), so
+    // the answer on the terminal is always complete.
+    bool on_frame(const json::value& v) {
+        bool fetch_failed = false;
+        const auto row = shown_row(
+            o_, seat_, v.at("seq").to_number<std::uint64_t>(), v.at("row"), full_, fetch_failed);
+        if (fetch_failed) {
+            status = 1;
+        }
+        const auto type = row.at("type").as_string();
+        if (type == "system") {
+            return on_system(row.as_object());
+        }
+        if (type == "user") {
+            const auto* content = row.at("message").as_object().if_contains("content");
+            if (content != nullptr && content->is_array()) {
+                printer_.tool_results(content->as_array());
+            }
+        } else if (type == "assistant") {
+            on_assistant(row);
+        }
+        return true;
+    }
+
+    bool on_system(const json::object& ro) {
+        const std::string sub(
+            ro.contains("subtype") && ro.at("subtype").is_string() ? ro.at("subtype").as_string()
+                                                                   : "");
+        if (auto notice = runtime::stream_json::notice_text(ro); !notice.empty()) {
+            printer_.line("notice: " + notice);
+        } else if (sub == "permission_request") {
+            return on_permission(ro);
+        } else if (sub == "permission_resolved") {
+            printer_.line(
+                "permission " + std::string(ro.at("behavior").as_string()) + " by "
+                + std::string(ro.at("by").as_string()));
+        }
+        return true;
+    }
+
+    bool on_permission(const json::object& ro) {
+        const std::string id(ro.at("request_id").as_string());
+        const std::string tool(ro.at("tool_name").as_string());
+        const std::string title(ro.at("title").as_string());
+        printer_.line("permission: " + tool + ": " + title);
+        if (const auto* in = ro.if_contains("input")) {
+            printer_.line("  " + json::serialize(*in));
+        }
+        if (!interactive_) {
+            // A script answers with `sluice approve|deny SEAT REQUEST`.
+            std::printf("%s\n", id.c_str());
+            std::fflush(stdout);
+            status = 3;
+            return false;
+        }
+        std::fprintf(stdout, "allow? [y/N] ");
+        std::fflush(stdout);
+        std::array<char, 16> answer{};
+        const bool yes = std::fgets(answer.data(), answer.size(), stdin) != nullptr
+                         && (answer[0] == 'y' || answer[0] == 'Y');
+        (void)cmd_answer(o_, seat_, id, yes, yes ? "" : "denied from the CLI");
+        printer_.at_line_start = true;
+        return true;
+    }
+
+    void on_assistant(const json::value& row) {
+        std::string answer;
+        const auto* content = row.at("message").as_object().if_contains("content");
+        if (content != nullptr && content->is_array()) {
+            for (const auto& b : content->as_array()) {
+                if (b.is_object() && b.as_object().contains("text")
+                    && b.at("type").as_string() == "text") {
+                    answer += std::string(b.at("text").as_string());
+                }
+            }
+        }
+        if (answer.starts_with(streamed_)) {
+            printer_.text(answer.substr(streamed_.size()));
+        } else {
+            printer_.line(answer);
+        }
+        if (!answer.empty()) {
+            printer_.text(printer_.at_line_start ? "" : "\n");
+            printed_text_ = false;
+        }
+        if (content != nullptr && content->is_array()) {
+            printer_.assistant_blocks(content->as_array());
+        }
+        streamed_.clear();
+    }
+
+    // A reconnect (the hub restarted) that finds the seat idle: the turn this waits for ended
+    // while the hub was down (it was closed "interrupted").
+    bool on_connected(const json::value& v) {
+        const auto* st = v.as_object().if_contains("state");
+        if (++connections_ > 1 && my_turn.load() > 0 && st != nullptr && st->is_string()
+            && st->as_string() == "idle") {
+            if (printed_text_) {
+                std::fputc('\n', stdout);
+            }
+            std::fprintf(stderr, "sluice: turn interrupted: the hub restarted\n");
+            status = 1;
+            return false;
+        }
+        return true;
+    }
+
+    bool on_turn(const json::value& v) {
+        const auto t = v.at("turn").to_number<std::uint64_t>();
+        const std::string state(v.at("state").as_string());
+        if (state != "started") {
+            std::lock_guard lock(mu);
+            ended_turns[t] = state;
+        }
+        if (t != my_turn.load() || state == "started") {
+            return true;
+        }
+        if (printed_text_ && !printer_.at_line_start) {
+            std::fputc('\n', stdout);
+        }
+        if (state != "ended") {
+            const auto* error = v.as_object().if_contains("error");
+            const std::string why = error != nullptr && error->is_string()
+                                        ? ": " + std::string(error->get_string())
+                                        : "";
+            std::fprintf(stderr, "sluice: turn %s%s\n", state.c_str(), why.c_str());
+        }
+        status = state == "ended" ? 0 : 1;
+        return false;
+    }
+
+    const ClientOptions& o_;
+    const std::string& seat_;
+    bool full_;
+    bool interactive_;
+    TurnPrinter printer_;
+    bool printed_text_{false};
+    std::string streamed_; // preview text of the assistant message being written
+    int connections_{0};   // streams opened
+};
+
 int cmd_send(
     const ClientOptions& o,
     const std::string& seat,
     const std::string& text,
     bool show_thinking,
     bool full) {
-    std::mutex mu;
+    SendWatch watch(o, seat, show_thinking, full);
     std::condition_variable cv;
     bool connected = false;
     std::atomic<bool> stop{false};
-    std::atomic<std::uint64_t> my_turn{0};
-    std::atomic<int> status{1};
-    bool printed_text = false;
-    std::string streamed; // preview text of the assistant message being written
-    std::map<std::uint64_t, std::string> ended_turns; // turn → how it ended (guarded by mu)
-    int connections = 0;                              // streams opened (reader thread only)
     CancellationToken done_early;
-    TurnPrinter printer;
-    printer.thinking = show_thinking;
-    const bool interactive = ::isatty(STDIN_FILENO) == 1;
     std::atomic<bool> stream_failed{false};
     std::thread reader([&] {
         stream_failed = !follow(
             o,
             seat,
-            [&](const sse::Event& e) {
-                if (e.type == "preview") {
-                    auto v = json::parse(e.data);
-                    if (v.at("kind").as_string() == "text") {
-                        const std::string delta(v.at("delta").as_string());
-                        printer.text(delta);
-                        streamed += delta;
-                        printed_text = true;
-                    }
-                } else if (e.type == "frame") {
-                    // The frame is the truth: print whatever the previews missed (dropped or
-                    // superseded), so the answer on the terminal is always complete.
-                    auto v = json::parse(e.data);
-                    bool fetch_failed = false;
-                    const auto row = shown_row(
-                        o,
-                        seat,
-                        v.at("seq").to_number<std::uint64_t>(),
-                        v.at("row"),
-                        full,
-                        fetch_failed);
-                    if (fetch_failed) {
-                        status = 1;
-                    }
-                    if (row.at("type").as_string() == "system") {
-                        const auto& ro = row.as_object();
-                        const std::string sub(
-                            ro.contains("subtype") && ro.at("subtype").is_string()
-                                ? ro.at("subtype").as_string()
-                                : "");
-                        if (auto notice = runtime::stream_json::notice_text(ro); !notice.empty()) {
-                            printer.line("notice: " + notice);
-                        } else if (sub == "permission_request") {
-                            const std::string id(ro.at("request_id").as_string());
-                            const std::string tool(ro.at("tool_name").as_string());
-                            const std::string title(ro.at("title").as_string());
-                            printer.line("permission: " + tool + ": " + title);
-                            if (const auto* in = ro.if_contains("input")) {
-                                printer.line("  " + json::serialize(*in));
-                            }
-                            if (!interactive) {
-                                // A script answers with `sluice approve|deny SEAT REQUEST`.
-                                std::printf("%s\n", id.c_str());
-                                std::fflush(stdout);
-                                status = 3;
-                                return false;
-                            }
-                            std::fprintf(stdout, "allow? [y/N] ");
-                            std::fflush(stdout);
-                            char answer[16] = {};
-                            const bool yes = std::fgets(answer, sizeof answer, stdin) != nullptr
-                                             && (answer[0] == 'y' || answer[0] == 'Y');
-                            (void)cmd_answer(o, seat, id, yes, yes ? "" : "denied from the CLI");
-                            printer.at_line_start = true;
-                        } else if (sub == "permission_resolved") {
-                            printer.line(
-                                "permission " + std::string(ro.at("behavior").as_string()) + " by "
-                                + std::string(ro.at("by").as_string()));
-                        }
-                    } else if (row.at("type").as_string() == "user") {
-                        const auto* content = row.at("message").as_object().if_contains("content");
-                        if (content != nullptr && content->is_array()) {
-                            printer.tool_results(content->as_array());
-                        }
-                    }
-                    if (row.at("type").as_string() == "assistant") {
-                        std::string answer;
-                        const auto* content = row.at("message").as_object().if_contains("content");
-                        if (content != nullptr && content->is_array()) {
-                            for (const auto& b : content->as_array()) {
-                                if (b.is_object() && b.as_object().contains("text")
-                                    && b.at("type").as_string() == "text") {
-                                    answer += std::string(b.at("text").as_string());
-                                }
-                            }
-                        }
-                        if (answer.rfind(streamed, 0) == 0) {
-                            printer.text(answer.substr(streamed.size()));
-                        } else {
-                            printer.line(answer);
-                        }
-                        if (!answer.empty()) {
-                            printer.text(printer.at_line_start ? "" : "\n");
-                            printed_text = false;
-                        }
-                        if (content != nullptr && content->is_array()) {
-                            printer.assistant_blocks(content->as_array());
-                        }
-                        streamed.clear();
-                    }
-                } else if (e.type == "connected" || e.type == "resumed") {
-                    // A reconnect (the hub restarted) that finds the seat idle: the turn this
-                    // waits for ended while the hub was down (it was closed "interrupted").
-                    auto v = json::parse(e.data);
-                    const auto* st = v.as_object().if_contains("state");
-                    if (++connections > 1 && my_turn.load() > 0 && st != nullptr && st->is_string()
-                        && st->as_string() == "idle") {
-                        if (printed_text) {
-                            std::fputc('\n', stdout);
-                        }
-                        std::fprintf(stderr, "sluice: turn interrupted: the hub restarted\n");
-                        status = 1;
-                        return false;
-                    }
-                } else if (e.type == "turn") {
-                    auto v = json::parse(e.data);
-                    const auto t = v.at("turn").to_number<std::uint64_t>();
-                    const std::string state(v.at("state").as_string());
-                    if (state != "started") {
-                        std::lock_guard lock(mu);
-                        ended_turns[t] = state;
-                    }
-                    if (t == my_turn.load() && state != "started") {
-                        if (printed_text && !printer.at_line_start) {
-                            std::fputc('\n', stdout);
-                        }
-                        if (state != "ended") {
-                            std::fprintf(
-                                stderr,
-                                "sluice: turn %s%s%s\n",
-                                state.c_str(),
-                                v.as_object().contains("error") ? ": " : "",
-                                v.as_object().contains("error")
-                                    ? std::string(v.at("error").as_string()).c_str()
-                                    : "");
-                        }
-                        status = state == "ended" ? 0 : 1;
-                        return false;
-                    }
-                }
-                return true;
-            },
+            [&](const sse::Event& e) { return watch.on_event(e); },
             stop,
             [&] {
-                std::lock_guard lock(mu);
+                std::lock_guard lock(watch.mu);
                 connected = true;
                 cv.notify_all();
             },
             done_early);
         if (stream_failed) {
-            status = 1;
+            watch.status = 1;
         }
-        std::lock_guard lock(mu);
+        std::lock_guard lock(watch.mu);
         connected = true;
         cv.notify_all();
     });
     {
-        std::unique_lock lock(mu);
+        std::unique_lock lock(watch.mu);
         cv.wait_for(lock, std::chrono::seconds(10), [&] { return connected; });
     }
     if (stream_failed) {
@@ -613,12 +658,12 @@ int cmd_send(
         reader.join();
         return 1;
     }
-    my_turn = v->at("turn").to_number<std::uint64_t>();
+    watch.my_turn = v->at("turn").to_number<std::uint64_t>();
     {
         // The turn may have ended before its number was known here (a fast agent).
-        std::lock_guard lock(mu);
-        if (auto it = ended_turns.find(my_turn.load()); it != ended_turns.end()) {
-            status = it->second == "ended" ? 0 : 1;
+        std::lock_guard lock(watch.mu);
+        if (auto it = watch.ended_turns.find(watch.my_turn.load()); it != watch.ended_turns.end()) {
+            watch.status = it->second == "ended" ? 0 : 1;
             done_early.cancel();
         }
     }
@@ -626,7 +671,7 @@ int cmd_send(
         std::fprintf(stderr, "sluice: queued behind the running turn\n");
     }
     reader.join();
-    return status.load();
+    return watch.status.load();
 }
 
 int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews, bool full) {

@@ -533,38 +533,10 @@ result<void> Transcript::sync() {
     return {};
 }
 
-result<std::vector<std::uint64_t>> Transcript::openings() {
-    std::vector<std::uint64_t> out;
-    TurnScan scan;
-    detail::ForwardLines r(fd_, 0, end_);
-    std::uint64_t line = 0;
-    std::uint64_t pos = 0;
-    ScanProgress progress(options_.progress, end_);
-    while (auto l = r.next()) {
-        auto f = parse_line(l->text, line++);
-        if (!f) {
-            return f.error();
-        }
-        if (*f) {
-            if (scan.opens_turn(**f)) {
-                out.push_back(pos);
-            }
-            ++pos;
-        }
-        progress.at(r.position());
-    }
-    if (r.failed()) {
-        return io_error();
-    }
-    return out;
-}
-
-result<void> Transcript::build_index() {
-    bad_lines_.clear();
-    bad_lines_total_ = 0;
-    std::vector<Checkpoint> cps;
-    std::vector<Checkpoint> ops;
-    TurnScan scan;
+result<void> Transcript::scan_file(
+    TurnScan& scan,
+    std::uint64_t& lines,
+    const std::function<void(const ScannedFrame&)>& on_frame) {
     detail::ForwardLines r(fd_, 0, end_);
     std::uint64_t line = 0;
     std::uint64_t pos = 0;
@@ -575,12 +547,7 @@ result<void> Transcript::build_index() {
             return f.error();
         }
         if (*f) {
-            if (pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
-                cps.push_back({pos, l->offset, line});
-            }
-            if (scan.opens_turn(**f)) {
-                ops.push_back({pos, l->offset, line});
-            }
+            on_frame({pos, l->offset, line, scan.opens_turn(**f)});
             ++pos;
         }
         ++line;
@@ -589,10 +556,49 @@ result<void> Transcript::build_index() {
     if (r.failed()) {
         return io_error();
     }
+    lines = line;
+    return {};
+}
+
+result<std::vector<std::uint64_t>> Transcript::openings() {
+    std::vector<std::uint64_t> out;
+    TurnScan scan;
+    std::uint64_t lines = 0;
+    auto r = scan_file(scan, lines, [&](const ScannedFrame& f) {
+        if (f.opens_turn) {
+            out.push_back(f.pos);
+        }
+    });
+    if (!r) {
+        return r.error();
+    }
+    return out;
+}
+
+result<void> Transcript::build_index() {
+    bad_lines_.clear();
+    bad_lines_total_ = 0;
+    std::vector<Checkpoint> cps;
+    std::vector<Checkpoint> ops;
+    TurnScan scan;
+    std::uint64_t lines = 0;
+    std::uint64_t frames = 0;
+    auto r = scan_file(scan, lines, [&](const ScannedFrame& f) {
+        if (f.pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
+            cps.push_back({f.pos, f.offset, f.line});
+        }
+        if (f.opens_turn) {
+            ops.push_back({f.pos, f.offset, f.line});
+        }
+        frames = f.pos + 1;
+    });
+    if (!r) {
+        return r.error();
+    }
     checkpoints_ = std::move(cps);
     openings_ = std::move(ops);
-    frames_ = pos;
-    lines_ = line;
+    frames_ = frames;
+    lines_ = lines;
     scan_ = scan;
     if (options_.read_only || !options_.write_index) {
         return options_.read_only ? make_error_code(errc::conflict) : result<void>{};

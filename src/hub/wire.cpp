@@ -313,14 +313,14 @@ Pieces ws_pieces(const OutEvent& ev) {
     }
     p.head += R"(,"data":)";
     if (ev.kind == OutEvent::Kind::frame) {
-        static constexpr std::string_view frame_tail = "}}";
+        static constexpr std::string_view FRAME_TAIL = "}}";
         p.head += frame_data_head(ev.seq);
         if (ev.frame) {
             p.body = ev.frame->json();
         } else {
             p.head += "null";
         }
-        p.tail = frame_tail;
+        p.tail = FRAME_TAIL;
     } else if (ev.partial && !ev.json().empty()) {
         splice_partial(ev, p, "}}");
     } else if (ev.shared) {

@@ -168,6 +168,21 @@ private:
     void note(std::uint64_t pos, std::uint64_t offset, std::uint64_t line, bool opens);
     void note_bad(BadLine bad);
     boost::system::result<FramePtr> parse_line(std::string_view text, std::uint64_t line);
+
+    /// Where a whole-file scan found a frame.
+    struct ScannedFrame {
+        std::uint64_t pos;    ///< its frame number
+        std::uint64_t offset; ///< its line's byte offset
+        std::uint64_t line;   ///< its line number
+        bool opens_turn;      ///< it opens a turn
+    };
+
+    /// Reads the whole file from the start, calling `on_frame` for each frame; `scan` ends as
+    /// the turn scan of the whole file, `lines` as its line count.
+    boost::system::result<void> scan_file(
+        TurnScan& scan,
+        std::uint64_t& lines,
+        const std::function<void(const ScannedFrame&)>& on_frame);
     Checkpoint anchor_at_or_after(std::uint64_t pos) const;
 
     std::filesystem::path path_;

@@ -94,7 +94,7 @@ Child::Child(const net::any_io_executor& ex)
 }
 
 std::unique_ptr<Child>
-Child::spawn(net::any_io_executor ex, const Options& options, std::string& error) {
+Child::spawn(const net::any_io_executor& ex, const Options& options, std::string& error) {
     if (options.argv.empty()) {
         error = "empty command";
         return nullptr;
@@ -158,7 +158,7 @@ Child::spawn(net::any_io_executor ex, const Options& options, std::string& error
     } while (n < 0 && errno == EINTR);
     close_fd(report[0]);
 
-    std::unique_ptr<Child> cp(new Child(std::move(ex)));
+    std::unique_ptr<Child> cp(new Child(ex));
     cp->pid_ = pid;
     const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
     if (pidfd >= 0) {

@@ -40,7 +40,7 @@ public:
     /// Starts the child; on failure returns nullptr and sets `error` (exec failures included).
     /// @param ex the executor of the pipes, the pidfd and the terminate timer.
     static std::unique_ptr<Child>
-    spawn(boost::asio::any_io_executor ex, const Options& options, std::string& error);
+    spawn(const boost::asio::any_io_executor& ex, const Options& options, std::string& error);
 
     ~Child();
     Child(const Child&) = delete;
