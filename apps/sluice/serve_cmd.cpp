@@ -224,7 +224,7 @@ int run_serve(const ServeOptions& o) {
     }
     hc.make_agent = [rc, pc, has_agent_cmd, flags = o.runtime, root](
                         const hub::SeatSpec& spec,
-                        std::vector<boost::json::object> rows,
+                        const std::vector<boost::json::object>& rows,
                         const boost::asio::any_io_executor& ex) -> hub::AgentOrReason {
         if (spec.agent == "claude") {
             return claude_agent(flags, root, spec, rows, ex);
@@ -243,7 +243,7 @@ int run_serve(const ServeOptions& o) {
             cfg.system_prompt = spec.system;
         }
         try {
-            return {runtime::make_builtin_agent(ex, std::move(cfg), std::move(rows)), {}};
+            return {runtime::make_builtin_agent(ex, std::move(cfg), rows), {}};
         } catch (const std::invalid_argument& e) {
             return {nullptr, e.what()};
         }

@@ -502,7 +502,7 @@ void Seat::withdraw_permissions() {
     }
 }
 
-Result<void> Seat::answer_permission(runtime::PermissionAnswer answer, std::string by) {
+Result<void> Seat::answer_permission(runtime::PermissionAnswer answer, const std::string& by) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     if (!permissions_pending_.contains(answer.request_id)) {
         for (const auto& [id, how] : permissions_resolved_) {
@@ -526,7 +526,7 @@ void Seat::on_preview(std::uint64_t turn, StreamEvent ev) {
     if (turn != turns_.running || !turns_.cancel || !turns_.failure.empty() || closed_) {
         return;
     }
-    if (disk_.appending || !disk_.pending.empty()) {
+    if (disk_.appending > 0 || !disk_.pending.empty()) {
         disk_.held_previews.push(std::move(ev)); // not before the rows it follows
         return;
     }
@@ -539,7 +539,7 @@ void Seat::on_end(std::uint64_t turn, runtime::TurnEnd end) {
         return;
     }
     withdraw_permissions(); // nobody can answer them once the turn is over
-    if (disk_.appending || !disk_.pending.empty()) {
+    if (disk_.appending > 0 || !disk_.pending.empty()) {
         turns_.pending_end = std::move(end); // ends once its frames are published
         return;
     }

@@ -570,6 +570,51 @@ error_response(const Request& req, const boost::system::error_code& ec, std::str
 
 namespace {
 
+// POST /v1/seats: {"name", "agent", "model", "system", "cwd", "permission_mode"} → 201.
+net::awaitable<Response> create_route(Server::Impl& s, const Request& req) {
+    std::string why;
+    auto body = parse_body(req, why);
+    if (!body) {
+        co_return bad(req, why);
+    }
+    hub::SeatSpec spec;
+    if (!string_field(*body, "name", spec.name, why)
+        || !string_field(*body, "agent", spec.agent, why)
+        || !string_field(*body, "model", spec.model, why)
+        || !string_field(*body, "system", spec.system, why)
+        || !string_field(*body, "cwd", spec.cwd, why)
+        || !string_field(*body, "permission_mode", spec.permission_mode, why)) {
+        co_return bad(req, why);
+    }
+    if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process"
+        && spec.agent != "claude") {
+        co_return bad(req, R"(field 'agent' must be "builtin", "process" or "claude")");
+    }
+    auto make = create_seat(s.hub, std::move(spec)); // named: GCC 12 co_await
+    auto seat = co_await std::move(make);
+    if (!seat) {
+        co_return error_response(req, seat.error().code, seat.error().message);
+    }
+    co_return json_response(req, 201, json::serialize(json::object{{"seat", (*seat)->id()}}));
+}
+
+// One of the page's static files. no-cache: revalidated every time; a matching ETag is
+// answered 304 with no body (the vendored libraries are most of the page's bytes and change
+// only with a build).
+Response asset_response(const Request& req, const web::Asset& asset) {
+    const auto inm = req[http::field::if_none_match]; // a list; W/ prefixes compare weakly
+    const bool fresh = inm == "*" || inm.find(asset.etag) != std::string_view::npos;
+    Response res{fresh ? http::status::not_modified : http::status::ok, req.version()};
+    res.set(http::field::content_type, asset.content_type);
+    res.set(http::field::cache_control, "no-cache");
+    res.set(http::field::etag, asset.etag);
+    res.keep_alive(req.keep_alive());
+    if (!fresh) {
+        res.body() = std::string(asset.body);
+    }
+    return res;
+}
+
 net::awaitable<Response>
 route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
     auto segs = url.segments();
@@ -604,32 +649,7 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
                         req, 200, json::serialize(json::object{{"seats", std::move(arr)}}));
                 }
                 if (method == http::verb::post) {
-                    std::string why;
-                    auto body = parse_body(req, why);
-                    if (!body) {
-                        co_return bad(req, why);
-                    }
-                    hub::SeatSpec spec;
-                    if (!string_field(*body, "name", spec.name, why)
-                        || !string_field(*body, "agent", spec.agent, why)
-                        || !string_field(*body, "model", spec.model, why)
-                        || !string_field(*body, "system", spec.system, why)
-                        || !string_field(*body, "cwd", spec.cwd, why)
-                        || !string_field(*body, "permission_mode", spec.permission_mode, why)) {
-                        co_return bad(req, why);
-                    }
-                    if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process"
-                        && spec.agent != "claude") {
-                        co_return bad(
-                            req, R"(field 'agent' must be "builtin", "process" or "claude")");
-                    }
-                    auto make = create_seat(s.hub, std::move(spec)); // named: GCC 12 co_await
-                    auto seat = co_await std::move(make);
-                    if (!seat) {
-                        co_return error_response(req, seat.error().code, seat.error().message);
-                    }
-                    co_return json_response(
-                        req, 201, json::serialize(json::object{{"seat", (*seat)->id()}}));
+                    co_return co_await create_route(s, req);
                 }
                 co_return method_not_allowed(req, "GET, POST");
             }
@@ -642,19 +662,7 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
     }
     if (method == http::verb::get || method == http::verb::head) {
         if (const auto* asset = web::find_asset(url.path()); asset != nullptr) {
-            // no-cache: revalidate every time; a matching ETag is answered 304 with no body (the
-            // vendored libraries are most of the page's bytes and change only with a build).
-            const auto inm = req[http::field::if_none_match]; // a list; W/ prefixes compare weakly
-            const bool fresh = inm == "*" || inm.find(asset->etag) != std::string_view::npos;
-            Response res{fresh ? http::status::not_modified : http::status::ok, req.version()};
-            res.set(http::field::content_type, asset->content_type);
-            res.set(http::field::cache_control, "no-cache");
-            res.set(http::field::etag, asset->etag);
-            res.keep_alive(req.keep_alive());
-            if (!fresh) {
-                res.body() = std::string(asset->body);
-            }
-            co_return res;
+            co_return asset_response(req, *asset);
         }
     }
     co_return error_response(

@@ -175,7 +175,7 @@ public:
     /// It is forwarded to the agent, and a `system/permission_resolved` frame
     /// `{request_id, behavior, by}` goes to everyone. Failures: not_found (no such prompt),
     /// conflict (already resolved: how and by whom).
-    Result<void> answer_permission(runtime::PermissionAnswer answer, std::string by);
+    Result<void> answer_permission(runtime::PermissionAnswer answer, const std::string& by);
 
     /// The pending permission prompts, a JSON array of their rows.
     [[nodiscard]] std::string permissions_json() const { return permissions_json_; }

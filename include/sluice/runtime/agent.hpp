@@ -99,7 +99,7 @@ public:
 ///   history is rebuilt (`messages_from_rows`).
 /// @throws std::invalid_argument on a bad provider or tool setting.
 [[nodiscard]] std::unique_ptr<Agent> make_builtin_agent(
-    boost::asio::any_io_executor ex,
+    const boost::asio::any_io_executor& ex,
     RuntimeConfig config,
     const std::vector<boost::json::object>& history_rows);
 
@@ -108,6 +108,6 @@ public:
 /// descriptors on `ex` and its exit is observed there (pidfd).
 /// @param ex as for make_builtin_agent.
 [[nodiscard]] std::unique_ptr<Agent>
-make_process_agent(boost::asio::any_io_executor ex, ProcessAgentConfig config);
+make_process_agent(const boost::asio::any_io_executor& ex, ProcessAgentConfig config);
 
 } // namespace sluice::runtime

@@ -151,7 +151,9 @@ private:
 } // namespace
 
 std::unique_ptr<Agent> make_builtin_agent(
-    net::any_io_executor ex, RuntimeConfig config, const std::vector<json::object>& history_rows) {
+    const net::any_io_executor& ex,
+    RuntimeConfig config,
+    const std::vector<json::object>& history_rows) {
     return std::make_unique<detail::PostingAgent<BuiltinState>>(
         std::make_shared<BuiltinState>(ex, std::move(config), history_rows), "builtin");
 }

@@ -516,9 +516,10 @@ private:
 
 } // namespace
 
-std::unique_ptr<Agent> make_process_agent(net::any_io_executor ex, ProcessAgentConfig config) {
+std::unique_ptr<Agent>
+make_process_agent(const net::any_io_executor& ex, ProcessAgentConfig config) {
     return std::make_unique<detail::PostingAgent<ProcessState>>(
-        std::make_shared<ProcessState>(std::move(ex), std::move(config)), "process");
+        std::make_shared<ProcessState>(ex, std::move(config)), "process");
 }
 
 } // namespace sluice::runtime

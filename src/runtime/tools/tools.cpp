@@ -123,7 +123,7 @@ json::value schema(
 // callback (any thread) cancels through a post to the executor.
 class CancelSignal {
 public:
-    CancelSignal(net::any_io_executor ex, const CancellationToken& token)
+    CancelSignal(const net::any_io_executor& ex, const CancellationToken& token)
         : timer_(std::make_shared<net::steady_timer>(ex, net::steady_timer::time_point::max())) {
         reg_ =
             token.on_cancel([t = timer_] { net::post(t->get_executor(), [t] { t->cancel(); }); });
