@@ -393,7 +393,7 @@ struct TurnPrinter {
                 if (arg.size() > 200) {
                     arg = arg.substr(0, 200) + "…";
                 }
-                line("⏺ " + name + "(" + arg + ")");
+                line(std::string("⏺ ").append(name).append("(").append(arg).append(")"));
             } else if (
                 *type == "thinking" && thinking && bo.contains("thinking")
                 && bo.at("thinking").is_string()) {

@@ -93,7 +93,7 @@ std::optional<Failure> Hub::check_spec(SeatSpec& spec) const {
     }
     if (spec.agent != "builtin" && spec.agent != "process" && spec.agent != "claude") {
         return Failure::of(
-            errc::bad_request, "field 'agent' must be \"builtin\", \"process\" or \"claude\"");
+            errc::bad_request, R"(field 'agent' must be "builtin", "process" or "claude")");
     }
     if (spec.agent != "claude" && (!spec.cwd.empty() || !spec.permission_mode.empty())) {
         return Failure::of(
@@ -133,7 +133,7 @@ Result<std::shared_ptr<Seat>> Hub::create(SeatSpec spec) {
     return make_seat(std::move(spec));
 }
 
-void Hub::create(SeatSpec spec, net::any_io_executor ex, CreateDone done) {
+void Hub::create(SeatSpec spec, const net::any_io_executor& ex, CreateDone done) {
     if (auto refused = check_spec(spec)) {
         net::post(ex, [done = std::move(done), f = std::move(*refused)]() { done(f); });
         return;

@@ -54,7 +54,6 @@ struct Outcome {
 } // namespace
 
 using detail::base64;
-using detail::iequals;
 using detail::parse_target;
 using detail::seconds_text;
 using detail::Target;
@@ -69,7 +68,7 @@ struct Live {
     net::steady_timer* timer{};
 
     /// Runs on the request's strand: ends whatever the attempt waits for.
-    void abort() {
+    void abort() const {
         if (stream != nullptr) {
             // Abortive close: the peer gets a reset at once, even if its data sits unread in
             // our buffers (a plain FIN leaves a flooding server blocked on a zero window).
@@ -484,7 +483,7 @@ HttpClient::request_blocking(HttpRequest req, CancellationToken cancel, BodyCall
     net::co_spawn(
         io,
         request(std::move(req), std::move(cancel), std::move(on_body)),
-        [&](std::exception_ptr e, boost::system::result<HttpResponse> r) {
+        [&](const std::exception_ptr& e, boost::system::result<HttpResponse> r) {
             failure = e;
             result = std::move(r);
         });

@@ -148,7 +148,7 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
 /// Serves one HTTPS connection: the TLS handshake (bounded by the header timeout), then
 /// serve_http over the TLS stream (tls_session.cpp).
 net::awaitable<void>
-serve_tls(std::shared_ptr<Server::Impl> s, beast::tcp_stream tcp, Connections::Ticket ticket);
+serve_tls(std::shared_ptr<Server::Impl> s, beast::tcp_stream plain, Connections::Ticket ticket);
 
 /// What a subscriber's stream asks for: where to resume, and (SSE) whether its going cancels
 /// the turn.

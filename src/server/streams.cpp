@@ -219,8 +219,8 @@ std::string ws_handshake_bytes(const Request& req, std::string_view leftover) {
     raw += leftover;
     // Beast's read buffer for a handshake handed over as bytes: static_buffer of
     // websocket::stream::tcp_frame_size (1536, private) bytes.
-    constexpr std::size_t beast_read_buffer = 1536;
-    if (raw.size() > beast_read_buffer) {
+    constexpr std::size_t BEAST_READ_BUFFER = 1536;
+    if (raw.size() > BEAST_READ_BUFFER) {
         return {};
     }
     return raw;

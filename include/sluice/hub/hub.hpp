@@ -85,7 +85,7 @@ public:
     /// Creates a seat as above, but every disk step (its folder, first meta.json, transcript)
     /// runs on the writer, never on the calling (I/O) thread; `done` runs on `ex`. Refusals of
     /// the spec are decided first, touching nothing; overloaded when the writer queue is full.
-    void create(SeatSpec spec, boost::asio::any_io_executor ex, CreateDone done);
+    void create(SeatSpec spec, const boost::asio::any_io_executor& ex, CreateDone done);
 
     /// The seat with this id, or nullptr.
     [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id) const;
