@@ -65,7 +65,8 @@ for i = 0, n - 1 do
 end
 redis.call('XTRIM', KEYS[1], 'MINID', ARGV[3])
 redis.call('HSET', KEYS[2], 'end', string.format('%d', e))
-redis.call('PUBLISH', KEYS[3], 'f ' .. ARGV[1] .. ' ' .. ARGV[2] .. '\n' .. table.concat(parts, '\n'))
+local notice = 'f ' .. ARGV[1] .. ' ' .. ARGV[2] .. '\n' .. table.concat(parts, '\n')
+redis.call('PUBLISH', KEYS[3], notice)
 return e
 )lua";
 
@@ -119,7 +120,8 @@ std::string node_id(const std::filesystem::path& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (auto r = safe_write(file, id + "\n"); !r) {
-        spdlog::warn("cluster: cannot keep the node id in {}: {}", file.string(), r.error().message());
+        spdlog::warn(
+            "cluster: cannot keep the node id in {}: {}", file.string(), r.error().message());
     }
     return id;
 }
@@ -366,8 +368,7 @@ void Node::seed(hub::Seat& seat) {
         o.epoch = seat.epoch(); // appends issued after this one run after it (one connection)
     }
     cmd_->async_command(
-        std::move(args),
-        [self = shared_from_this(), id = seat.id()](error_code ec, Reply r) {
+        std::move(args), [self = shared_from_this(), id = seat.id()](error_code ec, Reply r) {
             if (ec || r.is_error()) {
                 log_failure("seeding a seat's stream", ec, r);
                 std::lock_guard lock(self->mu_);
@@ -397,8 +398,7 @@ void Node::append(hub::Seat& seat, std::uint64_t first) {
         args.emplace_back(w.opens_turn(p) ? "1" : "0");
     }
     cmd_->async_command(
-        std::move(args),
-        [self = shared_from_this(), id = seat.id()](error_code ec, Reply r) {
+        std::move(args), [self = shared_from_this(), id = seat.id()](error_code ec, Reply r) {
             if (ec || r.is_error() || (r.type == Reply::Type::integer && r.integer < 0)) {
                 if (ec || r.is_error()) {
                     log_failure("publishing frames", ec, r);
@@ -457,25 +457,23 @@ void Node::sync(const std::shared_ptr<hub::Seat>& seat, bool full) {
                 auto e = parse_entries(r.elements[2]);
                 const auto end = to_u64(r.elements[1].str);
                 const std::string ep = r.elements[0].str;
-                net::post(
-                    seat->strand(),
-                    [self, seat, whole, e = std::move(e), end, ep]() mutable {
-                        if (whole || ep != seat->epoch() || !e.contiguous) {
-                            if (!whole) {
-                                self->sync(seat, /*full=*/true);
-                                return;
-                            }
-                            const auto first = end - std::min<std::uint64_t>(end, e.frames.size());
-                            seat->mirror_reset(ep, first, std::move(e.frames));
+                net::post(seat->strand(), [self, seat, whole, e = std::move(e), end, ep]() mutable {
+                    if (whole || ep != seat->epoch() || !e.contiguous) {
+                        if (!whole) {
+                            self->sync(seat, /*full=*/true);
                             return;
                         }
-                        if (e.frames.empty()) {
-                            return;
-                        }
-                        if (!seat->mirror_append(ep, e.first, std::move(e.frames))) {
-                            self->sync(seat, /*full=*/true); // trimmed past: read it whole
-                        }
-                    });
+                        const auto first = end - std::min<std::uint64_t>(end, e.frames.size());
+                        seat->mirror_reset(ep, first, std::move(e.frames));
+                        return;
+                    }
+                    if (e.frames.empty()) {
+                        return;
+                    }
+                    if (!seat->mirror_append(ep, e.first, std::move(e.frames))) {
+                        self->sync(seat, /*full=*/true); // trimmed past: read it whole
+                    }
+                });
             });
     });
 }
@@ -487,7 +485,7 @@ void Node::on_message(const std::string& channel, const std::string& payload) {
     }
     // <prefix>seat:<id>:c
     const auto head = cfg_.prefix + "seat:";
-    if (!channel.starts_with(head) || !channel.ends_with(":c") || payload.size() < 2) {
+    if (!channel.starts_with(head) || !channel.ends_with(":c") || payload.empty()) {
         return;
     }
     const auto id = channel.substr(head.size(), channel.size() - head.size() - 2);
@@ -504,6 +502,10 @@ void Node::on_message(const std::string& channel, const std::string& payload) {
     const auto nl = payload.find('\n');
     const std::string line = payload.substr(0, nl);
     const char kind = payload[0];
+    if (kind == 'x') {
+        net::post(strand_, [self = shared_from_this(), id] { self->drop_mirror(id); });
+        return;
+    }
     if (kind == 'r') {
         sync(seat, /*full=*/true); // a new epoch, or the stream seeded again
         return;
@@ -544,7 +546,12 @@ void Node::on_message(const std::string& channel, const std::string& payload) {
     }
     net::post(
         seat->strand(),
-        [self = shared_from_this(), seat, epoch = std::move(epoch), pos, ok, frames = std::move(frames)]() mutable {
+        [self = shared_from_this(),
+         seat,
+         epoch = std::move(epoch),
+         pos,
+         ok,
+         frames = std::move(frames)]() mutable {
             if (!seat->mirror_ready()) {
                 return; // the read after the subscribe brings them
             }
@@ -557,7 +564,8 @@ void Node::on_message(const std::string& channel, const std::string& payload) {
 // ---- forwarded commands ---------------------------------------------------------------------
 
 struct Node::Forward {
-    explicit Forward(const net::strand<net::io_context::executor_type>& s) : timer(s) {}
+    explicit Forward(const net::strand<net::io_context::executor_type>& s)
+        : timer(s) {}
 
     hub::ForwardDone done;
     net::steady_timer timer;
@@ -626,7 +634,10 @@ void Node::on_node_message(const std::string& payload) {
     if (o.contains("status")) {
         net::post(
             strand_,
-            [self = shared_from_this(), rid, status = num_of(o, "status"), body = str_of(o, "body")]() mutable {
+            [self = shared_from_this(),
+             rid,
+             status = num_of(o, "status"),
+             body = str_of(o, "body")]() mutable {
                 self->finish_forward(rid, static_cast<unsigned>(status), std::move(body));
             });
         return;
@@ -713,8 +724,9 @@ net::awaitable<void> Node::tick() {
         }
     }
     for (const auto& id : gone) {
-        std::vector<std::string> args{
-            "DEL", key(id, "s"), key(id, "m"), key(id, "owner")};
+        std::vector<std::string> bye{"PUBLISH", key(id, "c"), "x"}; // its mirrors go at once
+        co_await cmd_->command(std::move(bye));
+        std::vector<std::string> args{"DEL", key(id, "s"), key(id, "m"), key(id, "owner")};
         co_await cmd_->command(std::move(args));
         std::vector<std::string> hdel{"HDEL", registry, id};
         co_await cmd_->command(std::move(hdel));
@@ -755,10 +767,11 @@ net::awaitable<void> Node::tick() {
         hub::SeatSummary head;
         head.name = str_of(o, "name");
         head.state = parse_state(str_of(o, "state"));
-        head.degraded = o.contains("degraded") && o.at("degraded").is_bool()
-                        && o.at("degraded").as_bool();
+        head.degraded =
+            o.contains("degraded") && o.at("degraded").is_bool() && o.at("degraded").as_bool();
         head.reason = str_of(o, "reason");
         head.turns = num_of(o, "turns");
+        head.frames = num_of(o, "frames");
         std::string why;
         if (owner.empty()) {
             why = "its owner node " + node + " is gone (the seat comes back with it)";
@@ -775,16 +788,28 @@ net::awaitable<void> Node::tick() {
             sync(seat, /*full=*/false); // the position check: a lost notice shows here
         }
     }
+    // A mirror goes when its seat has been out of the registry for MIRROR_MISSING_TICKS ticks
+    // (not at once: a Redis that restarted empty lists nothing until the owners list again).
     for (const auto& seat : hub_->list()) {
-        if (seat->mirror() && !remote.contains(seat->id())) {
-            {
-                std::lock_guard lock(mu_);
-                followed_.erase(seat->id());
-            }
-            sub_->unsubscribe(key(seat->id(), "c"));
-            hub_->remove_mirror(seat->id());
+        if (!seat->mirror()) {
+            continue;
+        }
+        if (remote.contains(seat->id())) {
+            missing_.erase(seat->id());
+        } else if (++missing_[seat->id()] >= MIRROR_MISSING_TICKS) {
+            drop_mirror(seat->id());
         }
     }
+}
+
+void Node::drop_mirror(const std::string& id) {
+    {
+        std::lock_guard lock(mu_);
+        followed_.erase(id);
+    }
+    missing_.erase(id);
+    sub_->unsubscribe(key(id, "c"));
+    hub_->remove_mirror(id);
 }
 
 } // namespace sluice::cluster

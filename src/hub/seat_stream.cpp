@@ -296,6 +296,9 @@ void Seat::update_summary() {
         s.degraded = mirror_head_->degraded;
         s.reason = mirror_head_->reason;
         s.last_activity = mirror_head_->last_activity;
+        if (!mirror_ready_) {
+            s.frames = mirror_head_->frames; // not followed yet: the owner's count
+        }
     }
     if (!mirror_gone_.empty()) {
         s.state = SeatState::unavailable;

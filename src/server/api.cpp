@@ -8,11 +8,11 @@
 #include <sluice/server/web_assets.hpp>
 
 #include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/async_result.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
@@ -441,11 +441,12 @@ bool is_command(http::verb method, const std::vector<std::string>& parts) {
 
 // Scale-out: a command for a mirror goes to the seat's owner node; its answer is the answer
 // (503 with the reason when the owner is gone or does not answer).
-net::awaitable<Response>
-forward_route(Server::Impl& s, const Request& req, const hub::Seat& seat) {
+net::awaitable<Response> forward_route(Server::Impl& s, const Request& req, const hub::Seat& seat) {
     if (!s.cfg.forwarder) {
         co_return error_response(
-            req, make_error_code(errc::conflict), "the seat is owned by node " + seat.mirror_owner());
+            req,
+            make_error_code(errc::conflict),
+            "the seat is owned by node " + seat.mirror_owner());
     }
     hub::ForwardedRequest fr{
         std::string(req.method_string()), std::string(req.target()), req.body()};

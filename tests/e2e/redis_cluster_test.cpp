@@ -92,7 +92,7 @@ std::map<std::int64_t, std::string> frames_seen(const Events& ev) {
             const auto colon = e.id.rfind(':');
             const auto seq = std::stoll(e.id.substr(colon + 1));
             EXPECT_EQ(seq, next) << "a duplicate or a hole at " << e.id;
-            out[seq] = json::serialize(json::parse(e.data));
+            out[seq] = json::serialize(json::parse(e.data).at("row")); // {"seq","row"}
             next = seq + 1;
         }
     }
@@ -102,7 +102,7 @@ std::map<std::int64_t, std::string> frames_seen(const Events& ev) {
 std::size_t count_type(const Events& ev, std::string_view type) {
     std::size_t n = 0;
     for (const auto& e : ev) {
-        n += e.type == type ? 1 : 0;
+        n += e.type == type ? 1U : 0U;
     }
     return n;
 }

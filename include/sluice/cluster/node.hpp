@@ -23,11 +23,11 @@ namespace sluice::cluster {
 
 /// A node's settings.
 struct NodeConfig {
-    redis::Url url;                                ///< the Redis server
-    std::filesystem::path data_dir;                ///< where the node id is kept (`cluster-node`)
-    std::chrono::milliseconds tick{1000};          ///< registry, lease renewal, position check
-    std::chrono::milliseconds lease{10'000};       ///< a seat's lease TTL (renewed every tick)
-    std::string prefix{"sluice:"};                 ///< every key and channel starts with it
+    redis::Url url;                          ///< the Redis server
+    std::filesystem::path data_dir;          ///< where the node id is kept (`cluster-node`)
+    std::chrono::milliseconds tick{1000};    ///< registry, lease renewal, position check
+    std::chrono::milliseconds lease{10'000}; ///< a seat's lease TTL (renewed every tick)
+    std::string prefix{"sluice:"};           ///< every key and channel starts with it
 };
 
 /// The Redis engine. As owner, each seat's durable frames go to its stream `<prefix>seat:<id>:s`
@@ -44,10 +44,7 @@ struct NodeConfig {
 ///
 /// @par Thread safety
 /// Safe from any thread (the Broker hooks come from seats' strands).
-class Node
-    : public hub::Broker
-    , public hub::Forwarder
-    , public std::enable_shared_from_this<Node> {
+class Node : public hub::Broker, public hub::Forwarder, public std::enable_shared_from_this<Node> {
 public:
     /// A node on `io` (nothing connects before `start`).
     static std::shared_ptr<Node> create(boost::asio::io_context& io, NodeConfig cfg);
@@ -75,7 +72,8 @@ public:
     /// Sends a command to the owner over Redis pub/sub (`<prefix>node:<owner>`), its answer
     /// back on this node's channel; no subscriber (the owner is gone) or no answer within
     /// FORWARD_TIMEOUT: status 0 and why.
-    void forward(const std::string& owner, hub::ForwardedRequest req, hub::ForwardDone done) override;
+    void
+    forward(const std::string& owner, hub::ForwardedRequest req, hub::ForwardDone done) override;
 
     void published(hub::Seat& seat, std::uint64_t first) override;
     void turn_state(hub::Seat& seat, std::uint64_t before, const std::string& data) override;
@@ -90,6 +88,7 @@ private:
     struct Forward;
 
     Node(boost::asio::io_context& io, NodeConfig cfg);
+    void drop_mirror(const std::string& id); // on strand_
     void finish_forward(std::uint64_t rid, unsigned status, std::string body);
     void on_node_message(const std::string& payload);
     [[nodiscard]] std::string key(const std::string& seat, const char* what) const;
@@ -109,13 +108,18 @@ private:
     std::shared_ptr<redis::Client> cmd_, sub_;
     boost::asio::steady_timer timer_;
     std::mutex mu_;
-    std::map<std::string, Owned> owned_;                      // local seats, by id
+    std::map<std::string, Owned> owned_;                       // local seats, by id
     std::map<std::string, std::weak_ptr<hub::Seat>> followed_; // mirrors with viewers
     std::function<void(hub::ForwardedRequest, hub::ForwardDone)> on_forwarded_;
     std::map<std::uint64_t, std::shared_ptr<Forward>> forwards_; // on strand_
+    std::map<std::string, int> missing_; // mirrors out of the registry, ticks (on strand_)
     std::uint64_t next_rid_{0};
     bool stopped_{false};
 };
+
+/// Ticks a mirror's seat may be missing from the registry before the mirror goes (a Redis that
+/// restarted empty lists nothing until every owner has listed again, one tick).
+inline constexpr int MIRROR_MISSING_TICKS = 5;
 
 /// How long a forwarded command waits for its owner's answer.
 inline constexpr std::chrono::milliseconds FORWARD_TIMEOUT{5000};

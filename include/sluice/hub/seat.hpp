@@ -241,7 +241,8 @@ public:
     /// Appends frames from position `first` of `epoch`. @return false when they do not follow
     /// the window (a hole, or another epoch): the caller resyncs; frames already held are
     /// skipped (a duplicate notice).
-    bool mirror_append(std::string_view epoch, std::uint64_t first, std::vector<MirrorFrame> frames);
+    bool
+    mirror_append(std::string_view epoch, std::uint64_t first, std::vector<MirrorFrame> frames);
 
     /// A turn-state event from the owner, to go before position `before`.
     void mirror_turn_state(std::uint64_t before, std::string data);
