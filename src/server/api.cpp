@@ -429,11 +429,15 @@ frame_route(const Request& req, const std::shared_ptr<hub::Seat>& seat, const st
     co_return res;
 }
 
-// Whether a request to a seat is a command (its owner must run it): delete, rename, prompts,
-// cancel, permission answers.
+// Whether a request to a seat is for its owner to answer: the commands (delete, rename,
+// prompts, cancel, permission answers), and history pages and whole frames (a mirror holds the
+// window, not the transcript, so the owner answers them, below the window too).
 bool is_command(http::verb method, const std::vector<std::string>& parts) {
     if (parts.size() == 3) {
         return method == http::verb::delete_ || method == http::verb::patch;
+    }
+    if (method == http::verb::get) {
+        return parts[3] == "history" || parts[3] == "frames";
     }
     return method == http::verb::post
            && (parts[3] == "messages" || parts[3] == "cancel" || parts[3] == "permissions");

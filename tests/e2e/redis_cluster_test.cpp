@@ -169,6 +169,36 @@ TEST(RedisCluster, AnyNodeServesAnySeatAndResumesOnAnother) {
     EXPECT_EQ(seen_c.size(), after_t2.size() - static_cast<std::size_t>(from));
 }
 
+TEST(RedisCluster, PagesBelowTheWindowComeFromTheOwner) {
+    SKIP_WITHOUT_REDIS();
+    RedisProcess redis;
+    TempDir da, dc;
+    auto args_a = node_args(da, redis.url());
+    auto args_c = node_args(dc, redis.url());
+    for (auto* a : {&args_a, &args_c}) {
+        a->insert(a->end(), {"--window-cap", "4"});
+    }
+    SluiceProcess a(args_a);
+    SluiceProcess c(args_c);
+    const auto seat = new_seat(a);
+    SseClient on_a(events_url(a, seat));
+    for (int i = 0; i < 3; ++i) {
+        const auto t = send(a, seat, "turn " + std::to_string(i));
+        ASSERT_TRUE(
+            on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t, "ended"); }));
+    }
+    const auto first =
+        http("GET", a.base() + "/v1/seats/" + seat).json.at("window").at("first").as_int64();
+    ASSERT_GT(first, 0);
+    ASSERT_TRUE(eventually([&] { return lists(c, seat); }));
+    const auto q = "/v1/seats/" + seat + "/history?turns=1&before=" + std::to_string(first);
+    auto from_a = http("GET", a.base() + q);
+    auto from_c = http("GET", c.base() + q);
+    ASSERT_EQ(from_a.status, 200U) << from_a.body;
+    EXPECT_EQ(from_c.status, 200U) << from_c.body;
+    EXPECT_EQ(from_c.body, from_a.body); // read from A's transcript
+}
+
 TEST(RedisCluster, CommandsReachTheOwnerThroughAnyNodeAndSurviveRestarts) {
     SKIP_WITHOUT_REDIS();
     RedisProcess redis;
@@ -189,6 +219,11 @@ TEST(RedisCluster, CommandsReachTheOwnerThroughAnyNodeAndSurviveRestarts) {
         ASSERT_TRUE(on_a.wait_for([](const Events& ev) { return !ev.empty(); }));
         EXPECT_EQ(frames_seen(on_c.events()), frames_seen(on_a.events()));
     }
+    // History pages come from the owner (the transcript is there), the same on every node.
+    auto page_a = http("GET", a->base() + "/v1/seats/" + seat + "/history?turns=1");
+    auto page_c = http("GET", c.base() + "/v1/seats/" + seat + "/history?turns=1");
+    EXPECT_EQ(page_c.status, 200U) << page_c.body;
+    EXPECT_EQ(page_c.body, page_a.body);
     auto cancel = http("POST", c.base() + "/v1/seats/" + seat + "/cancel", "{}");
     EXPECT_EQ(cancel.status, 200U) << cancel.body; // the owner's answer: nothing running
     EXPECT_EQ(cancel.json.at("cancelled").as_bool(), false);
