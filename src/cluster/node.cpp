@@ -156,14 +156,14 @@ std::string entry_json(const hub::SeatSummary& s, const std::string& node) {
 }
 
 std::string str_of(const json::object& o, std::string_view k) {
-    if (const auto* v = o.if_contains(k); v && v->is_string()) {
+    if (const auto* v = o.if_contains(k); v != nullptr && v->is_string()) {
         return std::string(v->as_string());
     }
     return {};
 }
 
 std::uint64_t num_of(const json::object& o, std::string_view k) {
-    if (const auto* v = o.if_contains(k); v && v->is_number()) {
+    if (const auto* v = o.if_contains(k); v != nullptr && v->is_number()) {
         return v->to_number<std::uint64_t>();
     }
     return 0;
@@ -368,7 +368,8 @@ void Node::seed(hub::Seat& seat) {
         o.epoch = seat.epoch(); // appends issued after this one run after it (one connection)
     }
     cmd_->async_command(
-        std::move(args), [self = shared_from_this(), id = seat.id()](error_code ec, Reply r) {
+        std::move(args),
+        [self = shared_from_this(), id = seat.id()](error_code ec, const Reply& r) {
             if (ec || r.is_error()) {
                 log_failure("seeding a seat's stream", ec, r);
                 std::lock_guard lock(self->mu_);
@@ -398,7 +399,8 @@ void Node::append(hub::Seat& seat, std::uint64_t first) {
         args.emplace_back(w.opens_turn(p) ? "1" : "0");
     }
     cmd_->async_command(
-        std::move(args), [self = shared_from_this(), id = seat.id()](error_code ec, Reply r) {
+        std::move(args),
+        [self = shared_from_this(), id = seat.id()](error_code ec, const Reply& r) {
             if (ec || r.is_error() || (r.type == Reply::Type::integer && r.integer < 0)) {
                 if (ec || r.is_error()) {
                     log_failure("publishing frames", ec, r);
@@ -415,7 +417,7 @@ void Node::turn_state(hub::Seat& seat, std::uint64_t before, const std::string& 
         "PUBLISH",
         key(seat.id(), "c"),
         "t " + seat.epoch() + " " + std::to_string(before) + "\n" + data};
-    cmd_->async_command(std::move(args), [](error_code, Reply) {});
+    cmd_->async_command(std::move(args), [](error_code, const Reply&) {});
 }
 
 // ---- viewer --------------------------------------------------------------------------------
@@ -447,7 +449,7 @@ void Node::sync(const std::shared_ptr<hub::Seat>& seat, bool full) {
         std::vector<std::string> args{
             "EVAL", READ_LUA, "2", self->key(seat->id(), "s"), self->key(seat->id(), "m"), from};
         self->cmd_->async_command(
-            std::move(args), [self, seat, whole, epoch](error_code ec, Reply r) {
+            std::move(args), [self, seat, whole, epoch](error_code ec, const Reply& r) {
                 if (ec || r.is_error() || r.elements.size() != 3) {
                     if (ec || r.is_error()) {
                         log_failure("reading a seat's stream", ec, r);
@@ -594,21 +596,22 @@ void Node::forward(const std::string& owner, hub::ForwardedRequest req, hub::For
                 {"body", req.body}};
             std::vector<std::string> args{
                 "PUBLISH", self->cfg_.prefix + "node:" + owner, json::serialize(msg)};
-            self->cmd_->async_command(std::move(args), [self, rid, owner](error_code ec, Reply r) {
-                std::string why;
-                if (ec) {
-                    why = "Redis: " + ec.message();
-                } else if (r.is_error()) {
-                    why = "Redis: " + r.str;
-                } else if (r.integer == 0) {
-                    why = "the owner node " + owner + " is gone";
-                }
-                if (!why.empty()) {
-                    net::post(self->strand_, [self, rid, why = std::move(why)]() mutable {
-                        self->finish_forward(rid, 0, std::move(why));
-                    });
-                }
-            });
+            self->cmd_->async_command(
+                std::move(args), [self, rid, owner](error_code ec, const Reply& r) {
+                    std::string why;
+                    if (ec) {
+                        why = "Redis: " + ec.message();
+                    } else if (r.is_error()) {
+                        why = "Redis: " + r.str;
+                    } else if (r.integer == 0) {
+                        why = "the owner node " + owner + " is gone";
+                    }
+                    if (!why.empty()) {
+                        net::post(self->strand_, [self, rid, why = std::move(why)]() mutable {
+                            self->finish_forward(rid, 0, std::move(why));
+                        });
+                    }
+                });
         });
 }
 
@@ -652,7 +655,7 @@ void Node::on_node_message(const std::string& payload) {
             json::object answer{{"rid", rid}, {"status", status}, {"body", std::move(body)}};
             std::vector<std::string> args{
                 "PUBLISH", self->cfg_.prefix + "node:" + from, json::serialize(answer)};
-            self->cmd_->async_command(std::move(args), [](error_code, Reply) {});
+            self->cmd_->async_command(std::move(args), [](error_code, const Reply&) {});
         });
 }
 

@@ -90,6 +90,8 @@ bool Seat::mirror_append(
     return true;
 }
 
+// By value as the owner's push_turn_state hands it on: each viewer keeps its own copy.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 void Seat::mirror_turn_state(std::uint64_t before, std::string data) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     if (!mirror_ready_) {

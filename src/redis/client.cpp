@@ -51,8 +51,7 @@ std::shared_ptr<Client> Client::create(net::io_context& io, ClientOptions opt) {
 }
 
 Client::Client(net::io_context& io, ClientOptions opt)
-    : io_(io)
-    , strand_(net::make_strand(io))
+    : strand_(net::make_strand(io))
     , opt_(std::move(opt))
     , wake_(strand_, std::chrono::steady_clock::time_point::max())
     , sleep_(strand_) {
@@ -131,11 +130,11 @@ void Client::async_command(std::vector<std::string> args, Handler done) {
     net::dispatch(
         strand_,
         [self = shared_from_this(), args = std::move(args), done = std::move(done)]() mutable {
-            self->issue(std::move(args), std::move(done));
+            self->issue(args, std::move(done));
         });
 }
 
-void Client::issue(std::vector<std::string> args, Handler done) {
+void Client::issue(const std::vector<std::string>& args, Handler done) {
     if (!connected_ || stopped_) {
         complete(std::move(done), net::error::not_connected, {});
         return;
@@ -170,7 +169,7 @@ net::awaitable<error_code> Client::subscribe(std::string channel) {
                 [self, h = Handler(std::move(handler)), ch = std::move(ch)]() mutable {
                     self->channels_.insert(ch); // subscribed again at every connect
                     std::vector<std::string> args{"SUBSCRIBE", std::move(ch)};
-                    self->issue(std::move(args), std::move(h));
+                    self->issue(args, std::move(h));
                 });
         },
         TUPLE,
@@ -188,7 +187,7 @@ void Client::unsubscribe(std::string channel) {
             return;
         }
         std::vector<std::string> args{"UNSUBSCRIBE", std::move(channel)};
-        self->issue(std::move(args), Handler([](error_code, Reply) {}));
+        self->issue(args, Handler([](error_code, const Reply&) {}));
     });
 }
 

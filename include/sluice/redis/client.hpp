@@ -111,11 +111,10 @@ private:
     boost::asio::awaitable<boost::system::error_code> connect_once(Conn& c);
     boost::asio::awaitable<void> read_loop(Conn& c);
     boost::asio::awaitable<void> write_loop(Conn& c);
-    void issue(std::vector<std::string> args, Handler done);
+    void issue(const std::vector<std::string>& args, Handler done);
     void fail_pending(boost::system::error_code ec);
     static void complete(Handler h, boost::system::error_code ec, Reply r);
 
-    boost::asio::io_context& io_;
     Strand strand_;
     ClientOptions opt_;
     boost::asio::steady_timer wake_;  // the write loop's condition variable
