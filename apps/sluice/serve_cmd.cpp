@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "runtime_flags.hpp"
 
+#include <sluice/cluster/node.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/runtime/agent.hpp>
 #include <sluice/runtime/stream_json.hpp>
@@ -16,6 +17,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -59,6 +61,7 @@ struct ServeOptions {
     std::uint64_t header_timeout_ms{10'000};
     std::string workspace_root; // claude seats' working directories lie inside (default: data)
     std::uint64_t write_timeout_ms{30'000};
+    std::string redis; // --redis URL: scale-out on Redis Streams (empty: single node)
 };
 
 // Permission modes are Claude Code's words; a request may only name one of them.
@@ -249,7 +252,38 @@ int run_serve(const ServeOptions& o) {
         }
     };
 
+    // --redis: the cluster engine (src/cluster). Without it nothing of it exists.
+    std::shared_ptr<cluster::Node> node;
+    if (!o.redis.empty()) {
+        auto url = redis::parse_url(o.redis);
+        if (!url) {
+            std::fprintf(
+                stderr, "sluice serve: --redis %s: %s\n", o.redis.c_str(), url.error().c_str());
+            return 2;
+        }
+        cluster::NodeConfig nc;
+        nc.url = *url;
+        nc.data_dir = o.data;
+        node = cluster::Node::create(io, std::move(nc));
+        hc.broker = node;
+    }
     hub::Hub hub(io, std::move(hc));
+    // Commands other nodes forward for this node's seats run through this node's API (the
+    // server, once it exists; until then they get "starting").
+    std::atomic<server::Server*> forward_to{nullptr};
+    if (node) {
+        node->on_forwarded([&forward_to](hub::ForwardedRequest req, hub::ForwardDone done) {
+            if (auto* srv = forward_to.load()) {
+                srv->handle_forwarded(std::move(req), std::move(done));
+            } else {
+                done(0, "the owner node is starting");
+            }
+        });
+        if (auto why = node->start(hub, std::chrono::seconds(3))) {
+            std::fprintf(stderr, "sluice serve: --redis: %s\n", why->c_str());
+            return 2;
+        }
+    }
     const auto restored = hub.restore();
     server::ServerConfig sc;
     sc.listen = o.listen;
@@ -276,7 +310,9 @@ int run_serve(const ServeOptions& o) {
         std::fprintf(stderr, "sluice serve: --tls-cert and --tls-key go together\n");
         return 2;
     }
+    sc.forwarder = node;
     server::Server srv(io, hub, sc);
+    forward_to = &srv;
     if (auto r = srv.start(); !r) {
         if (!o.tls_cert.empty() && r.error().category() != error_category()) {
             std::fprintf(
@@ -360,6 +396,9 @@ int run_serve(const ServeOptions& o) {
             io.stop();
         });
         hub.shutdown();
+        if (node) {
+            node->stop();
+        }
     });
     std::vector<std::thread> threads;
     for (std::size_t i = 1; i < o.threads; ++i) {
@@ -409,6 +448,10 @@ void add_serve_command(CLI::App& app) {
     sub->add_option("--allow-host", o->allow_hosts, "another name the Host header may carry");
     sub->add_option(
         "--allow-origin", o->allow_origins, "a foreign origin let in (scheme://host[:port], or *)");
+    sub->add_option(
+        "--redis",
+        o->redis,
+        "scale out on Redis Streams: redis://host:port or unix:///path (any node serves any seat)");
     sub->add_option(
         "--public-url", o->public_url, "the URL people reach the hub at (its host is allowed)");
     sub->add_option("--tls-cert", o->tls_cert, "PEM certificate chain: serve HTTPS and WSS");

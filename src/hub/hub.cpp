@@ -33,7 +33,34 @@ SeatOptions Hub::seat_options(std::filesystem::path dir) const {
         writer_,
         config_.max_queued_prompts,
         config_.sync_interval,
-        config_.budget};
+        config_.budget,
+        config_.broker};
+}
+
+std::shared_ptr<Seat> Hub::add_mirror(SeatSpec spec, std::string owner) {
+    std::lock_guard lock(mu_);
+    if (auto it = seats_.find(spec.id); it != seats_.end()) {
+        return it->second;
+    }
+    auto seat = Seat::open_mirror(io_, std::move(spec), seat_options({}), std::move(owner));
+    seats_[seat->id()] = seat;
+    order_.push_back(seat);
+    return seat;
+}
+
+void Hub::remove_mirror(std::string_view id) {
+    std::shared_ptr<Seat> seat;
+    {
+        std::lock_guard lock(mu_);
+        auto it = seats_.find(std::string(id));
+        if (it == seats_.end() || !it->second->mirror()) {
+            return;
+        }
+        seat = it->second;
+        seats_.erase(it);
+        std::erase(order_, seat);
+    }
+    net::post(seat->strand(), [seat] { seat->close(); });
 }
 
 void Hub::add(std::shared_ptr<Seat> seat) {

@@ -301,7 +301,7 @@ void Seat::close(bool then_remove) {
     }
     sync_timer_.cancel();
     sync_transcript(/*clean=*/true);
-    if (then_remove) {
+    if (then_remove && !mirror()) { // a mirror has no folder
         // After the last append and sync: the writer runs jobs in order.
         (void)submit_job(
             [dir = opt_.dir] {
@@ -325,6 +325,9 @@ Result<Submitted> Seat::submit(std::string text) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     if (closed_) {
         return Failure::of(errc::conflict, "the seat is closed");
+    }
+    if (mirror()) {
+        return Failure::of(errc::conflict, "the seat is owned by node " + mirror_owner_);
     }
     if (!unavailable_.empty()) {
         return Failure::of(errc::conflict, "the seat is unavailable: " + unavailable_);

@@ -92,6 +92,7 @@ void Seat::pump_appends(bool force) {
 void Seat::on_appended(
     std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec) {
     --disk_.appending;
+    const auto first_new = window_.end();
     if (appended > 0) {
         for (std::size_t i = 0; i < appended; ++i) {
             window_.append(held_form(std::move(batch[i]))); // oversize: its reference form
@@ -103,6 +104,9 @@ void Seat::on_appended(
             sub->frames_published(); // previews queued before these frames are superseded
         }
         partial_.clear(); // so is the partial message: the frames carry its content
+        if (opt_.broker) {
+            opt_.broker->published(*this, first_new); // durable and published: to the cluster
+        }
     }
     if (ec && disk_.degraded.empty()) {
         std::string reason = "transcript append failed: " + ec.message();
@@ -154,9 +158,15 @@ void Seat::push_turn_state(const std::string& data) {
     for (const auto& sub : subscribers_) {
         sub->push_turn_state(tag, data);
     }
+    if (opt_.broker) {
+        opt_.broker->turn_state(*this, tag, data);
+    }
 }
 
 void Seat::save_meta() {
+    if (mirror()) {
+        return; // its owner keeps its metadata
+    }
     if (disk_.meta_writing) {
         disk_.meta_again = true; // one write in flight; the newest spec follows it
         return;

@@ -17,6 +17,16 @@ void Seat::attach(const std::shared_ptr<Subscriber>& sub, std::optional<std::str
     if (last) {
         id = *last;
     }
+    if (mirror() && !mirror_ready_) {
+        // Nothing is known yet: it starts at the mirror's first reset (seat_mirror.cpp).
+        mirror_waiting_.emplace_back(sub, std::move(last));
+        subscribers_.push_back(sub);
+        update_summary();
+        if (!std::exchange(mirror_asked_, true) && opt_.broker) {
+            opt_.broker->mirror_wanted(shared_from_this());
+        }
+        return;
+    }
     sub->start(window_, spec_.epoch, id);
     subscribers_.push_back(sub);
     update_summary();
@@ -25,6 +35,7 @@ void Seat::attach(const std::shared_ptr<Subscriber>& sub, std::optional<std::str
 void Seat::detach(const std::shared_ptr<Subscriber>& sub) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     std::erase(subscribers_, sub);
+    std::erase_if(mirror_waiting_, [&](const auto& w) { return w.first == sub; });
     preview_dropped_ += sub->gap_bytes() + sub->take_unreported_dropped();
     resyncs_ += sub->resyncs();
     if (sub->cancels_on_disconnect() && turns_.cancel) {
@@ -39,8 +50,8 @@ SeatView Seat::view() {
     v.window = &window_;
     v.seat = spec_.id;
     v.epoch = spec_.epoch;
-    v.running = turns_.cancel.has_value();
-    v.turn = turns_.cancel ? turns_.running : spec_.turns;
+    v.running = running_now();
+    v.turn = turn_now();
     v.permissions = permissions_json_;
     v.connected = [this] { return connected_data(); };
     v.partial = [this] { return partial_data(); };
@@ -49,6 +60,9 @@ SeatView Seat::view() {
 
 void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (mirror() && !mirror_ready_) {
+        return; // a mirror's viewers wait for its first reset
+    }
     const auto gaps_before = sub.gap_bytes();
     sub.collect(view(), out);
     if (sub.gap_bytes() != gaps_before) {
@@ -85,8 +99,8 @@ SharedPage Seat::connected_data() {
         spec_.id,
         spec_.epoch,
         static_cast<std::int64_t>(end) - 1,
-        turns_.cancel.has_value(),
-        turns_.cancel ? turns_.running : spec_.turns,
+        running_now(),
+        turn_now(),
         permissions_json_};
     connected_cache_ =
         std::make_shared<const std::string>(wire::connected_json(head, page.value_or(Page{}), end));
@@ -275,6 +289,22 @@ void Seat::update_summary() {
     s.subscribers = subscribers_.size();
     s.queued = turns_.queue.size();
     s.last_activity = last_activity_;
+    if (mirror_head_) {
+        // A mirror shows its owner's figures, with this node's window and viewers.
+        s.name = mirror_head_->name;
+        s.state = mirror_head_->state;
+        s.turns = mirror_head_->turns;
+        s.degraded = mirror_head_->degraded;
+        s.reason = mirror_head_->reason;
+        s.last_activity = mirror_head_->last_activity;
+        if (!mirror_ready_) {
+            s.frames = mirror_head_->frames; // not followed yet: the owner's count
+        }
+    }
+    if (!mirror_gone_.empty()) {
+        s.state = SeatState::unavailable;
+        s.reason = mirror_gone_;
+    }
     std::lock_guard lock(summary_mu_);
     summary_ = std::move(s);
 }

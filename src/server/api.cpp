@@ -9,9 +9,13 @@
 
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
+#include <boost/url/parse.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -436,6 +440,51 @@ frame_route(const Request& req, const std::shared_ptr<hub::Seat>& seat, const st
     co_return res;
 }
 
+// Whether a request to a seat is for its owner to answer: the commands (delete, rename,
+// prompts, cancel, permission answers), and history pages and whole frames (a mirror holds the
+// window, not the transcript, so the owner answers them, below the window too).
+bool is_command(http::verb method, const std::vector<std::string>& parts) {
+    if (parts.size() == 3) {
+        return method == http::verb::delete_ || method == http::verb::patch;
+    }
+    if (method == http::verb::get) {
+        return parts[3] == "history" || parts[3] == "frames";
+    }
+    return method == http::verb::post
+           && (parts[3] == "messages" || parts[3] == "cancel" || parts[3] == "permissions");
+}
+
+// Scale-out: a command for a mirror goes to the seat's owner node; its answer is the answer
+// (503 with the reason when the owner is gone or does not answer).
+net::awaitable<Response> forward_route(Server::Impl& s, const Request& req, const hub::Seat& seat) {
+    if (!s.cfg.forwarder) {
+        co_return error_response(
+            req,
+            make_error_code(errc::conflict),
+            "the seat is owned by node " + seat.mirror_owner());
+    }
+    hub::ForwardedRequest fr{
+        std::string(req.method_string()), std::string(req.target()), req.body()};
+    auto op = net::async_initiate<decltype(net::use_awaitable), void(unsigned, std::string)>(
+        [fwd = s.cfg.forwarder, owner = seat.mirror_owner(), fr = std::move(fr)](
+            auto handler) mutable {
+            auto h = std::make_shared<decltype(handler)>(std::move(handler));
+            fwd->forward(owner, std::move(fr), [h](unsigned status, std::string body) {
+                auto ex = net::get_associated_executor(*h);
+                net::post(ex, [h, status, body = std::move(body)]() mutable {
+                    std::move (*h)(status, std::move(body));
+                });
+            });
+        },
+        net::use_awaitable);
+    auto [status, body] = co_await std::move(op);
+    if (status == 0) {
+        json::object err{{"code", "unavailable"}, {"message", body}};
+        co_return json_response(req, 503, json::serialize(json::object{{"error", std::move(err)}}));
+    }
+    co_return json_response(req, status, std::move(body));
+}
+
 net::awaitable<Response> seat_routes(
     Server::Impl& s,
     const Request& req,
@@ -447,6 +496,9 @@ net::awaitable<Response> seat_routes(
             req, make_error_code(errc::not_found), "no such seat: " + parts[2]);
     }
     const auto method = req.method();
+    if (seat->mirror() && is_command(method, parts)) {
+        co_return co_await forward_route(s, req, *seat);
+    }
     if (parts.size() == 3) {
         if (method == http::verb::get) {
             co_return json_response(req, 200, json::serialize(seat_json(seat->summary(), true)));
@@ -670,6 +722,24 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
 }
 
 } // namespace
+
+void Server::handle_forwarded(hub::ForwardedRequest fr, hub::ForwardDone done) {
+    auto s = impl_;
+    auto run = [s, fr = std::move(fr), done = std::move(done)]() -> net::awaitable<void> {
+        Request req{http::string_to_verb(fr.method), fr.target, 11};
+        req.set(http::field::content_type, "application/json");
+        req.body() = fr.body;
+        req.prepare_payload();
+        auto url = boost::urls::parse_origin_form(fr.target);
+        if (!url) {
+            done(400, error_body(make_error_code(errc::bad_request), "bad forwarded target"));
+            co_return;
+        }
+        Response res = co_await handle_api(*s, req, *url);
+        done(res.result_int(), std::string(res.body().view()));
+    };
+    net::co_spawn(net::make_strand(s->io), std::move(run), net::detached);
+}
 
 net::awaitable<Response>
 handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {

@@ -8,7 +8,11 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/security_test.cpp
     e2e/security_tls_test.cpp
     e2e/edges_test.cpp
+    e2e/redis_cluster_test.cpp
     support/hub_process.cpp)
+if(NOT "support/redis_process.cpp" IN_LIST SLUICE_TEST_SOURCES)
+    list(APPEND SLUICE_TEST_SOURCES support/redis_process.cpp) # redis_cluster_test
+endif()
 if(NOT "unit/conversation/fixtures.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES unit/conversation/fixtures.cpp) # TempDir
 endif()

@@ -28,6 +28,7 @@ struct HubConfig {
     std::size_t max_queued_prompts{16};            ///< per seat; more is refused (503)
     std::chrono::milliseconds sync_interval{500};  ///< transcript fsync timer while a turn runs
     conversation_budget budget{};                  ///< the seats' window budget
+    std::shared_ptr<Broker> broker{};              ///< the cluster engine (`--redis`), or null
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.
@@ -95,6 +96,13 @@ public:
 
     /// Removes a seat: cancels its turn, ends its subscribers, deletes its folder.
     boost::system::result<void> remove(std::string_view id);
+
+    /// Lists a mirror of a seat that node `owner` owns (scale-out; see Seat::open_mirror), or
+    /// returns the seat already listed under that id.
+    std::shared_ptr<Seat> add_mirror(SeatSpec spec, std::string owner);
+
+    /// Unlists a mirror (its owner dropped the seat): its viewers' streams end.
+    void remove_mirror(std::string_view id);
 
     /// Stops every seat (cancels turns, syncs transcripts, ends subscriber streams).
     void shutdown();

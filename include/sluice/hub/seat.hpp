@@ -7,6 +7,7 @@
 #include <sluice/core/cancel.hpp>
 #include <sluice/core/error.hpp>
 #include <sluice/core/relay_queue.hpp>
+#include <sluice/hub/broker.hpp>
 #include <sluice/hub/failure.hpp>
 #include <sluice/hub/partial.hpp>
 #include <sluice/hub/seat_meta.hpp>
@@ -98,6 +99,14 @@ struct SeatOptions {
     std::size_t max_queued_prompts{16};           ///< more is refused
     std::chrono::milliseconds sync_interval{500}; ///< fsync timer while a turn runs
     Budget budget{};                              ///< window budget
+    std::shared_ptr<Broker> broker{};             ///< the cluster engine (`--redis`), or null
+};
+
+/// A frame as a mirror receives it from the owner's stream: the frame and whether it opens a
+/// turn (decided once, by the owner's scan).
+struct MirrorFrame {
+    FramePtr frame;    ///< the frame (its held form)
+    bool opens{false}; ///< whether it opens a turn
 };
 
 /// One conversation. Semantic output becomes frames: appended to the transcript on the writer
@@ -203,6 +212,47 @@ public:
     /// yet), io_error.
     Result<std::shared_ptr<const std::string>> frame_text(std::uint64_t seq);
 
+    /// The window (the fan-out ring). On the strand.
+    [[nodiscard]] const Window& window() const noexcept { return window_; }
+
+    /// The seat's epoch. On the strand.
+    [[nodiscard]] const std::string& epoch() const noexcept { return spec_.epoch; }
+
+    // Scale-out (seat_mirror.cpp): a mirror is a seat another node owns, held here for this
+    // node's viewers, fed from the owner's Redis stream by the Broker. No agent, no transcript;
+    // its window, resume and recovery rules are the seat's own.
+
+    /// A mirror of a seat another node (`owner`) owns. Its viewers wait (nothing is sent)
+    /// until the first `mirror_reset`.
+    static std::shared_ptr<Seat>
+    open_mirror(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt, std::string owner);
+
+    /// Whether this is a mirror (safe from any thread: fixed at creation).
+    [[nodiscard]] bool mirror() const noexcept { return !mirror_owner_.empty(); }
+
+    /// The owner node of a mirror (empty: this node owns the seat). Fixed at creation.
+    [[nodiscard]] const std::string& mirror_owner() const noexcept { return mirror_owner_; }
+
+    /// Replaces a mirror's window with `frames` from position `first` under `epoch`. A new
+    /// epoch (or the first reset) restarts every viewer: waiting ones resume by their
+    /// Last-Event-ID, the others get `connected` (recovered:false).
+    void mirror_reset(std::string epoch, std::uint64_t first, std::vector<MirrorFrame> frames);
+
+    /// Appends frames from position `first` of `epoch`. @return false when they do not follow
+    /// the window (a hole, or another epoch): the caller resyncs; frames already held are
+    /// skipped (a duplicate notice).
+    bool
+    mirror_append(std::string_view epoch, std::uint64_t first, std::vector<MirrorFrame> frames);
+
+    /// A turn-state event from the owner, to go before position `before`.
+    void mirror_turn_state(std::uint64_t before, std::string data);
+
+    /// The owner's figures for this seat (name, state, turns), or the reason it is gone.
+    void mirror_head(SeatSummary owner, std::string gone);
+
+    /// Whether a mirror has had its first reset (its viewers are served).
+    [[nodiscard]] bool mirror_ready() const noexcept { return mirror_ready_; }
+
     /// Closes the seat: cancels its turn, syncs the transcript (on the writer), ends streams.
     /// @param then_remove also deletes the seat's folder, on the writer, after its last write.
     void close(bool then_remove = false);
@@ -237,6 +287,8 @@ private:
     void degrade(std::string reason, errc code = errc::io_error);
     bool submit_job(Writer::Job job, Writer::Done done);
     // viewers (seat_stream.cpp)
+    [[nodiscard]] bool running_now() const noexcept; // seat_mirror.cpp: a mirror asks its head
+    [[nodiscard]] std::uint64_t turn_now() const noexcept;
     void wake_all();
     void update_summary();
     [[nodiscard]] SeatView view();
@@ -287,6 +339,15 @@ private:
 
     bool closed_{false};
     std::vector<std::shared_ptr<Subscriber>> subscribers_;
+
+    // A mirror's state (seat_mirror.cpp): its owner, whether it was reset once, the viewers
+    // waiting for that (with their Last-Event-ID), the owner's figures.
+    std::string mirror_owner_;
+    bool mirror_ready_{false};
+    bool mirror_asked_{false};
+    std::vector<std::pair<std::shared_ptr<Subscriber>, std::optional<std::string>>> mirror_waiting_;
+    std::optional<SeatSummary> mirror_head_;
+    std::string mirror_gone_;
     boost::asio::steady_timer sync_timer_;
     std::uint64_t preview_dropped_{};
     std::uint64_t resyncs_{};

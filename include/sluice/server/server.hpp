@@ -1,6 +1,7 @@
 // Server: the hub's HTTP/1.1 front — JSON API, SSE, WebSocket, the page and /metrics.
 #pragma once
 
+#include <sluice/hub/forward.hpp>
 #include <sluice/hub/hub.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -38,6 +39,9 @@ struct ServerConfig {
     /// buffers and one batch for at most 30 s (counted: subscriber_let_go_total{reason=
     /// "write_timeout"}).
     std::chrono::milliseconds write_timeout{30'000};
+    /// Scale-out (`--redis`): carries commands for a seat another node owns to that node
+    /// (null: they are refused, 409).
+    std::shared_ptr<hub::Forwarder> forwarder{};
 };
 
 /// The HTTP front of a hub.
@@ -78,6 +82,10 @@ public:
     [[nodiscard]] std::size_t connections() const;
 
     struct Impl; ///< implementation, private to src/server
+    /// Runs a command another node forwarded (already authorised there) as this node's API
+    /// would, and hands its status and body to `done` (on an arbitrary thread).
+    void handle_forwarded(hub::ForwardedRequest req, hub::ForwardDone done);
+
 private:
     std::shared_ptr<Impl> impl_;
 };

@@ -1,0 +1,127 @@
+// Cluster node (`sluice serve --redis URL`): seats' frames to Redis Streams, a lease per seat,
+// the seat registry, and mirrors of other nodes' seats for this node's viewers.
+#pragma once
+
+#include <sluice/hub/broker.hpp>
+#include <sluice/hub/forward.hpp>
+#include <sluice/hub/hub.hpp>
+#include <sluice/redis/client.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+namespace sluice::cluster {
+
+/// A node's settings.
+struct NodeConfig {
+    redis::Url url;                          ///< the Redis server
+    std::filesystem::path data_dir;          ///< where the node id is kept (`cluster-node`)
+    std::chrono::milliseconds tick{1000};    ///< registry, lease renewal, position check
+    std::chrono::milliseconds lease{10'000}; ///< a seat's lease TTL (renewed every tick)
+    std::string prefix{"sluice:"};           ///< every key and channel starts with it
+};
+
+/// The Redis engine. As owner, each seat's durable frames go to its stream `<prefix>seat:<id>:s`
+/// (entry id `<seq>-1`, fields `f` frame and `o` opens-a-turn) with one Lua script that also
+/// trims it to the window front (`XTRIM MINID`) and PUBLISHes a notice carrying the frames,
+/// their first seq and the epoch; the seat's head `<prefix>seat:<id>:m` holds `epoch` and `end`.
+/// A new epoch (or a stream Redis lost) is seeded whole from the window. A lease
+/// (`…:owner`, SET PX, renewed each tick) and the registry hash `<prefix>seats` list the seat
+/// cluster-wide. As viewer, a seat of another node is a mirror (hub::Seat::open_mirror): at its
+/// first viewer the node subscribes to its channel, then reads head and stream in one script
+/// (subscribe before reading: nothing published in between is missed), and follows the
+/// notices: contiguous frames are appended, a hole or another epoch makes it read again; a
+/// position check each tick catches a lost notice and a Redis restart.
+///
+/// @par Thread safety
+/// Safe from any thread (the Broker hooks come from seats' strands).
+class Node : public hub::Broker, public hub::Forwarder, public std::enable_shared_from_this<Node> {
+public:
+    /// A node on `io` (nothing connects before `start`).
+    static std::shared_ptr<Node> create(boost::asio::io_context& io, NodeConfig cfg);
+
+    ~Node() override;
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+
+    /// Connects to Redis, waiting up to `timeout` by running `io` on this thread (call before
+    /// the io_context runs elsewhere). @return the reason when Redis does not answer.
+    std::optional<std::string> start(hub::Hub& hub, std::chrono::milliseconds timeout);
+
+    /// Stops ticking and closes the connections.
+    void stop();
+
+    /// This node's id (kept in the data dir, so a restarted node owns its seats again).
+    [[nodiscard]] const std::string& id() const noexcept { return id_; }
+
+    /// Commands forwarded to this node (for its seats) go to `fn`, which answers through its
+    /// `done` (the app runs them as its own API would). Set before `start`.
+    void on_forwarded(std::function<void(hub::ForwardedRequest, hub::ForwardDone)> fn) {
+        on_forwarded_ = std::move(fn);
+    }
+
+    /// Sends a command to the owner over Redis pub/sub (`<prefix>node:<owner>`), its answer
+    /// back on this node's channel; no subscriber (the owner is gone) or no answer within
+    /// FORWARD_TIMEOUT: status 0 and why.
+    void
+    forward(const std::string& owner, hub::ForwardedRequest req, hub::ForwardDone done) override;
+
+    void published(hub::Seat& seat, std::uint64_t first) override;
+    void turn_state(hub::Seat& seat, std::uint64_t before, const std::string& data) override;
+    void mirror_wanted(const std::shared_ptr<hub::Seat>& seat) override;
+
+private:
+    struct Owned {
+        std::string epoch; // seeded under this epoch (empty: not seeded)
+        bool seeding{false};
+    };
+
+    struct Forward;
+
+    Node(boost::asio::io_context& io, NodeConfig cfg);
+    void drop_mirror(const std::string& id); // on strand_
+    void finish_forward(std::uint64_t rid, unsigned status, std::string body);
+    void on_node_message(const std::string& payload);
+    [[nodiscard]] std::string key(const std::string& seat, const char* what) const;
+    void seed(hub::Seat& seat);
+    void append(hub::Seat& seat, std::uint64_t first);
+    void on_message(const std::string& channel, const std::string& payload);
+    void sync(const std::shared_ptr<hub::Seat>& seat, bool full);
+    boost::asio::awaitable<void> tick_loop();
+    boost::asio::awaitable<void> tick();
+    boost::asio::awaitable<void> follow(std::shared_ptr<hub::Seat> seat);
+
+    boost::asio::io_context& io_;
+    boost::asio::strand<boost::asio::io_context::executor_type> strand_;
+    NodeConfig cfg_;
+    std::string id_;
+    hub::Hub* hub_{nullptr};
+    std::shared_ptr<redis::Client> cmd_, sub_;
+    boost::asio::steady_timer timer_;
+    std::mutex mu_;
+    std::map<std::string, Owned> owned_;                       // local seats, by id
+    std::map<std::string, std::weak_ptr<hub::Seat>> followed_; // mirrors with viewers
+    std::function<void(hub::ForwardedRequest, hub::ForwardDone)> on_forwarded_;
+    std::map<std::uint64_t, std::shared_ptr<Forward>> forwards_; // on strand_
+    std::map<std::string, int> missing_; // mirrors out of the registry, ticks (on strand_)
+    std::uint64_t next_rid_{0};
+    bool stopped_{false};
+};
+
+/// Ticks a mirror's seat may be missing from the registry before the mirror goes (a Redis that
+/// restarted empty lists nothing until every owner has listed again, one tick).
+inline constexpr int MIRROR_MISSING_TICKS = 5;
+
+/// How long a forwarded command waits for its owner's answer.
+inline constexpr std::chrono::milliseconds FORWARD_TIMEOUT{5000};
+
+} // namespace sluice::cluster

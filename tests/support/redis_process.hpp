@@ -1,0 +1,56 @@
+// Test support: a private redis-server (unix socket, optional TCP port, no persistence).
+#pragma once
+
+#include "unit/conversation/fixtures.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace sluice::test {
+
+/// Whether redis-server is installed (scripts/install-deps installs it).
+bool have_redis_server();
+
+/// A redis-server child: `--port <tcp> --unixsocket <tmp>/redis.sock --save "" --appendonly no`
+/// (`--port 0`: no TCP unless asked). Waits until it answers; stopped by pid (SIGTERM, then
+/// SIGKILL) in the destructor.
+class RedisProcess {
+public:
+    /// Starts it. @param tcp also listen on a free 127.0.0.1 port.
+    explicit RedisProcess(bool tcp = false);
+    ~RedisProcess();
+    RedisProcess(const RedisProcess&) = delete;
+    RedisProcess& operator=(const RedisProcess&) = delete;
+
+    /// "unix://<tmp>/redis.sock".
+    [[nodiscard]] std::string url() const { return "unix://" + socket_; }
+
+    /// "redis://127.0.0.1:<port>" (with `tcp`).
+    [[nodiscard]] std::string tcp_url() const {
+        return "redis://127.0.0.1:" + std::to_string(port_);
+    }
+
+    /// The TCP port (0 without `tcp`).
+    [[nodiscard]] unsigned port() const noexcept { return port_; }
+
+    /// Stops the server (SIGKILL when `kill`), waits for it to exit.
+    void stop(bool kill = false);
+
+    /// Starts it again on the same socket and port (empty: nothing survives a restart).
+    void start();
+
+    /// Runs `redis-cli -s <socket> <args>` and returns its output (for checks).
+    [[nodiscard]] std::string cli(const std::string& args) const;
+
+    /// The server's pid (0 when stopped).
+    [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+
+private:
+    TempDir dir_;
+    std::string socket_;
+    unsigned port_{0};
+    pid_t pid_{0};
+};
+
+} // namespace sluice::test

@@ -1,0 +1,141 @@
+// Tests of the Redis client against a real redis-server: pipelining, errors, pub/sub, reconnect.
+#include "support/io_loop.hpp"
+#include "support/redis_process.hpp"
+
+#include <sluice/redis/client.hpp>
+
+#include <boost/asio/use_awaitable.hpp>
+
+#include <gtest/gtest.h>
+
+namespace sluice::redis {
+namespace {
+
+namespace net = boost::asio;
+using test::IoLoop;
+using test::RedisProcess;
+
+ClientOptions options(const std::string& url) {
+    ClientOptions o;
+    o.url = *parse_url(url);
+    o.backoff_min = std::chrono::milliseconds(10);
+    o.backoff_max = std::chrono::milliseconds(100);
+    return o;
+}
+
+std::shared_ptr<Client> connected(IoLoop& loop, const std::string& url) {
+    auto c = Client::create(loop.context(), options(url));
+    c->start();
+    EXPECT_TRUE(loop.until([&] { return c->connected(); }));
+    return c;
+}
+
+#define SKIP_WITHOUT_REDIS()                                                                       \
+    if (!test::have_redis_server()) {                                                              \
+        GTEST_SKIP() << "redis-server is not installed (scripts/install-deps)";                    \
+    }
+
+TEST(RedisClient, RunsPipelinedCommandsInOrder) {
+    SKIP_WITHOUT_REDIS();
+    RedisProcess redis;
+    IoLoop loop;
+    auto c = connected(loop, redis.url());
+    constexpr int N = 2000;
+    std::vector<std::int64_t> got;
+    for (int i = 0; i < N; ++i) {
+        c->async_command({"INCR", "n"}, [&](boost::system::error_code ec, Reply r) {
+            EXPECT_FALSE(ec);
+            got.push_back(r.integer);
+        });
+    }
+    ASSERT_TRUE(loop.until([&] { return got.size() == N; }));
+    for (int i = 0; i < N; ++i) {
+        ASSERT_EQ(got[static_cast<std::size_t>(i)], i + 1);
+    }
+    auto [ec, r] = loop.run(c->command({"GET", "n"}));
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(r.str, std::to_string(N));
+    auto [ec2, bad] = loop.run(c->command({"NOSUCHCOMMAND"}));
+    EXPECT_FALSE(ec2);
+    EXPECT_TRUE(bad.is_error());
+    c->stop();
+}
+
+TEST(RedisClient, SpeaksTcpToo) {
+    SKIP_WITHOUT_REDIS();
+    RedisProcess redis(/*tcp=*/true);
+    IoLoop loop;
+    auto c = connected(loop, redis.tcp_url());
+    auto [ec, r] = loop.run(c->command({"PING"}));
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(r.str, "PONG");
+    c->stop();
+}
+
+TEST(RedisClient, FailsCommandsWhileDisconnectedAndReconnects) {
+    SKIP_WITHOUT_REDIS();
+    RedisProcess redis;
+    IoLoop loop;
+    auto c = connected(loop, redis.url());
+    redis.stop();
+    ASSERT_TRUE(loop.until([&] { return !c->connected(); }));
+    auto [ec, r] = loop.run(c->command({"PING"}));
+    EXPECT_EQ(ec, net::error::not_connected);
+    redis.start();
+    ASSERT_TRUE(loop.until([&] { return c->connected(); }));
+    EXPECT_EQ(c->connects(), 2U);
+    auto [ec2, r2] = loop.run(c->command({"PING"}));
+    EXPECT_FALSE(ec2);
+    EXPECT_EQ(r2.str, "PONG");
+    c->stop();
+}
+
+TEST(RedisClient, DeliversPubSubMessagesAndSubscribesAgainAfterReconnect) {
+    SKIP_WITHOUT_REDIS();
+    RedisProcess redis;
+    IoLoop loop;
+    auto sub = Client::create(loop.context(), options(redis.url()));
+    std::vector<std::string> got;
+    int connects = 0;
+    sub->on_message([&](const std::string& ch, const std::string& payload) {
+        got.push_back(ch + "=" + payload);
+    });
+    sub->on_connect([&] { ++connects; });
+    sub->start();
+    ASSERT_TRUE(loop.until([&] { return sub->connected(); }));
+    EXPECT_FALSE(loop.run(sub->subscribe("ch")));
+    auto pub = connected(loop, redis.url());
+    auto [ec, n] = loop.run(pub->command({"PUBLISH", "ch", "one"}));
+    EXPECT_EQ(n.integer, 1); // one subscriber
+    ASSERT_TRUE(loop.until([&] { return got.size() == 1; }));
+    EXPECT_EQ(got[0], "ch=one");
+
+    redis.stop();
+    redis.start();
+    ASSERT_TRUE(loop.until([&] { return connects == 2 && pub->connected(); }));
+    auto [ec2, n2] = loop.run(pub->command({"PUBLISH", "ch", "two"}));
+    EXPECT_EQ(n2.integer, 1); // subscribed again by the reconnect
+    ASSERT_TRUE(loop.until([&] { return got.size() == 2; }));
+    EXPECT_EQ(got[1], "ch=two");
+
+    sub->unsubscribe("ch");
+    ASSERT_TRUE(loop.until([&] {
+        auto [e, r] = loop.run(pub->command({"PUBSUB", "NUMSUB", "ch"}));
+        return r.elements.size() == 2 && r.elements[1].integer == 0;
+    }));
+    sub->stop();
+    pub->stop();
+}
+
+TEST(RedisClient, ReportsAnUnreachableServer) {
+    IoLoop loop;
+    test::TempDir dir;
+    auto c = Client::create(loop.context(), options("unix://" + dir.file("none.sock")));
+    c->start();
+    const bool up = loop.run(c->wait_connected(std::chrono::milliseconds(200)));
+    EXPECT_FALSE(up);
+    c->stop();
+}
+
+} // namespace
+} // namespace sluice::redis
