@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "runtime_flags.hpp"
 
+#include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/runtime/agent.hpp>
 #include <sluice/runtime/stream_json.hpp>
@@ -59,6 +60,7 @@ struct ServeOptions {
     std::uint64_t header_timeout_ms{10'000};
     std::string workspace_root; // claude seats' working directories lie inside (default: data)
     std::uint64_t write_timeout_ms{30'000};
+    std::vector<std::string> claude_projects; // Claude Code projects folders served read-only
 };
 
 // Permission modes are Claude Code's words; a request may only name one of them.
@@ -251,6 +253,22 @@ int run_serve(const ServeOptions& o) {
 
     hub::Hub hub(io, std::move(hc));
     const auto restored = hub.restore();
+    std::optional<hub::ClaudeProjects> projects;
+    if (!o.claude_projects.empty()) {
+        std::vector<std::filesystem::path> dirs;
+        for (const auto& d : o.claude_projects) {
+            if (!d.empty()) {
+                dirs.emplace_back(d);
+                continue;
+            }
+            const char* home = std::getenv("HOME");
+            dirs.emplace_back(
+                std::filesystem::path(home != nullptr ? home : ".") / ".claude/projects");
+        }
+        projects.emplace(io, hub, std::move(dirs));
+        const auto listed = projects->start();
+        std::printf("claude sessions listed: %zu\n", listed);
+    }
     server::ServerConfig sc;
     sc.listen = o.listen;
     sc.max_connections = o.max_connections;
@@ -359,6 +377,9 @@ int run_serve(const ServeOptions& o) {
             }
             io.stop();
         });
+        if (projects) {
+            projects->stop();
+        }
         hub.shutdown();
     });
     std::vector<std::thread> threads;
@@ -438,6 +459,13 @@ void add_serve_command(CLI::App& app) {
         o->write_timeout_ms,
         "let a subscriber go when a write makes no progress this long (default 30000: twice "
         "the heartbeat)");
+    sub->add_option(
+           "--claude-projects",
+           o->claude_projects,
+           "serve Claude Code's session files under DIR as read-only seats, followed live "
+           "(repeatable; no DIR: ~/.claude/projects); nothing is written there")
+        ->expected(0, 1)
+        ->type_name("[DIR]");
     on_selected(sub, [o] { return run_serve(*o); });
 }
 

@@ -117,7 +117,7 @@ std::optional<Failure> Hub::check_spec(SeatSpec& spec) const {
     }
     {
         std::lock_guard lock(mu_);
-        if (seats_.size() >= config_.max_seats) {
+        if (seats_.size() - foreign_seats_ >= config_.max_seats) {
             return Failure::of(
                 errc::overloaded,
                 "too many seats (at most " + std::to_string(config_.max_seats) + ")");
@@ -198,6 +198,30 @@ Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec) {
     return seat;
 }
 
+std::shared_ptr<Seat> Hub::add_foreign(std::filesystem::path file, ForeignListing listing) {
+    SeatSpec spec;
+    spec.id = foreign_seat_id(listing.session_id);
+    spec.name = listing.title.empty() ? spec.id : listing.title;
+    spec.agent = "claude";
+    spec.epoch = new_id("e"); // until opened: then the one kept with its index
+    spec.session_id = listing.session_id;
+    spec.cwd = listing.project;
+    if (find(spec.id)) {
+        return nullptr;
+    }
+    auto dir = config_.data_dir / "foreign" / spec.id;
+    auto seat = Seat::open_foreign(
+        io_, std::move(spec), seat_options(std::move(dir)), std::move(file), std::move(listing));
+    std::lock_guard lock(mu_);
+    if (seats_.contains(seat->id())) {
+        return nullptr;
+    }
+    seats_[seat->id()] = seat;
+    order_.push_back(seat);
+    ++foreign_seats_;
+    return seat;
+}
+
 std::shared_ptr<Seat> Hub::find(std::string_view id) const {
     std::lock_guard lock(mu_);
     auto it = seats_.find(std::string(id));
@@ -216,6 +240,9 @@ boost::system::result<void> Hub::remove(std::string_view id) {
         auto it = seats_.find(std::string(id));
         if (it == seats_.end()) {
             return make_error_code(errc::not_found);
+        }
+        if (it->second->foreign()) {
+            return make_error_code(errc::conflict); // a foreign session file is never deleted
         }
         seat = it->second;
         seats_.erase(it);

@@ -96,8 +96,15 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
         }
         o["warnings"] = std::move(w);
     }
-    o["turns"] = s.turns;
+    o["turns"] = s.turns_known ? json::value(s.turns) : json::value(nullptr);
     o["frames"] = s.frames;
+    if (!s.source.empty()) {
+        o["source"] = s.source;
+        o["project"] = s.project;
+        o["title"] = s.title;
+        o["live"] = s.last_activity
+                    && std::chrono::system_clock::now() - *s.last_activity < hub::FOREIGN_LIVE_FOR;
+    }
     o["queued"] = s.queued;
     if (s.pending_permissions > 0) {
         o["pending_permissions"] = s.pending_permissions;
@@ -441,6 +448,10 @@ net::awaitable<Response> seat_routes(
             co_return json_response(req, 200, json::serialize(seat_json(seat->summary(), true)));
         }
         if (method == http::verb::delete_) {
+            if (seat->foreign()) {
+                co_return error_response(
+                    req, make_error_code(errc::conflict), std::string(hub::FOREIGN_READ_ONLY));
+            }
             if (auto r = s.hub.remove(parts[2]); !r) {
                 co_return error_response(
                     req, r.error(), "cannot delete the seat: " + r.error().message());

@@ -87,6 +87,11 @@ public:
     /// the spec are decided first, touching nothing; overloaded when the writer queue is full.
     void create(SeatSpec spec, boost::asio::any_io_executor ex, CreateDone done);
 
+    /// Lists a foreign session file as a read-only seat (Seat::open_foreign; its index and key
+    /// in `<data>/foreign/<id>/`), unless a seat of that id is listed already. Foreign seats do
+    /// not count against `max_seats`. @return the seat, or nullptr when the id is taken.
+    std::shared_ptr<Seat> add_foreign(std::filesystem::path file, ForeignListing listing);
+
     /// The seat with this id, or nullptr.
     [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id) const;
 
@@ -114,6 +119,7 @@ private:
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Seat>> order_;
     std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;
+    std::size_t foreign_seats_{}; // of seats_, those over foreign session files
 };
 
 } // namespace sluice::hub
