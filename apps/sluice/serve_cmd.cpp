@@ -465,6 +465,8 @@ void add_serve_command(CLI::App& app) {
            "serve Claude Code's session files under DIR as read-only seats, followed live "
            "(repeatable; no DIR: ~/.claude/projects); nothing is written there")
         ->expected(0, 1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll) // repeatable, each with 0 or 1
+        ->allow_extra_args(false)
         ->type_name("[DIR]");
     on_selected(sub, [o] { return run_serve(*o); });
 }
