@@ -320,11 +320,11 @@ void Seat::foreign_changed() {
         return;
     }
     auto& f = *foreign_;
+    if (f.opening) {
+        f.again = true; // looked at once it is open
+        return;
+    }
     if (!f.opened || !store_) {
-        if (f.opening) {
-            f.again = true;
-            return;
-        }
         // Not open: only what a listing shows changes (listed again, bounded, while it lacks
         // its project or title: a new session's first rows).
         std::error_code ec;
@@ -371,13 +371,22 @@ void Seat::foreign_read(bool replaced) {
             }
             return boost::system::error_code{};
         },
-        [weak = weak_from_this(), out](boost::system::error_code) {
+        [weak = weak_from_this(), out, store = store_](boost::system::error_code) {
             auto self = weak.lock();
             if (!self) {
                 return;
             }
             auto& fs = *self->foreign_;
             fs.reading = false;
+            if (store != self->store_ || fs.opening) {
+                // Read from a file since opened again: its result is stale; look again.
+                if (fs.opening) {
+                    fs.again = true;
+                } else {
+                    self->foreign_changed();
+                }
+                return;
+            }
             if (!*out) {
                 if (out->error().code == make_error_code(errc::conflict)) {
                     spdlog::info(

@@ -167,6 +167,7 @@ int spawn_writer(
         return pid;
     }
     const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    std::string held;
     for (int i = 0; i < rows; ++i) {
         std::this_thread::sleep_for(interval);
         const bool user = i % 2 == 0;
@@ -182,10 +183,14 @@ int spawn_writer(
                 {"role", "assistant"},
                 {"content", json::array{json::object{{"type", "text"}, {"text", text}}}}};
         }
-        const std::string line = json::serialize(row) + "\n";
-        if (i == torn_at) {
+        std::string line = json::serialize(row) + "\n";
+        if (i + 1 == torn_at) {
+            held = std::move(line); // goes out with the first half of the torn row
+        } else if (i == torn_at) {
+            // One write: a whole row and the torn row's first half (no newline yet).
             const auto half = line.size() / 2;
-            (void)!::write(fd, line.data(), half);
+            held.append(line, 0, half);
+            (void)!::write(fd, held.data(), held.size());
             std::this_thread::sleep_for(torn_pause);
             (void)!::write(fd, line.data() + half, line.size() - half);
         } else {
@@ -448,11 +453,13 @@ TEST(ClaudeProjects, TruncatedOrReplacedFilesAreReadAgainUnderANewEpoch) {
         last_id = ev.back().id;
     }
     // Restarted with the file unchanged: the kept index and epoch hold, the viewer resumes.
+    const auto key_before = slurp(fs::path(data.path()) / "foreign" / id / "key.json");
     {
         SluiceProcess hub(serve_args(data, dir));
         SseClient sse(hub.base() + "/v1/seats/" + id + "/events", last_id);
         ASSERT_TRUE(sse.wait_for([](const auto& ev) { return !ev.empty(); }));
-        EXPECT_EQ(sse.events().front().type, "resumed");
+        EXPECT_EQ(sse.events().front().type, "resumed")
+            << last_id << " " << sse.events().front().data.substr(0, 200) << " key: " << key_before;
     }
     // Rewritten in place while the hub was down (same inode, same size, other bytes): the key
     // in the data dir no longer holds, so it is indexed again under a new epoch.

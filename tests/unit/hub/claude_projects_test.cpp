@@ -32,7 +32,8 @@ TEST(ClaudeProjectsListing, TitleRowsWinOverTheFirstPromptAndTheNewestWins) {
 
 TEST(ClaudeProjectsListing, FirstPromptSkipsEnvelopesAndCutLines) {
     const std::string head =
-        R"({"type":"user","message":{"role":"user","content":"<command-name>/clear</command-name>"}})"
+        R"({"type":"user","message":{"role":"user",)"
+        R"("content":"<command-name>/clear</command-name>"}})"
         "\n"
         R"({"type":"assistant","message":{"role":"assistant","content":[]}})"
         "\n"
