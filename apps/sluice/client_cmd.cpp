@@ -1,5 +1,5 @@
-// `sluice seats|new|send|approve|deny|tail|cancel|stats`: clients of a running hub over its HTTP
-// API.
+// `sluice seats|new|continue|send|approve|deny|tail|cancel|stats`: clients of a running hub over
+// its HTTP API.
 #include "commands.hpp"
 
 #include <sluice/core/error.hpp>
@@ -717,6 +717,21 @@ void add_client_commands(CLI::App& app) {
             return 1;
         }
         std::printf("%s\n", v->at("cancelled").as_bool() ? "cancelled" : "no turn was running");
+        return 0;
+    });
+
+    auto* cont = app.add_subcommand(
+        "continue",
+        "Continue a Claude Code session (a read-only seat) as a claude seat; print its id");
+    common(cont);
+    auto fseat = std::make_shared<std::string>();
+    cont->add_option("seat", *fseat, "the session's seat id")->required();
+    on_selected(cont, [o, fseat] {
+        auto v = call(*o, "POST", "/v1/seats/" + *fseat + "/continue");
+        if (!v) {
+            return 1;
+        }
+        std::printf("%s\n", std::string(v->at("seat").as_string()).c_str());
         return 0;
     });
 

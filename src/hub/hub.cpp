@@ -138,6 +138,37 @@ void Hub::create(SeatSpec spec, net::any_io_executor ex, CreateDone done) {
         net::post(ex, [done = std::move(done), f = std::move(*refused)]() { done(f); });
         return;
     }
+    make_on_writer(std::move(spec), std::move(ex), std::move(done));
+}
+
+void Hub::continue_foreign(std::string_view id, net::any_io_executor ex, CreateDone done) {
+    const auto from = find(id);
+    std::optional<Failure> refused;
+    SeatSpec spec;
+    if (!from) {
+        refused = Failure::of(errc::not_found, "no such seat: " + std::string(id));
+    } else if (!from->foreign()) {
+        refused = Failure::of(errc::conflict, "only a Claude Code session can be continued");
+    } else {
+        const auto s = from->summary();
+        spec.agent = "claude";
+        spec.name = s.title.empty() ? s.id : s.title;
+        spec.cwd = s.project;
+        if (spec.cwd.empty()) {
+            refused = Failure::of(errc::conflict, "the session names no cwd to continue it in");
+        } else {
+            refused = check_spec(spec); // clears session_id: set below, never from a client
+        }
+    }
+    if (refused) {
+        net::post(ex, [done = std::move(done), f = std::move(*refused)]() { done(f); });
+        return;
+    }
+    spec.session_id = from->summary().session_id;
+    make_on_writer(std::move(spec), std::move(ex), std::move(done));
+}
+
+void Hub::make_on_writer(SeatSpec spec, net::any_io_executor ex, CreateDone done) {
     // Its folder, first meta.json (two fsyncs) and transcript are made on the writer.
     auto out = std::make_shared<std::optional<Result<std::shared_ptr<Seat>>>>();
     const bool queued = writer_->submit(

@@ -425,6 +425,7 @@ void Seat::foreign_summary(SeatSummary& s) const {
     s.source = "claude";
     s.project = f.listing.project;
     s.title = f.listing.title;
+    s.session_id = f.listing.session_id;
     s.state = SeatState::idle;
     s.degraded = false;
     s.reason = f.failed;

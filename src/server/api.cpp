@@ -65,6 +65,18 @@ auto read_history(
         std::move(initiate), net::use_awaitable, std::move(seat), before, turns);
 }
 
+// Continues a foreign session as a new claude seat (disk work on the writer), back here.
+auto continue_seat(hub::Hub& h, std::string id) {
+    using R = hub::Result<std::shared_ptr<hub::Seat>>;
+    auto initiate = [&h](auto handler, std::string sid) {
+        auto ex = net::get_associated_executor(handler);
+        auto hp = std::make_shared<decltype(handler)>(std::move(handler));
+        h.continue_foreign(sid, ex, [hp](R r) { std::move (*hp)(std::move(r)); });
+    };
+    return net::async_initiate<decltype(net::use_awaitable), void(R)>(
+        std::move(initiate), net::use_awaitable, std::move(id));
+}
+
 // Creates a seat with its disk work on the hub's writer; the result comes back here.
 auto create_seat(hub::Hub& h, hub::SeatSpec spec) {
     using R = hub::Result<std::shared_ptr<hub::Seat>>;
@@ -508,6 +520,20 @@ net::awaitable<Response> seat_routes(
         }
         co_return json_response(
             req, 202, json::serialize(json::object{{"turn", r->turn}, {"queued", r->queued}}));
+    }
+    if (action == "continue") {
+        if (method != http::verb::post) {
+            co_return method_not_allowed(req, "POST");
+        }
+        auto make = continue_seat(s.hub, parts[2]); // named: GCC 12 co_await
+        auto made = co_await std::move(make);
+        if (!made) {
+            co_return error_response(req, made.error().code, made.error().message);
+        }
+        co_return json_response(
+            req,
+            201,
+            json::serialize(json::object{{"seat", (*made)->id()}, {"continued", parts[2]}}));
     }
     if (action == "cancel") {
         if (method != http::verb::post) {

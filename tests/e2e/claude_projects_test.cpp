@@ -504,3 +504,42 @@ TEST(ClaudeProjects, NothingIsWrittenUnderTheProjectsFolder) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ClaudeProjects, ContinueMakesAClaudeSeatThatResumesTheSessionInsideTheWorkspaceRoot) {
+    TempDir tree;
+    TempDir data;
+    TempDir root;
+    const fs::path dir = tree.path();
+    build_tree(dir); // their cwds lie outside the workspace root
+    fs::create_directories(fs::path(root.path()) / "proj");
+    const std::string sid = "77777777-2222-3333-4444-555555555555";
+    const auto cwd = (fs::path(root.path()) / "proj").string();
+    put(dir / "-proj" / (sid + ".jsonl"),
+        R"({"type":"user","cwd":")" + cwd + R"(","sessionId":")" + sid
+            + R"(","message":{"role":"user","content":"go on"}})"
+              "\n");
+    auto args = serve_args(data, dir);
+    args.insert(args.end(), {"--claude-bin", "/bin/false", "--workspace-root", root.path()});
+    SluiceProcess hub(args);
+    auto r = http("POST", hub.base() + "/v1/seats/c-" + sid + "/continue", "{}");
+    ASSERT_EQ(r.status, 201U) << r.body;
+    const std::string seat(r.json.at("seat").as_string());
+    EXPECT_EQ(r.json.at("continued").as_string(), "c-" + sid);
+    const auto s = seat_of(hub, seat);
+    EXPECT_EQ(s.at("agent").as_string(), "claude");
+    EXPECT_FALSE(s.contains("source")) << "a hosted seat, not a read-only one";
+    const auto meta = json::parse(slurp(fs::path(data.path()) / "seats" / seat / "meta.json"));
+    EXPECT_EQ(meta.at("session_id").as_string(), sid) << "it resumes the session";
+    EXPECT_EQ(meta.at("cwd").as_string(), cwd);
+    // Outside the workspace root: refused, with the reason.
+    r = http("POST", hub.base() + "/v1/seats/" + seat_id(COMPACT_SESSION) + "/continue", "{}");
+    EXPECT_EQ(r.status, 400U) << r.body;
+    EXPECT_NE(r.body.find("workspace root"), std::string::npos) << r.body;
+    // Only a foreign session continues.
+    r = http("POST", hub.base() + "/v1/seats/" + seat + "/continue", "{}");
+    EXPECT_EQ(r.status, 409U) << r.body;
+}
+
+} // namespace

@@ -92,6 +92,12 @@ public:
     /// not count against `max_seats`. @return the seat, or nullptr when the id is taken.
     std::shared_ptr<Seat> add_foreign(std::filesystem::path file, ForeignListing listing);
 
+    /// Continues a foreign session: a new hosted `claude` seat in the session's recorded cwd
+    /// that resumes it (`--resume <session_id>`), made as the asynchronous `create` makes one;
+    /// refused (bad_request) when the cwd lies outside the workspace root, conflict when `id`
+    /// is not a foreign seat, not_found when there is no such seat. `done` runs on `ex`.
+    void continue_foreign(std::string_view id, boost::asio::any_io_executor ex, CreateDone done);
+
     /// The seat with this id, or nullptr.
     [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id) const;
 
@@ -111,6 +117,7 @@ private:
     [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
     [[nodiscard]] std::optional<Failure> check_spec(SeatSpec& spec) const;
     Result<std::shared_ptr<Seat>> make_seat(SeatSpec spec);
+    void make_on_writer(SeatSpec spec, boost::asio::any_io_executor ex, CreateDone done);
     void add(std::shared_ptr<Seat> seat);
 
     boost::asio::io_context& io_;

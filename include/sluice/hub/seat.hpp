@@ -77,6 +77,7 @@ struct SeatSummary {
     std::string project;           ///< foreign: the session's cwd
     std::string title;             ///< foreign: its title
     bool turns_known{true};        ///< foreign: whether `turns` is known yet
+    std::string session_id;        ///< foreign: Claude Code's session id
 };
 
 /// What `submit` did with a prompt.
