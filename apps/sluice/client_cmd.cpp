@@ -231,12 +231,16 @@ int cmd_seats(const ClientOptions& o) {
     std::printf(
         "%-16s %-8s %-8s %6s %7s  %s\n", "SEAT", "AGENT", "STATE", "TURNS", "FRAMES", "NAME");
     for (const auto& s : v->at("seats").as_array()) {
+        // A Claude Code session not opened yet has no known turn count ("turns": null).
+        const auto& turns = s.at("turns");
+        const std::string t =
+            turns.is_null() ? "-" : std::to_string(turns.to_number<std::uint64_t>());
         std::printf(
-            "%-16s %-8s %-8s %6llu %7llu  %s\n",
+            "%-16s %-8s %-8s %6s %7llu  %s\n",
             std::string(s.at("id").as_string()).c_str(),
             std::string(s.at("agent").as_string()).c_str(),
             std::string(s.at("state").as_string()).c_str(),
-            static_cast<unsigned long long>(s.at("turns").to_number<std::uint64_t>()),
+            t.c_str(),
             static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()),
             std::string(s.at("name").as_string()).c_str());
         const auto& so = s.as_object();
