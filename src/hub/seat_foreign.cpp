@@ -396,15 +396,17 @@ void Seat::foreign_read(bool replaced) {
                 }
                 spdlog::warn("seat {}: cannot follow: {}", self->spec_.id, out->error().message);
             } else if (!(*out)->empty()) {
+                std::uint64_t opened_turns = 0;
                 for (auto& frame : **out) {
                     self->window_.append(std::move(frame));
+                    opened_turns += self->window_.opens_turn(self->window_.end() - 1) ? 1U : 0U;
                 }
                 self->last_activity_ = std::chrono::system_clock::now();
                 for (const auto& sub : self->subscribers_) {
                     sub->frames_published();
                 }
-                if (self->window_.first() == 0) {
-                    self->spec_.turns = self->window_.openings().size();
+                if (fs.listing.turns) {
+                    self->spec_.turns += opened_turns; // counted as they come (O(rows))
                     fs.listing.turns = self->spec_.turns;
                 }
                 self->wake_all();
