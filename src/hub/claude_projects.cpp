@@ -184,11 +184,11 @@ ForeignListing parse_listing(std::string_view head, std::string_view tail, bool 
 }
 
 bool is_session_file_name(std::string_view name) {
-    constexpr std::string_view ext = ".jsonl";
-    if (name.size() <= ext.size() || !name.ends_with(ext) || name.starts_with("agent-")) {
+    constexpr std::string_view EXT = ".jsonl";
+    if (name.size() <= EXT.size() || !name.ends_with(EXT) || name.starts_with("agent-")) {
         return false;
     }
-    return valid_id(foreign_seat_id(name.substr(0, name.size() - ext.size())));
+    return valid_id(foreign_seat_id(name.substr(0, name.size() - EXT.size())));
 }
 
 std::string foreign_seat_id(std::string_view session_id) {
@@ -410,7 +410,11 @@ ClaudeProjects::ClaudeProjects(
 }
 
 ClaudeProjects::~ClaudeProjects() {
-    stop();
+    try {
+        stop();
+    } catch (const std::exception& e) {
+        spdlog::error("projects watch: {}", e.what()); // the descriptor closes with the impl
+    }
 }
 
 std::size_t ClaudeProjects::start() {

@@ -138,7 +138,7 @@ void Hub::create(SeatSpec spec, net::any_io_executor ex, CreateDone done) {
         net::post(ex, [done = std::move(done), f = std::move(*refused)]() { done(f); });
         return;
     }
-    make_on_writer(std::move(spec), std::move(ex), std::move(done));
+    make_on_writer(std::move(spec), ex, std::move(done));
 }
 
 void Hub::continue_foreign(std::string_view id, net::any_io_executor ex, CreateDone done) {
@@ -165,10 +165,10 @@ void Hub::continue_foreign(std::string_view id, net::any_io_executor ex, CreateD
         return;
     }
     spec.session_id = from->summary().session_id;
-    make_on_writer(std::move(spec), std::move(ex), std::move(done));
+    make_on_writer(std::move(spec), ex, std::move(done));
 }
 
-void Hub::make_on_writer(SeatSpec spec, net::any_io_executor ex, CreateDone done) {
+void Hub::make_on_writer(SeatSpec spec, const net::any_io_executor& ex, CreateDone done) {
     // Its folder, first meta.json (two fsyncs) and transcript are made on the writer.
     auto out = std::make_shared<std::optional<Result<std::shared_ptr<Seat>>>>();
     const bool queued = writer_->submit(

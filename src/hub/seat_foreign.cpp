@@ -188,6 +188,9 @@ std::shared_ptr<Seat> Seat::open_foreign(
     return seat;
 }
 
+// These four call each other directly only when the writer refuses a job (then the next one
+// runs on a later change) or a change came during an open: one level deep at most.
+// NOLINTNEXTLINE(misc-no-recursion)
 void Seat::foreign_open(bool reindex) {
     auto& f = *foreign_;
     if (f.opening) {
@@ -254,6 +257,7 @@ void Seat::foreign_open(bool reindex) {
     }
 }
 
+// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see foreign_open.
 void Seat::foreign_opened(const std::shared_ptr<ForeignOpen>& r) {
     auto& f = *foreign_;
     f.opening = false;
@@ -314,6 +318,7 @@ bool Seat::foreign_pending(
     return true;
 }
 
+// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see foreign_open.
 void Seat::foreign_changed() {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     if (!foreign_ || closed_) {
@@ -351,6 +356,7 @@ void Seat::foreign_changed() {
     foreign_read(inode_of(f.file) != f.ino);
 }
 
+// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see foreign_open.
 void Seat::foreign_read(bool replaced) {
     auto& f = *foreign_;
     if (replaced) {

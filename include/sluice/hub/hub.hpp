@@ -117,7 +117,7 @@ private:
     [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
     [[nodiscard]] std::optional<Failure> check_spec(SeatSpec& spec) const;
     Result<std::shared_ptr<Seat>> make_seat(SeatSpec spec);
-    void make_on_writer(SeatSpec spec, boost::asio::any_io_executor ex, CreateDone done);
+    void make_on_writer(SeatSpec spec, const boost::asio::any_io_executor& ex, CreateDone done);
     void add(std::shared_ptr<Seat> seat);
 
     boost::asio::io_context& io_;
