@@ -1,5 +1,5 @@
-// `sluice seats|new|send|approve|deny|tail|cancel|stats`: clients of a running hub over its HTTP
-// API.
+// `sluice seats|new|continue|send|approve|deny|tail|cancel|stats`: clients of a running hub over
+// its HTTP API.
 #include "commands.hpp"
 
 #include <sluice/core/error.hpp>
@@ -232,12 +232,16 @@ int cmd_seats(const ClientOptions& o) {
     std::printf(
         "%-16s %-8s %-8s %6s %7s  %s\n", "SEAT", "AGENT", "STATE", "TURNS", "FRAMES", "NAME");
     for (const auto& s : v->at("seats").as_array()) {
+        // A Claude Code session not opened yet has no known turn count ("turns": null).
+        const auto& turns = s.at("turns");
+        const std::string t =
+            turns.is_null() ? "-" : std::to_string(turns.to_number<std::uint64_t>());
         std::printf(
-            "%-16s %-8s %-8s %6llu %7llu  %s\n",
+            "%-16s %-8s %-8s %6s %7llu  %s\n",
             std::string(s.at("id").as_string()).c_str(),
             std::string(s.at("agent").as_string()).c_str(),
             std::string(s.at("state").as_string()).c_str(),
-            static_cast<unsigned long long>(s.at("turns").to_number<std::uint64_t>()),
+            t.c_str(),
             static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()),
             std::string(s.at("name").as_string()).c_str());
         const auto& so = s.as_object();
@@ -762,6 +766,21 @@ void add_client_commands(CLI::App& app) {
             return 1;
         }
         std::printf("%s\n", v->at("cancelled").as_bool() ? "cancelled" : "no turn was running");
+        return 0;
+    });
+
+    auto* cont = app.add_subcommand(
+        "continue",
+        "Continue a Claude Code session (a read-only seat) as a claude seat; print its id");
+    common(cont);
+    auto fseat = std::make_shared<std::string>();
+    cont->add_option("seat", *fseat, "the session's seat id")->required();
+    on_selected(cont, [o, fseat] {
+        auto v = call(*o, "POST", "/v1/seats/" + *fseat + "/continue");
+        if (!v) {
+            return 1;
+        }
+        std::printf("%s\n", std::string(v->at("seat").as_string()).c_str());
         return 0;
     });
 

@@ -3,6 +3,7 @@
 #include "runtime_flags.hpp"
 
 #include <sluice/cluster/node.hpp>
+#include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/runtime/agent.hpp>
 #include <sluice/runtime/stream_json.hpp>
@@ -62,6 +63,7 @@ struct ServeOptions {
     std::string workspace_root; // claude seats' working directories lie inside (default: data)
     std::uint64_t write_timeout_ms{30'000};
     std::string redis; // --redis URL: scale-out on Redis Streams (empty: single node)
+    std::vector<std::string> claude_projects; // Claude Code projects folders served read-only
 };
 
 // Permission modes are Claude Code's words; a request may only name one of them.
@@ -285,6 +287,22 @@ int run_serve(const ServeOptions& o) {
         }
     }
     const auto restored = hub.restore();
+    std::optional<hub::ClaudeProjects> projects;
+    if (!o.claude_projects.empty()) {
+        std::vector<std::filesystem::path> dirs;
+        for (const auto& d : o.claude_projects) {
+            if (!d.empty()) {
+                dirs.emplace_back(d);
+                continue;
+            }
+            const char* home = std::getenv("HOME");
+            dirs.emplace_back(
+                std::filesystem::path(home != nullptr ? home : ".") / ".claude/projects");
+        }
+        projects.emplace(io, hub, std::move(dirs));
+        const auto listed = projects->start();
+        std::printf("claude sessions listed: %zu\n", listed);
+    }
     server::ServerConfig sc;
     sc.listen = o.listen;
     sc.max_connections = o.max_connections;
@@ -395,6 +413,9 @@ int run_serve(const ServeOptions& o) {
             }
             io.stop();
         });
+        if (projects) {
+            projects->stop();
+        }
         hub.shutdown();
         if (node) {
             node->stop();
@@ -481,6 +502,15 @@ void add_serve_command(CLI::App& app) {
         o->write_timeout_ms,
         "let a subscriber go when a write makes no progress this long (default 30000: twice "
         "the heartbeat)");
+    sub->add_option(
+           "--claude-projects",
+           o->claude_projects,
+           "serve Claude Code's session files under DIR as read-only seats, followed live "
+           "(repeatable; no DIR: ~/.claude/projects); nothing is written there")
+        ->expected(0, 1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll) // repeatable, each with 0 or 1
+        ->allow_extra_args(false)
+        ->type_name("[DIR]");
     on_selected(sub, [o] { return run_serve(*o); });
 }
 

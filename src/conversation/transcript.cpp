@@ -101,6 +101,14 @@ std::filesystem::path Transcript::index_path(const std::filesystem::path& transc
     return p;
 }
 
+std::filesystem::path Transcript::index_file() const {
+    return options_.index_file.empty() ? index_path(path_) : options_.index_file;
+}
+
+bool Transcript::index_writable() const noexcept {
+    return options_.write_index && (!options_.read_only || !options_.index_file.empty());
+}
+
 Transcript::Transcript(Transcript&& o) noexcept
     : path_(std::move(o.path_))
     , options_(std::move(o.options_))
@@ -197,6 +205,27 @@ result<void> Transcript::check_tail() {
         return io_error();
     }
     std::uint64_t good = end_;
+    if (last != '\n' && options_.follow) {
+        // Being written by its owner: wait for the newline (refresh), never cut it.
+        std::array<char, 65536> buf{};
+        std::uint64_t hi = end_;
+        good = 0;
+        while (hi > 0) {
+            const std::uint64_t lo = hi > buf.size() ? hi - buf.size() : 0;
+            if (!detail::pread_all(fd_, buf.data(), hi - lo, lo)) {
+                return io_error();
+            }
+            if (const void* nl = ::memrchr(buf.data(), '\n', hi - lo)) {
+                good =
+                    lo + static_cast<std::uint64_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+                break;
+            }
+            hi = lo;
+        }
+        torn_bytes_ = end_ - good;
+        end_ = good;
+        return {};
+    }
     if (last != '\n') {
         auto piece = last_piece();
         if (!piece) {
@@ -286,7 +315,7 @@ void Transcript::note(std::uint64_t pos, std::uint64_t offset, std::uint64_t lin
 }
 
 bool Transcript::load_index() {
-    const auto ipath = index_path(path_);
+    const auto ipath = index_file();
     int fd = ::open(ipath.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return false;
@@ -347,7 +376,7 @@ bool Transcript::load_index() {
     openings_ = std::move(ops);
     frames_ = mark->a;
     lines_ = mark->c;
-    if (!options_.read_only && options_.write_index) {
+    if (index_writable()) {
         index_fd_ = ::open(ipath.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
         if (index_fd_ >= 0 && bytes_at_mark < data.size()) {
             if (::ftruncate(index_fd_, static_cast<off_t>(bytes_at_mark)) != 0) {
@@ -387,7 +416,7 @@ result<void> Transcript::count() {
         return io_error();
     }
     pending_index_.clear();
-    if (!options_.read_only && options_.write_index) {
+    if (index_writable()) {
         return write_index(false);
     }
     return {};
@@ -406,7 +435,7 @@ result<void> Transcript::write_index(bool with_openings) {
         }
     }
     put_record(out, {REC_MARK, frames_, end_, lines_});
-    const auto ipath = index_path(path_);
+    const auto ipath = index_file();
     close_fd(index_fd_);
     if (auto r = safe_write(ipath, std::string_view(out.data(), out.size())); !r) {
         return r.error();
@@ -509,13 +538,13 @@ result<void> Transcript::append(const Frame& f) {
 }
 
 result<void> Transcript::sync() {
-    if (options_.read_only) {
+    if (options_.read_only && !index_writable()) {
         return {};
     }
-    if (::fdatasync(fd_) != 0) {
+    if (!options_.read_only && ::fdatasync(fd_) != 0) {
         return last_os_error();
     }
-    if (!options_.write_index) {
+    if (!index_writable()) {
         return {};
     }
     if (index_fd_ < 0) {
@@ -600,10 +629,64 @@ result<void> Transcript::build_index() {
     frames_ = frames;
     lines_ = lines;
     scan_ = scan;
-    if (options_.read_only || !options_.write_index) {
+    if (!index_writable()) {
         return options_.read_only ? make_error_code(errc::conflict) : result<void>{};
     }
     return write_index(true);
+}
+
+result<std::vector<FramePtr>> Transcript::refresh() {
+    struct stat st {};
+
+    if (::fstat(fd_, &st) != 0) {
+        return io_error();
+    }
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size < end_) {
+        return make_error_code(errc::conflict); // truncated under us
+    }
+    std::vector<FramePtr> out;
+    if (size <= end_) {
+        torn_bytes_ = size - end_;
+        return out;
+    }
+    if (auto r = warm_scan(); !r) {
+        return r.error();
+    }
+    // Whole lines only: up to the last newline of what was appended (bounded per call).
+    constexpr std::uint64_t max_step = 64ULL << 20;
+    std::string buf(static_cast<std::size_t>(std::min(size - end_, max_step)), '\0');
+    if (!detail::pread_all(fd_, buf.data(), buf.size(), end_)) {
+        return io_error();
+    }
+    const void* nl = ::memrchr(buf.data(), '\n', buf.size());
+    if (nl == nullptr) {
+        torn_bytes_ = size - end_;
+        return out; // a line still being written: waited for
+    }
+    const auto whole = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+    std::size_t at = 0;
+    while (at < whole) {
+        const auto* e = static_cast<const char*>(::memchr(buf.data() + at, '\n', whole - at));
+        const auto len = static_cast<std::size_t>(e - (buf.data() + at));
+        const std::string_view text(buf.data() + at, len);
+        const std::uint64_t offset = end_ + at;
+        auto f = parse_line(text, lines_);
+        if (!f) {
+            return f.error();
+        }
+        if (*f) {
+            note(frames_, offset, lines_, scan_->opens_turn(**f));
+            ++frames_;
+            out.push_back(std::move(*f));
+        }
+        ++lines_;
+        at += len + 1;
+    }
+    end_ += whole;
+    torn_bytes_ = size - end_;
+    open_tail_ = false;
+    return out;
 }
 
 } // namespace sluice

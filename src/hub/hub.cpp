@@ -144,7 +144,7 @@ std::optional<Failure> Hub::check_spec(SeatSpec& spec) const {
     }
     {
         std::lock_guard lock(mu_);
-        if (seats_.size() >= config_.max_seats) {
+        if (seats_.size() - foreign_seats_ >= config_.max_seats) {
             return Failure::of(
                 errc::overloaded,
                 "too many seats (at most " + std::to_string(config_.max_seats) + ")");
@@ -165,6 +165,37 @@ void Hub::create(SeatSpec spec, const net::any_io_executor& ex, CreateDone done)
         net::post(ex, [done = std::move(done), f = std::move(*refused)]() { done(f); });
         return;
     }
+    make_on_writer(std::move(spec), ex, std::move(done));
+}
+
+void Hub::continue_foreign(std::string_view id, net::any_io_executor ex, CreateDone done) {
+    const auto from = find(id);
+    std::optional<Failure> refused;
+    SeatSpec spec;
+    if (!from) {
+        refused = Failure::of(errc::not_found, "no such seat: " + std::string(id));
+    } else if (!from->foreign()) {
+        refused = Failure::of(errc::conflict, "only a Claude Code session can be continued");
+    } else {
+        const auto s = from->summary();
+        spec.agent = "claude";
+        spec.name = s.title.empty() ? s.id : s.title;
+        spec.cwd = s.project;
+        if (spec.cwd.empty()) {
+            refused = Failure::of(errc::conflict, "the session names no cwd to continue it in");
+        } else {
+            refused = check_spec(spec); // clears session_id: set below, never from a client
+        }
+    }
+    if (refused) {
+        net::post(ex, [done = std::move(done), f = std::move(*refused)]() { done(f); });
+        return;
+    }
+    spec.session_id = from->summary().session_id;
+    make_on_writer(std::move(spec), ex, std::move(done));
+}
+
+void Hub::make_on_writer(SeatSpec spec, const net::any_io_executor& ex, CreateDone done) {
     // Its folder, first meta.json (two fsyncs) and transcript are made on the writer.
     auto out = std::make_shared<std::optional<Result<std::shared_ptr<Seat>>>>();
     const bool queued = writer_->submit(
@@ -225,6 +256,30 @@ Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec) {
     return seat;
 }
 
+std::shared_ptr<Seat> Hub::add_foreign(std::filesystem::path file, ForeignListing listing) {
+    SeatSpec spec;
+    spec.id = foreign_seat_id(listing.session_id);
+    spec.name = listing.title.empty() ? spec.id : listing.title;
+    spec.agent = "claude";
+    spec.epoch = new_id("e"); // until opened: then the one kept with its index
+    spec.session_id = listing.session_id;
+    spec.cwd = listing.project;
+    if (find(spec.id)) {
+        return nullptr;
+    }
+    auto dir = config_.data_dir / "foreign" / spec.id;
+    auto seat = Seat::open_foreign(
+        io_, std::move(spec), seat_options(std::move(dir)), std::move(file), std::move(listing));
+    std::lock_guard lock(mu_);
+    if (seats_.contains(seat->id())) {
+        return nullptr;
+    }
+    seats_[seat->id()] = seat;
+    order_.push_back(seat);
+    ++foreign_seats_;
+    return seat;
+}
+
 std::shared_ptr<Seat> Hub::find(std::string_view id) const {
     std::lock_guard lock(mu_);
     auto it = seats_.find(std::string(id));
@@ -243,6 +298,9 @@ boost::system::result<void> Hub::remove(std::string_view id) {
         auto it = seats_.find(std::string(id));
         if (it == seats_.end()) {
             return make_error_code(errc::not_found);
+        }
+        if (it->second->foreign()) {
+            return make_error_code(errc::conflict); // a foreign session file is never deleted
         }
         seat = it->second;
         seats_.erase(it);

@@ -323,6 +323,9 @@ void Seat::close(bool then_remove) {
 
 Result<Submitted> Seat::submit(std::string text) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (foreign_) {
+        return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
+    }
     if (closed_) {
         return Failure::of(errc::conflict, "the seat is closed");
     }
@@ -406,6 +409,9 @@ Result<void> Seat::rename(std::string name) {
             return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
         })) {
         return Failure::of(errc::bad_request, "field 'name' must not hold control characters");
+    }
+    if (foreign_) {
+        return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
     }
     if (closed_) {
         return Failure::of(errc::conflict, "the seat is closed");

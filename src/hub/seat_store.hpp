@@ -7,8 +7,12 @@
 #include <boost/system/error_code.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sluice::hub {
 
@@ -35,6 +39,17 @@ struct Seat::Store {
     bool marked{false};               // the unsynced marker is on disk
     std::filesystem::path marker;
     std::string boot;
+};
+
+// The state of a foreign seat; confined to the seat's strand.
+struct Seat::Foreign {
+    std::filesystem::path file; // the session file (never written)
+    ForeignListing listing;     // what its listing learned
+    bool opened{false}, opening{false}, reading{false}, again{false};
+    std::uint64_t ino{}; // the inode opened (a different one at the path: replaced)
+    std::string failed;  // why it could not be opened
+    std::vector<std::pair<std::shared_ptr<Subscriber>, std::optional<std::string>>> waiting;
+    std::vector<std::function<void()>> after_open; // history requests made before it opened
 };
 
 } // namespace sluice::hub

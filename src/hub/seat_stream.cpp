@@ -13,6 +13,9 @@ namespace sluice::hub {
 
 void Seat::attach(const std::shared_ptr<Subscriber>& sub, std::optional<std::string> last) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (foreign_pending(sub, last)) {
+        return; // a foreign file opens first (on the writer); it starts the subscriber then
+    }
     std::optional<std::string_view> id;
     if (last) {
         id = *last;
@@ -36,6 +39,9 @@ void Seat::detach(const std::shared_ptr<Subscriber>& sub) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     std::erase(subscribers_, sub);
     std::erase_if(mirror_waiting_, [&](const auto& w) { return w.first == sub; });
+    if (foreign_) {
+        std::erase_if(foreign_->waiting, [&sub](const auto& w) { return w.first == sub; });
+    }
     preview_dropped_ += sub->gap_bytes() + sub->take_unreported_dropped();
     resyncs_ += sub->resyncs();
     if (sub->cancels_on_disconnect() && turns_.cancel) {
@@ -62,6 +68,9 @@ void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     if (mirror() && !mirror_ready_) {
         return; // a mirror's viewers wait for its first reset
+    }
+    if (foreign_ && !foreign_->opened) {
+        return; // not started yet: it waits for the file to open
     }
     const auto gaps_before = sub.gap_bytes();
     sub.collect(view(), out);
@@ -154,6 +163,13 @@ Seat::window_history(std::optional<std::uint64_t> before, std::uint64_t at, std:
 void Seat::history(
     std::optional<std::uint64_t> before, std::size_t turns, const HistoryDone& done) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (foreign_ && !foreign_->opened) {
+        foreign_->after_open.emplace_back([self = shared_from_this(), before, turns, done] {
+            self->history(before, turns, done);
+        });
+        foreign_open();
+        return;
+    }
     turns = std::clamp<std::size_t>(turns, 1, SUBSCRIBE_TURNS);
     const std::uint64_t at = before.value_or(window_.end());
     if (at > window_.end()) {
@@ -198,6 +214,10 @@ void Seat::history(
 
 Result<HistoryPage> Seat::history(std::optional<std::uint64_t> before, std::size_t turns) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (foreign_ && !foreign_->opened) {
+        foreign_open();
+        return Failure::of(errc::overloaded, "the session file is being opened; try again");
+    }
     turns = std::clamp<std::size_t>(turns, 1, SUBSCRIBE_TURNS);
     const std::uint64_t at = before.value_or(window_.end());
     if (at > window_.end()) {
@@ -221,6 +241,10 @@ Result<HistoryPage> Seat::history(std::optional<std::uint64_t> before, std::size
 
 Result<std::shared_ptr<const std::string>> Seat::frame_text(std::uint64_t seq) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (foreign_ && !foreign_->opened) {
+        foreign_open();
+        return Failure::of(errc::overloaded, "the session file is being opened; try again");
+    }
     if (seq >= window_.end()) {
         return Failure::of(
             errc::not_found,
@@ -304,6 +328,9 @@ void Seat::update_summary() {
     if (!mirror_gone_.empty()) {
         s.state = SeatState::unavailable;
         s.reason = mirror_gone_;
+    }
+    if (foreign_) {
+        foreign_summary(s);
     }
     std::lock_guard lock(summary_mu_);
     summary_ = std::move(s);

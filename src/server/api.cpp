@@ -69,6 +69,18 @@ auto read_history(
         std::move(initiate), net::use_awaitable, std::move(seat), before, turns);
 }
 
+// Continues a foreign session as a new claude seat (disk work on the writer), back here.
+auto continue_seat(hub::Hub& h, std::string id) {
+    using R = hub::Result<std::shared_ptr<hub::Seat>>;
+    auto initiate = [&h](auto handler, std::string sid) {
+        auto ex = net::get_associated_executor(handler);
+        auto hp = std::make_shared<decltype(handler)>(std::move(handler));
+        h.continue_foreign(sid, ex, [hp](R r) { std::move (*hp)(std::move(r)); });
+    };
+    return net::async_initiate<decltype(net::use_awaitable), void(R)>(
+        std::move(initiate), net::use_awaitable, std::move(id));
+}
+
 // Creates a seat with its disk work on the hub's writer; the result comes back here.
 auto create_seat(hub::Hub& h, hub::SeatSpec spec) {
     using R = hub::Result<std::shared_ptr<hub::Seat>>;
@@ -100,8 +112,15 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
         }
         o["warnings"] = std::move(w);
     }
-    o["turns"] = s.turns;
+    o["turns"] = s.turns_known ? json::value(s.turns) : json::value(nullptr);
     o["frames"] = s.frames;
+    if (!s.source.empty()) {
+        o["source"] = s.source;
+        o["project"] = s.project;
+        o["title"] = s.title;
+        o["live"] = s.last_activity
+                    && std::chrono::system_clock::now() - *s.last_activity < hub::FOREIGN_LIVE_FOR;
+    }
     o["queued"] = s.queued;
     if (s.pending_permissions > 0) {
         o["pending_permissions"] = s.pending_permissions;
@@ -504,6 +523,10 @@ net::awaitable<Response> seat_routes(
             co_return json_response(req, 200, json::serialize(seat_json(seat->summary(), true)));
         }
         if (method == http::verb::delete_) {
+            if (seat->foreign()) {
+                co_return error_response(
+                    req, make_error_code(errc::conflict), std::string(hub::FOREIGN_READ_ONLY));
+            }
             if (auto r = s.hub.remove(parts[2]); !r) {
                 co_return error_response(
                     req, r.error(), "cannot delete the seat: " + r.error().message());
@@ -557,6 +580,20 @@ net::awaitable<Response> seat_routes(
         }
         co_return json_response(
             req, 202, json::serialize(json::object{{"turn", r->turn}, {"queued", r->queued}}));
+    }
+    if (action == "continue") {
+        if (method != http::verb::post) {
+            co_return method_not_allowed(req, "POST");
+        }
+        auto make = continue_seat(s.hub, parts[2]); // named: GCC 12 co_await
+        auto made = co_await std::move(make);
+        if (!made) {
+            co_return error_response(req, made.error().code, made.error().message);
+        }
+        co_return json_response(
+            req,
+            201,
+            json::serialize(json::object{{"seat", (*made)->id()}, {"continued", parts[2]}}));
     }
     if (action == "cancel") {
         if (method != http::verb::post) {

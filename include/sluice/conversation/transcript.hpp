@@ -34,6 +34,13 @@ struct TranscriptOptions {
     bool strict{false};
     /// Called now and then during a scan over the whole file: (bytes done, bytes total).
     std::function<void(std::uint64_t, std::uint64_t)> progress{};
+    /// Where the sidecar index lives (empty: `<file>.sidx`, beside it). When set, the index is
+    /// kept there even when `read_only` (a foreign file: the file itself is never written).
+    std::filesystem::path index_file{};
+    /// Another process appends to the file (a foreign transcript, read-only): a last piece with
+    /// no newline is a line still being written — neither counted nor cut, waited for; `refresh`
+    /// takes it once its newline is there.
+    bool follow{false};
 };
 
 /// A line that could not be read as JSON: its 1-based number and what was wrong.
@@ -79,6 +86,12 @@ public:
     /// its last whole line). @return `errc::bad_request` for a non-frame row, `errc::conflict`
     /// when read-only, else the OS reason (system category: ENOSPC, EFBIG, EIO, …).
     boost::system::result<void> append(const Frame& f);
+
+    /// Reads the whole lines another process appended since the last open or refresh (a
+    /// `follow` transcript), numbering them as frames; a torn last piece is left for later.
+    /// @return the new frames (held form), oldest first; `errc::conflict` when the file is now
+    /// shorter than what was read (truncated: reopen it); `errc::io_error`.
+    boost::system::result<std::vector<FramePtr>> refresh();
 
     /// Makes every appended frame durable (fdatasync) and writes the index records. The hub calls
     /// this at turn end and on a short timer. @return the OS reason of a failed sync or index
@@ -184,6 +197,8 @@ private:
         std::uint64_t& lines,
         const std::function<void(const ScannedFrame&)>& on_frame);
     Checkpoint anchor_at_or_after(std::uint64_t pos) const;
+    std::filesystem::path index_file() const;
+    bool index_writable() const noexcept;
 
     std::filesystem::path path_;
     TranscriptOptions options_;

@@ -88,6 +88,17 @@ public:
     /// the spec are decided first, touching nothing; overloaded when the writer queue is full.
     void create(SeatSpec spec, const boost::asio::any_io_executor& ex, CreateDone done);
 
+    /// Lists a foreign session file as a read-only seat (Seat::open_foreign; its index and key
+    /// in `<data>/foreign/<id>/`), unless a seat of that id is listed already. Foreign seats do
+    /// not count against `max_seats`. @return the seat, or nullptr when the id is taken.
+    std::shared_ptr<Seat> add_foreign(std::filesystem::path file, ForeignListing listing);
+
+    /// Continues a foreign session: a new hosted `claude` seat in the session's recorded cwd
+    /// that resumes it (`--resume <session_id>`), made as the asynchronous `create` makes one;
+    /// refused (bad_request) when the cwd lies outside the workspace root, conflict when `id`
+    /// is not a foreign seat, not_found when there is no such seat. `done` runs on `ex`.
+    void continue_foreign(std::string_view id, boost::asio::any_io_executor ex, CreateDone done);
+
     /// The seat with this id, or nullptr.
     [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id) const;
 
@@ -114,6 +125,7 @@ private:
     [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
     [[nodiscard]] std::optional<Failure> check_spec(SeatSpec& spec) const;
     Result<std::shared_ptr<Seat>> make_seat(SeatSpec spec);
+    void make_on_writer(SeatSpec spec, const boost::asio::any_io_executor& ex, CreateDone done);
     void add(std::shared_ptr<Seat> seat);
 
     boost::asio::io_context& io_;
@@ -122,6 +134,7 @@ private:
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Seat>> order_;
     std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;
+    std::size_t foreign_seats_{}; // of seats_, those over foreign session files
 };
 
 } // namespace sluice::hub

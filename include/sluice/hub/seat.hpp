@@ -8,6 +8,7 @@
 #include <sluice/core/error.hpp>
 #include <sluice/core/relay_queue.hpp>
 #include <sluice/hub/broker.hpp>
+#include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/failure.hpp>
 #include <sluice/hub/partial.hpp>
 #include <sluice/hub/seat_meta.hpp>
@@ -73,6 +74,11 @@ struct SeatSummary {
     std::uint64_t pending_permissions{}; ///< permission prompts waiting for an answer
     std::optional<std::chrono::system_clock::time_point> last_activity;
     std::vector<BadLine> warnings; ///< damaged transcript lines skipped (never served)
+    std::string source;            ///< "claude" for a foreign session file (empty: sluice's own)
+    std::string project;           ///< foreign: the session's cwd
+    std::string title;             ///< foreign: its title
+    bool turns_known{true};        ///< foreign: whether `turns` is known yet
+    std::string session_id;        ///< foreign: Claude Code's session id
 };
 
 /// What `submit` did with a prompt.
@@ -143,6 +149,25 @@ public:
     /// transcript when that opens; prompts are refused with the reason; it can be removed.
     static std::shared_ptr<Seat> open_unavailable(
         boost::asio::io_context& io, SeatSpec spec, SeatOptions opt, std::string reason);
+
+    /// A read-only seat over a foreign session file (Claude Code's own transcript), listed from
+    /// `listing` and opened at its first viewer or page (the window read from the end, on the
+    /// writer). Its index and key live in `opt.dir` (in sluice's data dir); `file` is never
+    /// written. Prompts, renames and deletes are refused (conflict, FOREIGN_READ_ONLY).
+    static std::shared_ptr<Seat> open_foreign(
+        boost::asio::io_context& io,
+        SeatSpec spec,
+        SeatOptions opt,
+        std::filesystem::path file,
+        ForeignListing listing);
+
+    /// The foreign file changed (a watch saw it): its new whole rows are read on the writer and
+    /// published in order; a truncated or replaced file is opened again under a new epoch.
+    /// On the strand.
+    void foreign_changed();
+
+    /// Whether this seat serves a foreign session file (read-only).
+    [[nodiscard]] bool foreign() const noexcept { return foreign_ != nullptr; }
 
     ~Seat();
     Seat(const Seat&) = delete;
@@ -296,11 +321,20 @@ private:
     std::shared_ptr<const std::string> partial_data();
     std::optional<HistoryPage>
     window_history(std::optional<std::uint64_t> before, std::uint64_t at, std::size_t turns);
+    // foreign session files (seat_foreign.cpp)
+    struct Foreign;
+    struct ForeignOpen;
+    void foreign_open(bool reindex = false);
+    void foreign_opened(const std::shared_ptr<ForeignOpen>& r);
+    void foreign_read(bool replaced);
+    bool foreign_pending(const std::shared_ptr<Subscriber>& sub, std::optional<std::string>& last);
+    void foreign_summary(SeatSummary& s) const;
 
     strand_type strand_;
     SeatSpec spec_;
     SeatOptions opt_;
     std::shared_ptr<Store> store_; // the transcript, shared with writer jobs; null if unreadable
+    std::shared_ptr<Foreign> foreign_; // set for a foreign session file (seat_foreign.cpp)
     Window window_;
     std::unique_ptr<runtime::Agent> agent_;
     std::string unavailable_; // why there is no agent (empty: available)

@@ -1,6 +1,7 @@
 # Unit tests of sluice::hub: one file per public header (seat tests run on a real io_context with
 # a fake agent, see hub_test_support.hpp).
 list(APPEND SLUICE_TEST_SOURCES
+    unit/hub/claude_projects_test.cpp
     unit/hub/hub_test.cpp
     unit/hub/partial_test.cpp
     unit/hub/seat_meta_test.cpp

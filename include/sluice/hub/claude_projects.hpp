@@ -1,0 +1,94 @@
+// Claude Code's own session files (`~/.claude/projects/**.jsonl`) as read-only seats: listing
+// from bounded heads and tails, the index key kept in sluice's data dir, the inotify follower.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice::hub {
+
+class Hub;
+
+/// Bytes read from the head of a session file to list it. Basis: a session's first rows (summary
+/// rows, its cwd, the first prompt) fit in a few KiB in every fixture; 10,000 files then read
+/// at most 480 MiB, far less in practice (most files are smaller than head + tail).
+inline constexpr std::size_t FOREIGN_LIST_HEAD_BYTES = 32 * 1024;
+/// Bytes read from the tail of a session file to list it (newer title and summary rows).
+inline constexpr std::size_t FOREIGN_LIST_TAIL_BYTES = 16 * 1024;
+/// Bytes of a title (cut at a UTF-8 boundary, then "…").
+inline constexpr std::size_t FOREIGN_TITLE_MAX_BYTES = 120;
+/// A session is `live` when its file was written this recently.
+inline constexpr std::chrono::seconds FOREIGN_LIVE_FOR{60};
+/// What a foreign seat answers to a prompt, a rename or a delete (409).
+inline constexpr std::string_view FOREIGN_READ_ONLY =
+    "read-only: a Claude Code session on this machine; continue it to send";
+
+/// What a listing learns of one session file from its head and tail.
+struct ForeignListing {
+    std::string session_id;             ///< from the file name (`<session>.jsonl`)
+    std::string project;                ///< the `cwd` its rows carry (empty: none seen)
+    std::string title;                  ///< custom/ai title or summary row, else first prompt
+    std::optional<std::uint64_t> turns; ///< known when the whole file was read
+    std::uint64_t size{};               ///< bytes, when listed
+    std::chrono::system_clock::time_point mtime{}; ///< last written, when listed
+};
+
+/// Parses what a listing read: `head` (the file's first bytes; `whole` when that is the whole
+/// file) and `tail` (its last bytes, may overlap the head). Pure: the listing's rules, tested
+/// on the fixtures. Partial lines at the cut edges are ignored.
+[[nodiscard]] ForeignListing
+parse_listing(std::string_view head, std::string_view tail, bool whole);
+
+/// A title made fit for a list: whitespace runs collapsed, trimmed, at most
+/// FOREIGN_TITLE_MAX_BYTES (cut at a UTF-8 boundary, then "…").
+[[nodiscard]] std::string trim_title(std::string_view text);
+
+/// Lists one session file by bounded reads (FOREIGN_LIST_HEAD_BYTES + FOREIGN_LIST_TAIL_BYTES
+/// at most). @return nullopt when it cannot be read or is not a session file.
+/// @par Thread safety
+/// Safe from any thread; blocking (two reads).
+[[nodiscard]] std::optional<ForeignListing> list_session_file(const std::filesystem::path& file);
+
+/// Whether `name` is a session file's name (`<uuid-like id>.jsonl`, not `agent-*.jsonl`, the
+/// old sub-agent layout).
+[[nodiscard]] bool is_session_file_name(std::string_view name);
+
+/// The seat id of a session (derived from its id, stable across restarts).
+[[nodiscard]] std::string foreign_seat_id(std::string_view session_id);
+
+/// Serves every session file under some Claude Code projects folders as seats of a hub, and
+/// follows them: one inotify descriptor on the io_context (watches on each folder and each
+/// project folder in it), so appended rows reach subscribers and new files appear as seats.
+///
+/// @par Thread safety
+/// Construct and `start` once, on any thread before the io_context runs; the watch runs on its
+/// own strand afterwards.
+class ClaudeProjects {
+public:
+    /// Follows `dirs` for `hub`. Nothing is read until `start`.
+    ClaudeProjects(boost::asio::io_context& io, Hub& hub, std::vector<std::filesystem::path> dirs);
+    ~ClaudeProjects();
+    ClaudeProjects(const ClaudeProjects&) = delete;
+    ClaudeProjects& operator=(const ClaudeProjects&) = delete;
+
+    /// Lists every session file as a seat and starts following. @return seats listed.
+    /// Never writes under any of `dirs`.
+    std::size_t start();
+
+    /// Stops following (the watch descriptor is closed).
+    void stop();
+
+private:
+    struct Impl;
+    std::shared_ptr<Impl> impl_;
+};
+
+} // namespace sluice::hub

@@ -1,0 +1,454 @@
+// Claude Code's projects folders as seats: bounded listing reads and the one inotify follower.
+#include "ids.hpp"
+
+#include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/turns.hpp>
+#include <sluice/core/utf8.hpp>
+#include <sluice/hub/claude_projects.hpp>
+#include <sluice/hub/hub.hpp>
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/json.hpp>
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace sluice::hub {
+
+namespace json = boost::json;
+namespace net = boost::asio;
+
+namespace {
+
+std::string_view str_of(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view{};
+}
+
+// The text a person typed in a user row: its string content, or its first text block.
+std::string_view prompt_text(const json::object& row) {
+    const auto* m = row.if_contains("message");
+    if (m == nullptr || !m->is_object()) {
+        return {};
+    }
+    const auto* c = m->get_object().if_contains("content");
+    if (c == nullptr) {
+        return {};
+    }
+    if (c->is_string()) {
+        return c->get_string();
+    }
+    if (c->is_array()) {
+        for (const auto& b : c->get_array()) {
+            if (b.is_object() && str_of(b.get_object(), "type") == "text") {
+                return str_of(b.get_object(), "text");
+            }
+        }
+    }
+    return {};
+}
+
+// Splits `s` into its lines; a piece with no newline at the end is left out unless `last_too`.
+template <class Fn>
+void for_each_line(std::string_view s, bool last_too, Fn&& fn) {
+    std::size_t at = 0;
+    while (at < s.size()) {
+        const auto nl = s.find('\n', at);
+        if (nl == std::string_view::npos) {
+            if (last_too) {
+                fn(s.substr(at));
+            }
+            return;
+        }
+        fn(s.substr(at, nl - at));
+        at = nl + 1;
+    }
+}
+
+// Title rows: Claude Code's own titles (custom, then generated), then its summary rows.
+struct Titles {
+    std::string custom, ai, summary;
+
+    void see(const json::object& o) {
+        const auto type = str_of(o, "type");
+        if (type == "custom-title" && !str_of(o, "customTitle").empty()) {
+            custom = str_of(o, "customTitle");
+        } else if (type == "ai-title" && !str_of(o, "aiTitle").empty()) {
+            ai = str_of(o, "aiTitle");
+        } else if (type == "summary" && !str_of(o, "summary").empty()) {
+            summary = str_of(o, "summary");
+        }
+    }
+
+    [[nodiscard]] std::string best() const {
+        return !custom.empty() ? custom : (!ai.empty() ? ai : summary);
+    }
+};
+
+bool read_at(int fd, std::string& out, std::uint64_t offset, std::size_t n) {
+    out.assign(n, '\0');
+    std::size_t got = 0;
+    while (got < n) {
+        const auto r = ::pread(fd, out.data() + got, n - got, static_cast<off_t>(offset + got));
+        if (r <= 0) {
+            return false;
+        }
+        got += static_cast<std::size_t>(r);
+    }
+    return true;
+}
+
+} // namespace
+
+std::string trim_title(std::string_view text) {
+    std::string out;
+    bool space = false;
+    for (const char c : text) {
+        const bool ws = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+        if (ws) {
+            space = !out.empty();
+            continue;
+        }
+        if (space) {
+            out += ' ';
+            space = false;
+        }
+        out += c;
+    }
+    if (out.size() > FOREIGN_TITLE_MAX_BYTES) {
+        out.resize(utf8::floor_boundary(out, FOREIGN_TITLE_MAX_BYTES));
+        out += "…";
+    }
+    return out;
+}
+
+ForeignListing parse_listing(std::string_view head, std::string_view tail, bool whole) {
+    ForeignListing l;
+    Titles titles;
+    TurnScan scan;
+    std::string first_prompt;
+    std::uint64_t turns = 0;
+    for_each_line(head, whole, [&](std::string_view line) {
+        auto f = Frame::parse(line);
+        if (!f) {
+            return;
+        }
+        const auto& row = (*f)->row();
+        if (l.project.empty()) {
+            l.project = str_of(row, "cwd");
+        }
+        titles.see(row);
+        if (!(*f)->is_frame()) {
+            return;
+        }
+        if (scan.opens_turn(**f)) {
+            ++turns;
+            if (first_prompt.empty() && (*f)->facts().role == FrameRole::prompt) {
+                first_prompt = trim_title(prompt_text(row));
+            }
+        }
+    });
+    if (!whole) {
+        // The tail's first piece is cut; its newest title rows win over the head's.
+        const auto nl = tail.find('\n');
+        tail = nl == std::string_view::npos ? std::string_view{} : tail.substr(nl + 1);
+        for_each_line(tail, false, [&](std::string_view line) {
+            if (line.find("title\"") == std::string_view::npos
+                && line.find("\"summary\"") == std::string_view::npos) {
+                return; // only title rows are read from the tail
+            }
+            boost::system::error_code ec;
+            auto v = json::parse(line, ec);
+            if (!ec && v.is_object()) {
+                titles.see(v.get_object());
+            }
+        });
+    } else {
+        l.turns = turns;
+    }
+    l.title = trim_title(titles.best());
+    if (l.title.empty()) {
+        l.title = first_prompt;
+    }
+    return l;
+}
+
+bool is_session_file_name(std::string_view name) {
+    constexpr std::string_view EXT = ".jsonl";
+    if (name.size() <= EXT.size() || !name.ends_with(EXT) || name.starts_with("agent-")) {
+        return false;
+    }
+    return valid_id(foreign_seat_id(name.substr(0, name.size() - EXT.size())));
+}
+
+std::string foreign_seat_id(std::string_view session_id) {
+    return "c-" + std::string(session_id);
+}
+
+std::optional<ForeignListing> list_session_file(const std::filesystem::path& file) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return std::nullopt;
+    }
+
+    struct stat st {};
+
+    std::string head;
+    std::string tail;
+    bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    const auto size = ok ? static_cast<std::uint64_t>(st.st_size) : 0;
+    const bool whole = size <= FOREIGN_LIST_HEAD_BYTES + FOREIGN_LIST_TAIL_BYTES;
+    if (ok) {
+        ok = read_at(fd, head, 0, static_cast<std::size_t>(whole ? size : FOREIGN_LIST_HEAD_BYTES));
+    }
+    if (ok && !whole) {
+        ok = read_at(fd, tail, size - FOREIGN_LIST_TAIL_BYTES, FOREIGN_LIST_TAIL_BYTES);
+    }
+    ::close(fd);
+    if (!ok) {
+        return std::nullopt;
+    }
+    auto l = parse_listing(head, tail, whole);
+    l.session_id = file.stem().string();
+    l.size = size;
+    l.mtime = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::seconds(st.st_mtim.tv_sec)
+            + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+    return l;
+}
+
+// ---- the follower ----------------------------------------------------------------------------
+
+struct ClaudeProjects::Impl : std::enable_shared_from_this<Impl> {
+    Impl(net::io_context& io, Hub& h, std::vector<std::filesystem::path> d)
+        : hub(h)
+        , dirs(std::move(d))
+        , strand(net::make_strand(io))
+        , notify(strand) {}
+
+    Hub& hub;
+    std::vector<std::filesystem::path> dirs;
+    net::strand<net::io_context::executor_type> strand;
+    net::posix::stream_descriptor notify;
+    std::array<char, 64 * 1024> buf{};
+    // Guarded by mu (start runs before the io_context, events on the strand after).
+    std::mutex mu;
+    std::unordered_map<int, std::filesystem::path> roots;    // wd → a projects folder
+    std::unordered_map<int, std::filesystem::path> projects; // wd → a project folder in it
+    std::unordered_map<std::string, std::shared_ptr<Seat>> by_path;
+
+    static constexpr std::uint32_t PROJECT_EVENTS =
+        IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR;
+    static constexpr std::uint32_t ROOT_EVENTS = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR;
+
+    std::size_t file_seen(const std::filesystem::path& file) {
+        const auto key = file.string();
+        std::shared_ptr<Seat> seat;
+        {
+            std::lock_guard lock(mu);
+            if (auto it = by_path.find(key); it != by_path.end()) {
+                seat = it->second;
+            }
+        }
+        if (seat) {
+            net::post(seat->strand(), [seat] { seat->foreign_changed(); });
+            return 0;
+        }
+        auto listing = list_session_file(file);
+        if (!listing) {
+            return 0;
+        }
+        seat = hub.add_foreign(file, std::move(*listing));
+        if (!seat) {
+            return 0; // the same session id under another folder: listed once
+        }
+        std::lock_guard lock(mu);
+        by_path[key] = std::move(seat);
+        return 1;
+    }
+
+    std::size_t project_seen(const std::filesystem::path& dir) {
+        const int wd =
+            notify.is_open()
+                ? ::inotify_add_watch(notify.native_handle(), dir.c_str(), PROJECT_EVENTS)
+                : -1;
+        if (wd < 0 && notify.is_open()) {
+            spdlog::warn("cannot watch {}: {}", dir.string(), std::strerror(errno));
+        } else {
+            std::lock_guard lock(mu);
+            projects[wd] = dir;
+        }
+        std::vector<std::filesystem::path> files;
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+            std::error_code fec;
+            if (e.is_regular_file(fec) && is_session_file_name(e.path().filename().string())) {
+                files.push_back(e.path());
+            }
+        }
+        std::sort(files.begin(), files.end());
+        std::size_t n = 0;
+        for (const auto& f : files) {
+            n += file_seen(f);
+        }
+        return n;
+    }
+
+    std::size_t root_seen(const std::filesystem::path& root) {
+        std::vector<std::filesystem::path> subdirs;
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+            std::error_code dec;
+            if (e.is_directory(dec)) {
+                subdirs.push_back(e.path());
+            }
+        }
+        if (ec) {
+            spdlog::warn("cannot list {}: {}", root.string(), ec.message());
+        }
+        std::sort(subdirs.begin(), subdirs.end());
+        std::size_t n = 0;
+        for (const auto& d : subdirs) {
+            n += project_seen(d);
+        }
+        return n;
+    }
+
+    void on_event(int wd, std::uint32_t mask, const std::string& name) {
+        if ((mask & IN_Q_OVERFLOW) != 0) {
+            rescan(); // events were lost: look at everything again
+            return;
+        }
+        if (name.empty()) {
+            return;
+        }
+        std::filesystem::path dir;
+        bool is_root = false;
+        {
+            std::lock_guard lock(mu);
+            if (auto it = roots.find(wd); it != roots.end()) {
+                dir = it->second;
+                is_root = true;
+            } else if (auto jt = projects.find(wd); jt != projects.end()) {
+                dir = jt->second;
+            } else {
+                return;
+            }
+        }
+        if (is_root) {
+            if ((mask & IN_ISDIR) != 0) {
+                project_seen(dir / name);
+            }
+            return;
+        }
+        if ((mask & IN_ISDIR) == 0 && is_session_file_name(name)) {
+            file_seen(dir / name);
+        }
+    }
+
+    void rescan() {
+        std::vector<std::shared_ptr<Seat>> seats;
+        {
+            std::lock_guard lock(mu);
+            for (const auto& [path, seat] : by_path) {
+                seats.push_back(seat);
+            }
+        }
+        for (const auto& seat : seats) {
+            net::post(seat->strand(), [seat] { seat->foreign_changed(); });
+        }
+        for (const auto& root : dirs) {
+            root_seen(root);
+        }
+    }
+
+    void read_events() {
+        notify.async_read_some(
+            net::buffer(buf),
+            [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+                if (ec) {
+                    if (ec != net::error::operation_aborted) {
+                        spdlog::error("the projects watch stopped: {}", ec.message());
+                    }
+                    return;
+                }
+                std::size_t at = 0;
+                while (at + sizeof(inotify_event) <= n) {
+                    inotify_event ev{};
+                    std::memcpy(&ev, self->buf.data() + at, sizeof(ev));
+                    std::string name;
+                    if (ev.len > 0) {
+                        name.assign(self->buf.data() + at + sizeof(ev), ev.len);
+                        name.resize(std::strlen(name.c_str()));
+                    }
+                    try {
+                        self->on_event(ev.wd, ev.mask, name);
+                    } catch (const std::exception& e) {
+                        spdlog::error("projects watch: {}", e.what());
+                    }
+                    at += sizeof(inotify_event) + ev.len;
+                }
+                self->read_events();
+            });
+    }
+};
+
+ClaudeProjects::ClaudeProjects(
+    net::io_context& io, Hub& hub, std::vector<std::filesystem::path> dirs)
+    : impl_(std::make_shared<Impl>(io, hub, std::move(dirs))) {
+}
+
+ClaudeProjects::~ClaudeProjects() {
+    try {
+        stop();
+    } catch (const std::exception& e) {
+        spdlog::error("projects watch: {}", e.what()); // the descriptor closes with the impl
+    }
+}
+
+std::size_t ClaudeProjects::start() {
+    const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd < 0) {
+        spdlog::error("inotify_init1 failed: {}", std::strerror(errno));
+    } else {
+        impl_->notify.assign(fd);
+    }
+    std::size_t n = 0;
+    for (const auto& root : impl_->dirs) {
+        if (impl_->notify.is_open()) {
+            const int wd =
+                ::inotify_add_watch(impl_->notify.native_handle(), root.c_str(), Impl::ROOT_EVENTS);
+            if (wd < 0) {
+                spdlog::warn("cannot watch {}: {}", root.string(), std::strerror(errno));
+            } else {
+                std::lock_guard lock(impl_->mu);
+                impl_->roots[wd] = root;
+            }
+        }
+        n += impl_->root_seen(root);
+    }
+    if (impl_->notify.is_open()) {
+        impl_->read_events();
+    }
+    return n;
+}
+
+void ClaudeProjects::stop() {
+    net::post(impl_->strand, [impl = impl_] {
+        boost::system::error_code ignored;
+        impl->notify.close(ignored);
+    });
+}
+
+} // namespace sluice::hub

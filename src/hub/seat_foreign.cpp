@@ -1,0 +1,444 @@
+// Seat over a foreign session file: opened at first use on the writer (index and key in the data
+// dir, the file never written), followed by refreshes, reopened when truncated or replaced.
+#include "ids.hpp"
+#include "seat_store.hpp"
+
+#include <sluice/core/assert.hpp>
+#include <sluice/core/safe_write.hpp>
+#include <sluice/hub/seat.hpp>
+
+#include <boost/json.hpp>
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace sluice::hub {
+
+namespace json = boost::json;
+
+namespace {
+
+// Bytes hashed at the head, and before the recorded end, of a foreign file for its key.
+constexpr std::uint64_t KEY_HASH_BYTES = 4096;
+
+constexpr std::string_view KEY_FILE = "key.json";
+constexpr std::string_view INDEX_FILE = "index.sidx";
+
+// FNV-1a 64 of `n` bytes at `offset`; nullopt when they cannot be read whole.
+std::optional<std::uint64_t> hash_at(int fd, std::uint64_t offset, std::uint64_t n) {
+    std::string buf(static_cast<std::size_t>(n), '\0');
+    std::size_t got = 0;
+    while (got < buf.size()) {
+        const auto r =
+            ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(offset + got));
+        if (r <= 0) {
+            return std::nullopt;
+        }
+        got += static_cast<std::size_t>(r);
+    }
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (const char c : buf) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+// What the data dir remembers of a foreign file: which file (device, inode), how far it was
+// indexed (size, mtime) and what its bytes were (a hash of its head and of the bytes before
+// that size), and the epoch its frames were numbered under.
+struct Key {
+    std::uint64_t dev{}, ino{}, size{};
+    std::int64_t mtime_ns{};
+    std::uint64_t head{}, tail{};
+    std::string epoch;
+};
+
+std::int64_t mtime_ns(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000
+           + static_cast<std::int64_t>(st.st_mtim.tv_nsec);
+}
+
+std::optional<Key> read_key(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    if (!in) {
+        return std::nullopt;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    boost::system::error_code ec;
+    auto v = json::parse(ss.str(), ec);
+    if (ec || !v.is_object()) {
+        return std::nullopt;
+    }
+    const auto& o = v.get_object();
+    Key k;
+    try {
+        k.dev = json::value_to<std::uint64_t>(o.at("dev"));
+        k.ino = json::value_to<std::uint64_t>(o.at("ino"));
+        k.size = json::value_to<std::uint64_t>(o.at("size"));
+        k.mtime_ns = json::value_to<std::int64_t>(o.at("mtime_ns"));
+        k.head = std::stoull(json::value_to<std::string>(o.at("head")), nullptr, 16);
+        k.tail = std::stoull(json::value_to<std::string>(o.at("tail")), nullptr, 16);
+        k.epoch = json::value_to<std::string>(o.at("epoch"));
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    return k;
+}
+
+std::string hex(std::uint64_t v) {
+    std::ostringstream os;
+    os << std::hex << v;
+    return os.str();
+}
+
+// The key of `fd` as indexed up to `size` (whole lines).
+std::optional<Key> key_of(int fd, std::uint64_t size, std::string epoch) {
+    struct stat st {};
+
+    if (::fstat(fd, &st) != 0) {
+        return std::nullopt;
+    }
+    const auto n = std::min(size, KEY_HASH_BYTES);
+    auto head = hash_at(fd, 0, n);
+    auto tail = hash_at(fd, size - n, n);
+    if (!head || !tail) {
+        return std::nullopt;
+    }
+    return Key{
+        static_cast<std::uint64_t>(st.st_dev),
+        static_cast<std::uint64_t>(st.st_ino),
+        size,
+        mtime_ns(st),
+        *head,
+        *tail,
+        std::move(epoch)};
+}
+
+// Whether the index kept for `old` still describes the file open on `fd`: the same file, not
+// shorter, its head and the bytes before the old end unchanged (same size: same mtime too).
+bool key_holds(int fd, const Key& old) {
+    struct stat st {};
+
+    if (::fstat(fd, &st) != 0) {
+        return false;
+    }
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (static_cast<std::uint64_t>(st.st_dev) != old.dev
+        || static_cast<std::uint64_t>(st.st_ino) != old.ino || size < old.size
+        || (size == old.size && mtime_ns(st) != old.mtime_ns)) {
+        return false;
+    }
+    const auto n = std::min(old.size, KEY_HASH_BYTES);
+    return hash_at(fd, 0, n) == old.head && hash_at(fd, old.size - n, n) == old.tail;
+}
+
+Result<void> write_key(const std::filesystem::path& file, const Key& k) {
+    json::object o{
+        {"dev", k.dev},
+        {"ino", k.ino},
+        {"size", k.size},
+        {"mtime_ns", k.mtime_ns},
+        {"head", hex(k.head)},
+        {"tail", hex(k.tail)},
+        {"epoch", k.epoch}};
+    auto text = json::serialize(o);
+    text += '\n';
+    if (auto r = safe_write(file, text); !r) {
+        return Failure{r.error(), "cannot write " + file.string() + ": " + r.error().message()};
+    }
+    return {};
+}
+
+std::uint64_t inode_of(const std::filesystem::path& p) {
+    struct stat st {};
+
+    return ::stat(p.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+}
+
+} // namespace
+
+// What the open job hands back to the strand.
+struct Seat::ForeignOpen {
+    std::optional<Transcript> transcript;
+    Window window;
+    std::string epoch;
+    std::uint64_t ino{};
+    std::string error;
+};
+
+std::shared_ptr<Seat> Seat::open_foreign(
+    boost::asio::io_context& io,
+    SeatSpec spec,
+    SeatOptions opt,
+    std::filesystem::path file,
+    ForeignListing listing) {
+    std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
+    seat->foreign_ = std::make_shared<Foreign>();
+    seat->foreign_->file = std::move(file);
+    seat->foreign_->listing = std::move(listing);
+    seat->last_activity_ = seat->foreign_->listing.mtime;
+    seat->update_summary();
+    return seat;
+}
+
+// These four call each other directly only when the writer refuses a job (then the next one
+// runs on a later change) or a change came during an open: one level deep at most.
+// NOLINTNEXTLINE(misc-no-recursion)
+void Seat::foreign_open(bool reindex) {
+    auto& f = *foreign_;
+    if (f.opening) {
+        return;
+    }
+    f.opening = true;
+    auto out = std::make_shared<ForeignOpen>();
+    const bool queued = submit_job(
+        [file = f.file, dir = opt_.dir, budget = opt_.budget, reindex, out]() {
+            std::error_code fec;
+            std::filesystem::create_directories(dir, fec);
+            const auto index = dir / INDEX_FILE;
+            TranscriptOptions o;
+            o.read_only = true;
+            o.follow = true;
+            o.index_file = index;
+            o.write_index = !fec;
+            // Which file the kept index describes: a rewritten, truncated or replaced file is
+            // counted afresh (its index removed) under a new epoch.
+            const auto old = read_key(dir / KEY_FILE);
+            const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+            const bool holds = fd >= 0 && old && !reindex && key_holds(fd, *old);
+            if (fd >= 0) {
+                ::close(fd);
+            }
+            if (!holds) {
+                std::filesystem::remove(index, fec);
+            }
+            out->epoch = holds ? old->epoch : new_id("e");
+            auto t = Transcript::open(file, o);
+            if (!t) {
+                out->error = "cannot open " + file.string() + ": " + t.error().message();
+                return boost::system::error_code{};
+            }
+            auto w = t->load_window(budget);
+            if (!w) {
+                out->error = "cannot read " + file.string() + ": " + w.error().message();
+                return boost::system::error_code{};
+            }
+            out->ino = inode_of(file);
+            if (o.write_index) {
+                const int kfd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+                if (kfd >= 0) {
+                    if (auto k = key_of(kfd, t->size_bytes(), out->epoch)) {
+                        if (auto r = write_key(dir / KEY_FILE, *k); !r) {
+                            spdlog::warn("{}", r.error().message);
+                        }
+                    }
+                    ::close(kfd);
+                }
+            }
+            out->window = std::move(*w);
+            out->transcript.emplace(std::move(*t));
+            return boost::system::error_code{};
+        },
+        [weak = weak_from_this(), out](boost::system::error_code) {
+            if (auto self = weak.lock()) {
+                self->foreign_opened(out);
+            }
+        });
+    if (!queued) {
+        out->error = "the disk queue is full; try again";
+        foreign_opened(out);
+    }
+}
+
+// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see foreign_open.
+void Seat::foreign_opened(const std::shared_ptr<ForeignOpen>& r) {
+    auto& f = *foreign_;
+    f.opening = false;
+    const bool was_open = f.opened;
+    f.opened = true;
+    if (!r->transcript) {
+        f.failed = r->error;
+        spdlog::warn("seat {}: {}", spec_.id, f.failed);
+    } else {
+        f.failed.clear();
+        f.ino = r->ino;
+        store_ = std::make_shared<Store>(std::move(*r->transcript), opt_.dir);
+        window_ = std::move(r->window);
+        spec_.epoch = r->epoch;
+        const auto openings = window_.openings().size();
+        if (window_.first() == 0) {
+            spec_.turns = openings;
+            f.listing.turns = openings;
+        }
+    }
+    connected_cache_.reset();
+    history_page_.json.reset();
+    frame_text_ = {};
+    if (was_open) {
+        // Reopened (truncated or replaced): every viewer starts again from the new window.
+        for (const auto& sub : subscribers_) {
+            sub->start(window_, spec_.epoch, std::nullopt);
+        }
+    }
+    for (auto& [sub, last] : f.waiting) {
+        std::optional<std::string_view> id;
+        if (last) {
+            id = *last;
+        }
+        sub->start(window_, spec_.epoch, id);
+        subscribers_.push_back(sub);
+    }
+    f.waiting.clear();
+    auto pending = std::move(f.after_open);
+    f.after_open.clear();
+    for (auto& fn : pending) {
+        fn();
+    }
+    wake_all();
+    update_summary();
+    if (std::exchange(f.again, false)) {
+        foreign_changed();
+    }
+}
+
+bool Seat::foreign_pending(
+    const std::shared_ptr<Subscriber>& sub, std::optional<std::string>& last) {
+    if (!foreign_ || foreign_->opened) {
+        return false;
+    }
+    foreign_->waiting.emplace_back(sub, std::move(last));
+    foreign_open();
+    return true;
+}
+
+// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see foreign_open.
+void Seat::foreign_changed() {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (!foreign_ || closed_) {
+        return;
+    }
+    auto& f = *foreign_;
+    if (f.opening) {
+        f.again = true; // looked at once it is open
+        return;
+    }
+    if (!f.opened || !store_) {
+        // Not open: only what a listing shows changes (listed again, bounded, while it lacks
+        // its project or title: a new session's first rows).
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(f.file, ec);
+        if (!ec && size != f.listing.size) {
+            auto again = f.listing.project.empty() || f.listing.title.empty()
+                             ? list_session_file(f.file)
+                             : std::nullopt;
+            if (again) {
+                f.listing = std::move(*again);
+            } else {
+                f.listing.size = size;
+                f.listing.turns.reset();
+            }
+            last_activity_ = std::chrono::system_clock::now();
+            update_summary();
+        }
+        return;
+    }
+    if (f.reading) {
+        f.again = true;
+        return;
+    }
+    foreign_read(inode_of(f.file) != f.ino);
+}
+
+// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see foreign_open.
+void Seat::foreign_read(bool replaced) {
+    auto& f = *foreign_;
+    if (replaced) {
+        spdlog::info("seat {}: {} was replaced: read again", spec_.id, f.file.string());
+        foreign_open(/*reindex=*/true);
+        return;
+    }
+    f.reading = true;
+    auto out = std::make_shared<Result<std::vector<FramePtr>>>(std::vector<FramePtr>{});
+    const bool queued = submit_job(
+        [store = store_, out]() {
+            std::lock_guard lock(store->mu);
+            auto r = store->transcript.refresh();
+            if (r) {
+                *out = std::move(*r);
+            } else {
+                *out = Failure{r.error(), r.error().message()};
+            }
+            return boost::system::error_code{};
+        },
+        [weak = weak_from_this(), out, store = store_](boost::system::error_code) {
+            auto self = weak.lock();
+            if (!self) {
+                return;
+            }
+            auto& fs = *self->foreign_;
+            fs.reading = false;
+            if (store != self->store_ || fs.opening) {
+                // Read from a file since opened again: its result is stale; look again.
+                if (fs.opening) {
+                    fs.again = true;
+                } else {
+                    self->foreign_changed();
+                }
+                return;
+            }
+            if (!*out) {
+                if (out->error().code == make_error_code(errc::conflict)) {
+                    spdlog::info(
+                        "seat {}: {} was truncated: read again", self->spec_.id, fs.file.string());
+                    self->foreign_open(/*reindex=*/true);
+                    return;
+                }
+                spdlog::warn("seat {}: cannot follow: {}", self->spec_.id, out->error().message);
+            } else if (!(*out)->empty()) {
+                std::uint64_t opened_turns = 0;
+                for (auto& frame : **out) {
+                    self->window_.append(std::move(frame));
+                    opened_turns += self->window_.opens_turn(self->window_.end() - 1) ? 1U : 0U;
+                }
+                self->last_activity_ = std::chrono::system_clock::now();
+                for (const auto& sub : self->subscribers_) {
+                    sub->frames_published();
+                }
+                if (fs.listing.turns) {
+                    self->spec_.turns += opened_turns; // counted as they come (O(rows))
+                    fs.listing.turns = self->spec_.turns;
+                }
+                self->wake_all();
+                self->update_summary();
+            }
+            if (std::exchange(fs.again, false)) {
+                self->foreign_changed();
+            }
+        });
+    if (!queued) {
+        f.reading = false;
+        f.again = true; // the next change tries again
+    }
+}
+
+void Seat::foreign_summary(SeatSummary& s) const {
+    const auto& f = *foreign_;
+    s.source = "claude";
+    s.project = f.listing.project;
+    s.title = f.listing.title;
+    s.session_id = f.listing.session_id;
+    s.state = SeatState::idle;
+    s.degraded = false;
+    s.reason = f.failed;
+    s.turns = f.listing.turns.value_or(0);
+    s.turns_known = f.listing.turns.has_value();
+}
+
+} // namespace sluice::hub
