@@ -196,19 +196,12 @@ std::size_t descriptor_budget(std::size_t seats) {
     return rl.rlim_cur > keep ? static_cast<std::size_t>(rl.rlim_cur - keep) : 1;
 }
 
-int run_serve(const ServeOptions& o) {
-    (void)descriptor_budget(0); // raise the soft limit before any seat opens its files
-    bool created = false;
-    const auto token = serve_token(o, created);
-    if (!token) {
-        return 2;
-    }
+// The hub's configuration from the flags: the data dir, the window, and the agent factory.
+hub::HubConfig hub_config(const ServeOptions& o) {
     const runtime::RuntimeConfig rc = runtime_config(o.runtime);
     const bool has_agent_cmd = !o.runtime.agent_cmd.empty();
     const runtime::ProcessAgentConfig pc =
         has_agent_cmd ? process_agent_config(o.runtime) : runtime::ProcessAgentConfig{};
-    boost::asio::io_context io;
-
     hub::HubConfig hc;
     hc.data_dir = o.data;
     if (o.window_cap > 0 || o.window_cap_bytes > 0) {
@@ -254,6 +247,83 @@ int run_serve(const ServeOptions& o) {
         }
     };
 
+    return hc;
+}
+
+// --claude-projects folders; an empty value is ~/.claude/projects.
+std::vector<std::filesystem::path> claude_projects_dirs(const std::vector<std::string>& given) {
+    std::vector<std::filesystem::path> dirs;
+    for (const auto& d : given) {
+        if (!d.empty()) {
+            dirs.emplace_back(d);
+            continue;
+        }
+        const char* home = std::getenv("HOME");
+        dirs.emplace_back(std::filesystem::path(home != nullptr ? home : ".") / ".claude/projects");
+    }
+    return dirs;
+}
+
+// Why the server could not start, on stderr.
+void print_start_error(const ServeOptions& o, const boost::system::error_code& ec) {
+    if (!o.tls_cert.empty() && ec.category() != error_category()) {
+        std::fprintf(
+            stderr,
+            "sluice serve: cannot start on %s with TLS certificate %s and key %s: %s\n",
+            o.listen.c_str(),
+            o.tls_cert.c_str(),
+            o.tls_key.c_str(),
+            ec.message().c_str());
+    } else if (ec == make_error_code(errc::unauthorized)) {
+        std::fprintf(
+            stderr, "sluice serve: listening beyond loopback needs --token or SLUICE_TOKEN\n");
+    } else {
+        std::fprintf(
+            stderr,
+            "sluice serve: cannot listen on %s: %s\n",
+            o.listen.c_str(),
+            ec.message().c_str());
+    }
+}
+
+// The server's configuration from the flags; --max-connections is clamped to what the
+// descriptor limit leaves after `seats` seats.
+server::ServerConfig
+server_config(const ServeOptions& o, const std::string& token, std::size_t seats) {
+    server::ServerConfig sc;
+    sc.listen = o.listen;
+    sc.max_connections = o.max_connections;
+    if (const auto budget = descriptor_budget(seats); budget < sc.max_connections) {
+        spdlog::warn(
+            "--max-connections {} is above what the descriptor limit allows; using {} "
+            "(raise `ulimit -n` for more)",
+            sc.max_connections,
+            budget);
+        sc.max_connections = budget;
+    }
+    sc.header_timeout = std::chrono::milliseconds(o.header_timeout_ms);
+    sc.write_timeout = std::chrono::milliseconds(o.write_timeout_ms);
+    sc.token = token;
+    sc.token_dir = o.data;
+    sc.allow_hosts = o.allow_hosts;
+    sc.allow_origins = o.allow_origins;
+    sc.public_url = o.public_url;
+    sc.auth_free_failures = o.auth_free_failures;
+    sc.tls_cert = o.tls_cert;
+    sc.tls_key = o.tls_key;
+    return sc;
+}
+
+int run_serve(const ServeOptions& o) {
+    (void)descriptor_budget(0); // raise the soft limit before any seat opens its files
+    bool created = false;
+    const auto token = serve_token(o, created);
+    if (!token) {
+        return 2;
+    }
+    boost::asio::io_context io;
+    hub::HubConfig hc = hub_config(o);
+
     // --redis: the cluster engine (src/cluster). Without it nothing of it exists.
     std::shared_ptr<cluster::Node> node;
     if (!o.redis.empty()) {
@@ -289,41 +359,12 @@ int run_serve(const ServeOptions& o) {
     const auto restored = hub.restore();
     std::optional<hub::ClaudeProjects> projects;
     if (!o.claude_projects.empty()) {
-        std::vector<std::filesystem::path> dirs;
-        for (const auto& d : o.claude_projects) {
-            if (!d.empty()) {
-                dirs.emplace_back(d);
-                continue;
-            }
-            const char* home = std::getenv("HOME");
-            dirs.emplace_back(
-                std::filesystem::path(home != nullptr ? home : ".") / ".claude/projects");
-        }
+        auto dirs = claude_projects_dirs(o.claude_projects);
         projects.emplace(io, hub, std::move(dirs));
         const auto listed = projects->start();
         std::printf("claude sessions listed: %zu\n", listed);
     }
-    server::ServerConfig sc;
-    sc.listen = o.listen;
-    sc.max_connections = o.max_connections;
-    if (const auto budget = descriptor_budget(hub.stats().seats); budget < sc.max_connections) {
-        spdlog::warn(
-            "--max-connections {} is above what the descriptor limit allows; using {} "
-            "(raise `ulimit -n` for more)",
-            sc.max_connections,
-            budget);
-        sc.max_connections = budget;
-    }
-    sc.header_timeout = std::chrono::milliseconds(o.header_timeout_ms);
-    sc.write_timeout = std::chrono::milliseconds(o.write_timeout_ms);
-    sc.token = *token;
-    sc.token_dir = o.data;
-    sc.allow_hosts = o.allow_hosts;
-    sc.allow_origins = o.allow_origins;
-    sc.public_url = o.public_url;
-    sc.auth_free_failures = o.auth_free_failures;
-    sc.tls_cert = o.tls_cert;
-    sc.tls_key = o.tls_key;
+    server::ServerConfig sc = server_config(o, *token, hub.stats().seats);
     if (o.tls_cert.empty() != o.tls_key.empty()) {
         std::fprintf(stderr, "sluice serve: --tls-cert and --tls-key go together\n");
         return 2;
@@ -332,24 +373,7 @@ int run_serve(const ServeOptions& o) {
     server::Server srv(io, hub, sc);
     forward_to = &srv;
     if (auto r = srv.start(); !r) {
-        if (!o.tls_cert.empty() && r.error().category() != error_category()) {
-            std::fprintf(
-                stderr,
-                "sluice serve: cannot start on %s with TLS certificate %s and key %s: %s\n",
-                o.listen.c_str(),
-                o.tls_cert.c_str(),
-                o.tls_key.c_str(),
-                r.error().message().c_str());
-        } else if (r.error() == make_error_code(errc::unauthorized)) {
-            std::fprintf(
-                stderr, "sluice serve: listening beyond loopback needs --token or SLUICE_TOKEN\n");
-        } else {
-            std::fprintf(
-                stderr,
-                "sluice serve: cannot listen on %s: %s\n",
-                o.listen.c_str(),
-                r.error().message().c_str());
-        }
+        print_start_error(o, r.error());
         return 2;
     }
     const auto colon = o.listen.rfind(':');

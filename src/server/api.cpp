@@ -72,7 +72,7 @@ auto read_history(
 // Continues a foreign session as a new claude seat (disk work on the writer), back here.
 auto continue_seat(hub::Hub& h, std::string id) {
     using R = hub::Result<std::shared_ptr<hub::Seat>>;
-    auto initiate = [&h](auto handler, std::string sid) {
+    auto initiate = [&h](auto handler, const std::string& sid) {
         auto ex = net::get_associated_executor(handler);
         auto hp = std::make_shared<decltype(handler)>(std::move(handler));
         h.continue_foreign(sid, ex, [hp](R r) { std::move (*hp)(std::move(r)); });

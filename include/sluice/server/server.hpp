@@ -84,7 +84,7 @@ public:
     struct Impl; ///< implementation, private to src/server
     /// Runs a command another node forwarded (already authorised there) as this node's API
     /// would, and hands its status and body to `done` (on an arbitrary thread).
-    void handle_forwarded(hub::ForwardedRequest req, hub::ForwardDone done);
+    void handle_forwarded(hub::ForwardedRequest fr, hub::ForwardDone done);
 
 private:
     std::shared_ptr<Impl> impl_;
