@@ -119,9 +119,7 @@ public:
             }
             content.emplace_back(std::move(b.block));
         }
-        out.assistant_message =
-            json::object{{"role", "assistant"}, {"content", std::move(content)}};
-        out.usage = usage_;
+        detail::finish_response(out, std::move(content), usage_);
         return out;
     }
 

@@ -131,9 +131,7 @@ public:
                 {"name", call.name},
                 {"input", std::move(input)}});
         }
-        out.assistant_message =
-            json::object{{"role", "assistant"}, {"content", std::move(content)}};
-        out.usage = usage_;
+        detail::finish_response(out, std::move(content), usage_);
         return out;
     }
 

@@ -175,6 +175,13 @@ bool feed_events(
     return true;
 }
 
+void finish_response(
+    ProviderResponse& out, boost::json::array content, const session::Usage& usage) {
+    out.assistant_message =
+        boost::json::object{{"role", "assistant"}, {"content", std::move(content)}};
+    out.usage = usage;
+}
+
 bool drop_cut_tool_call(
     const ProviderLabel& label,
     StopReason stop,

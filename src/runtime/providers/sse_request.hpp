@@ -6,6 +6,7 @@
 #include <sluice/net/sse.hpp>
 #include <sluice/runtime/provider.hpp>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include <functional>
@@ -113,6 +114,10 @@ struct CutToolCall {
     std::string_view limit;   ///< "max_tokens", the limit the response hit
     std::string_view part;    ///< "input", what was incomplete
 };
+
+/// Completes a decoded response: its assistant message (Anthropic shape) and its usage.
+void finish_response(
+    ProviderResponse& out, boost::json::array content, const session::Usage& usage);
 
 /// A tool call whose input did not complete: when the response was cut by its length limit
 /// (`stop` is max_tokens) the call is dropped with one Notice and true is returned; otherwise
