@@ -22,12 +22,12 @@ std::string sha256_hex(std::string_view bytes) {
     EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
     EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size());
     EVP_DigestFinal_ex(ctx.get(), md.data(), &n);
-    static constexpr std::string_view hex = "0123456789abcdef";
+    static constexpr std::string_view HEX = "0123456789abcdef";
     std::string out;
     out.reserve(2U * n);
     for (unsigned int i = 0; i < n; ++i) {
-        out += hex[md[i] >> 4U];
-        out += hex[md[i] & 0x0fU];
+        out += HEX[md[i] >> 4U];
+        out += HEX[md[i] & 0x0fU];
     }
     return out;
 }

@@ -654,8 +654,8 @@ result<std::vector<FramePtr>> Transcript::refresh() {
         return r.error();
     }
     // Whole lines only: up to the last newline of what was appended (bounded per call).
-    constexpr std::uint64_t max_step = 64ULL << 20;
-    std::string buf(static_cast<std::size_t>(std::min(size - end_, max_step)), '\0');
+    constexpr std::uint64_t MAX_STEP = 64ULL << 20;
+    std::string buf(static_cast<std::size_t>(std::min(size - end_, MAX_STEP)), '\0');
     if (!detail::pread_all(fd_, buf.data(), buf.size(), end_)) {
         return io_error();
     }

@@ -168,7 +168,7 @@ void Hub::create(SeatSpec spec, const net::any_io_executor& ex, CreateDone done)
     make_on_writer(std::move(spec), ex, std::move(done));
 }
 
-void Hub::continue_foreign(std::string_view id, net::any_io_executor ex, CreateDone done) {
+void Hub::continue_foreign(std::string_view id, const net::any_io_executor& ex, CreateDone done) {
     const auto from = find(id);
     std::optional<Failure> refused;
     SeatSpec spec;

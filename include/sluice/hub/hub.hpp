@@ -97,7 +97,8 @@ public:
     /// that resumes it (`--resume <session_id>`), made as the asynchronous `create` makes one;
     /// refused (bad_request) when the cwd lies outside the workspace root, conflict when `id`
     /// is not a foreign seat, not_found when there is no such seat. `done` runs on `ex`.
-    void continue_foreign(std::string_view id, boost::asio::any_io_executor ex, CreateDone done);
+    void
+    continue_foreign(std::string_view id, const boost::asio::any_io_executor& ex, CreateDone done);
 
     /// The seat with this id, or nullptr.
     [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id) const;
