@@ -248,7 +248,11 @@ bool sniff_is_frame(std::string_view s) noexcept {
 
 namespace {
 
-// A basic_parser handler that keeps nothing: the parser only validates.
+// A basic_parser handler that keeps nothing: the parser only validates. Its member names and
+// signatures are the ones Boost.JSON's basic_parser calls.
+// NOLINTBEGIN(readability-identifier-naming)
+// NOLINTBEGIN(readability-convert-member-functions-to-static)
+// NOLINTBEGIN(readability-named-parameter)
 struct NullHandler {
     static constexpr std::size_t max_object_size = std::size_t(-1);
     static constexpr std::size_t max_array_size = std::size_t(-1);
@@ -293,6 +297,10 @@ struct NullHandler {
 
     bool on_comment(std::string_view, ec_t&) { return true; }
 };
+
+// NOLINTEND(readability-named-parameter)
+// NOLINTEND(readability-convert-member-functions-to-static)
+// NOLINTEND(readability-identifier-naming)
 
 } // namespace
 

@@ -128,7 +128,7 @@ std::optional<std::string> read_owner_token(const std::filesystem::path& data_di
     if (!text) {
         return std::nullopt;
     }
-    auto t = trim(std::move(*text));
+    auto t = trim(*text);
     if (t.empty()) {
         return std::nullopt;
     }

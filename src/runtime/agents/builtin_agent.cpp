@@ -28,9 +28,11 @@ using detail::PendingTurn;
 class BuiltinState : public std::enable_shared_from_this<BuiltinState> {
 public:
     BuiltinState(
-        const net::any_io_executor& ex, RuntimeConfig config, const std::vector<json::object>& rows)
+        const net::any_io_executor& ex,
+        const RuntimeConfig& config,
+        const std::vector<json::object>& rows)
         : ex_(ex)
-        , runtime_(std::make_unique<Runtime>(ex, std::move(config)))
+        , runtime_(std::make_unique<Runtime>(ex, config))
         , session_id_(make_uuid())
         , queue_(ex) {
         for (auto& m : messages_from_rows(rows)) {
