@@ -241,7 +241,7 @@ hub::HubConfig hub_config(const ServeOptions& o) {
             cfg.system_prompt = spec.system;
         }
         try {
-            return {runtime::make_builtin_agent(ex, std::move(cfg), rows), {}};
+            return {runtime::make_builtin_agent(ex, cfg, rows), {}};
         } catch (const std::invalid_argument& e) {
             return {nullptr, e.what()};
         }

@@ -100,7 +100,7 @@ public:
 /// @throws std::invalid_argument on a bad provider or tool setting.
 [[nodiscard]] std::unique_ptr<Agent> make_builtin_agent(
     const boost::asio::any_io_executor& ex,
-    RuntimeConfig config,
+    const RuntimeConfig& config,
     const std::vector<boost::json::object>& history_rows);
 
 /// An agent CLI hosted as a child process speaking stream-json (see ProcessAgentConfig). The

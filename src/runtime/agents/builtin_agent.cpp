@@ -154,10 +154,10 @@ private:
 
 std::unique_ptr<Agent> make_builtin_agent(
     const net::any_io_executor& ex,
-    RuntimeConfig config,
+    const RuntimeConfig& config,
     const std::vector<json::object>& history_rows) {
     return std::make_unique<detail::PostingAgent<BuiltinState>>(
-        std::make_shared<BuiltinState>(ex, std::move(config), history_rows), "builtin");
+        std::make_shared<BuiltinState>(ex, config, history_rows), "builtin");
 }
 
 } // namespace sluice::runtime
