@@ -8,8 +8,11 @@
 #include <boost/json/serializer.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace sluice {
 
@@ -290,12 +293,73 @@ void classify_assistant(const json::object& row, TurnFacts& f) {
     }
 }
 
+// Boost.JSON 1.81 parses a number beyond double's range (`1e999`) as an infinity and writes an
+// infinity as `Infinity`, which no JSON parser reads back (found by the transcript_line fuzzer:
+// the frame's JSON did not parse again). A frame's JSON must be JSON, so an infinity becomes the
+// nearest finite double and a NaN (only code can build one) becomes null.
+bool finite_numbers(const json::object& o) noexcept;
+json::object& make_finite(json::object& o);
+
+// NOLINTNEXTLINE(misc-no-recursion): depth bounded, see json_wire_bytes.
+bool finite_numbers(const json::value& v) noexcept {
+    switch (v.kind()) {
+    case json::kind::double_:
+        return std::isfinite(v.get_double());
+    case json::kind::array:
+        return std::all_of(v.get_array().begin(), v.get_array().end(), [](const json::value& e) {
+            return finite_numbers(e);
+        });
+    case json::kind::object:
+        return finite_numbers(v.get_object());
+    default:
+        return true;
+    }
+}
+
+// NOLINTNEXTLINE(misc-no-recursion)
+bool finite_numbers(const json::object& o) noexcept {
+    return std::all_of(o.begin(), o.end(), [](const json::key_value_pair& kv) {
+        return finite_numbers(kv.value());
+    });
+}
+
+// Replaces the non-finite numbers under `v`; returns `v`.
+// NOLINTNEXTLINE(misc-no-recursion)
+json::value& make_finite(json::value& v) {
+    if (v.is_double() && !std::isfinite(v.get_double())) {
+        const double d = v.get_double();
+        if (std::isnan(d)) {
+            v = nullptr;
+        } else {
+            v = d > 0 ? std::numeric_limits<double>::max() : std::numeric_limits<double>::lowest();
+        }
+    } else if (v.is_array()) {
+        for (auto& e : v.get_array()) {
+            (void)make_finite(e);
+        }
+    } else if (v.is_object()) {
+        (void)make_finite(v.get_object());
+    }
+    return v;
+}
+
+// NOLINTNEXTLINE(misc-no-recursion)
+json::object& make_finite(json::object& o) {
+    for (auto& kv : o) {
+        (void)make_finite(kv.value());
+    }
+    return o;
+}
+
 } // namespace
 
 Frame::Frame(Key /*key*/, json::object row, bool keep_row)
-    : wire_bytes_(json_wire_bytes(row))
-    , type_(str_at(row, "type"))
+    : type_(str_at(row, "type"))
     , row_kept_(keep_row) {
+    if (!finite_numbers(row)) {
+        (void)make_finite(row);
+    }
+    wire_bytes_ = json_wire_bytes(row);
     // The counted weight sizes the buffer: the JSON is serialized once, in place, no regrowth.
     json_.resize(wire_bytes_);
     json::serializer sr;

@@ -94,8 +94,7 @@ std::optional<Line> ForwardLines::next() {
 BackwardLines::BackwardLines(int fd, std::uint64_t end, bool open_tail)
     : fd_(fd)
     , pos_(open_tail ? end + 1 : end) // as if the newline were there
-    , buf_lo_(end)
-    , open_tail_(open_tail) {
+    , buf_lo_(end) {
 }
 
 std::optional<Line> BackwardLines::prev() {

@@ -85,7 +85,6 @@ private:
     std::uint64_t buf_lo_; // file offset of buf_[0]; buf_ covers [buf_lo_, pos_ + 1)
     Buffer buf_;
     bool failed_{};
-    bool open_tail_{};
 };
 
 /// Whether a JSONL line is a frame row, by reading its top-level "type" without parsing the

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 
 namespace {
@@ -72,6 +74,28 @@ TEST(Frame, CountingWriterMatchesTheSerializerOnAwkwardValues) {
         auto f = must_parse(c);
         EXPECT_EQ(f->wire_bytes(), f->json().size()) << c;
     }
+}
+
+// Found by the transcript_line fuzzer: Boost.JSON reads `1e999` as an infinity and writes it
+// back as `Infinity`, which is not JSON, so the frame's own JSON failed to parse again.
+TEST(Frame, NumbersBeyondDoubleRangeStillGiveJsonThatParsesBack) {
+    auto f = must_parse(R"({"type":"assistant","usage":{"in":1e999,"out":[-1e999,2]},"ok":1.5})");
+    ASSERT_TRUE(f);
+    boost::system::error_code ec;
+    const auto back = boost::json::parse(f->json(), ec);
+    ASSERT_FALSE(ec) << f->json();
+    EXPECT_EQ(f->wire_bytes(), f->json().size());
+    EXPECT_EQ(back.at("usage").at("in").as_double(), std::numeric_limits<double>::max());
+    EXPECT_EQ(back.at("usage").at("out").at(0).as_double(), std::numeric_limits<double>::lowest());
+    EXPECT_EQ(back.at("ok").as_double(), 1.5);
+    EXPECT_EQ(f->row().at("usage").at("in").as_double(), std::numeric_limits<double>::max());
+
+    boost::json::object built{{"type", "result"}, {"cost", std::nan("")}, {"t", HUGE_VAL}};
+    auto g = Frame::from_row(built);
+    (void)boost::json::parse(g->json(), ec);
+    ASSERT_FALSE(ec) << g->json();
+    EXPECT_TRUE(g->row().at("cost").is_null());
+    EXPECT_EQ(g->wire_bytes(), g->json().size());
 }
 
 TEST(Frame, WireBytesEqualsCompactJsonForEveryFixtureRow) {
