@@ -4,6 +4,7 @@
 #pragma once
 
 #include "impl.hpp"
+#include "streams_impl.hpp"
 
 #include <sluice/server/errors.hpp>
 #include <sluice/server/web_assets.hpp>
@@ -66,7 +67,7 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
     using net::as_tuple;
     using net::use_awaitable;
     // The stop hook cancels a read that waits for the next request; a request being answered
-    // finishes (with Connection: close) and a stream gets its own hook (serve_sse/serve_websocket).
+    // finishes (with Connection: close) and a stream gets its own hook (on_seat_strand).
     // `phase` lives as long as the session; the hook holds it weakly and runs on this strand.
     auto phase = std::make_shared<Phase>(Phase::reading);
     ticket.on_stop([ex = stream.get_executor(), weak = std::weak_ptr<Phase>(phase), &stream] {
@@ -183,7 +184,9 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
                 buffer.clear();
                 buffer.shrink_to_fit();
                 WsUpgrade up{std::move(req), std::move(leftover), read_only};
-                co_await serve_websocket(*s, std::move(seat), stream, std::move(up), ticket);
+                auto body = stream_detail::ws_on_strand(*s, seat, stream, std::move(up), ticket);
+                co_await stream_detail::on_seat_strand(
+                    std::move(seat), "WebSocket", std::move(body));
                 co_return;
             }
             std::optional<std::string> last;
@@ -201,7 +204,8 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
             buffer.shrink_to_fit();
             req = {};
             SubscribeOptions opt{std::move(last), cancel_on_disconnect};
-            co_await serve_sse(*s, std::move(seat), stream, std::move(opt), ticket);
+            auto body = stream_detail::sse_on_strand(*s, seat, stream, std::move(opt), ticket);
+            co_await stream_detail::on_seat_strand(std::move(seat), "SSE", std::move(body));
             co_return;
         }
         Response res = co_await handle_api(*s, req, *url);

@@ -164,28 +164,6 @@ struct WsUpgrade {
     bool read_only{};     ///< a viewer's socket: ops that act are refused
 };
 
-/// Serves an SSE subscription on `stream` until the client or the seat goes, or shutdown
-/// (then what is queued is written and the stream ends with a comment naming why).
-template <class Stream>
-net::awaitable<void> serve_sse(
-    Server::Impl& s,
-    std::shared_ptr<hub::Seat> seat,
-    Stream& stream,
-    SubscribeOptions opt,
-    Connections::Ticket& ticket);
-
-/// Accepts a WebSocket upgrade and serves the seat's events over it; at shutdown, what is
-/// queued is written, then a close frame (going_away) with its reason. `leftover`: bytes the
-/// client sent after the upgrade request (read with it), handed to the WebSocket stream.
-/// `read_only` (a viewer's socket): ops that act are refused.
-template <class Stream>
-net::awaitable<void> serve_websocket(
-    Server::Impl& s,
-    std::shared_ptr<hub::Seat> seat,
-    Stream& stream,
-    WsUpgrade up,
-    Connections::Ticket& ticket);
-
 namespace stream_detail {
 /// One WebSocket message to send back to a client op: small text, or a head and tail around a
 /// shared payload (a history page, gathered into the write, never copied).

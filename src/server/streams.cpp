@@ -227,17 +227,3 @@ std::string ws_handshake_bytes(const Request& req, std::string_view leftover) {
 }
 
 } // namespace sluice::server::stream_detail
-
-namespace sluice::server {
-
-template net::awaitable<void> serve_sse<beast::tcp_stream>(
-    Server::Impl&,
-    std::shared_ptr<hub::Seat>,
-    beast::tcp_stream&,
-    SubscribeOptions,
-    Connections::Ticket&);
-
-template net::awaitable<void> serve_websocket<beast::tcp_stream>(
-    Server::Impl&, std::shared_ptr<hub::Seat>, beast::tcp_stream&, WsUpgrade, Connections::Ticket&);
-
-} // namespace sluice::server

@@ -290,6 +290,9 @@ net::awaitable<void> wait_for_close(Stream& stream) {
     }
 }
 
+/// Serves an SSE subscription on `stream` until the client or the seat goes, or shutdown
+/// (then what is queued is written and the stream ends with a comment naming why). Runs on the
+/// seat's strand (through on_seat_strand).
 template <class Stream>
 net::awaitable<void> sse_on_strand(
     Server::Impl& s,
@@ -446,6 +449,11 @@ net::awaitable<void> ws_reader(
 /// buffer (websocket::stream::tcp_frame_size bytes).
 std::string ws_handshake_bytes(const Request& req, std::string_view leftover);
 
+/// Accepts a WebSocket upgrade and serves the seat's events over it; at shutdown, what is
+/// queued is written, then a close frame (going_away) with its reason. `up.leftover`: bytes the
+/// client sent after the upgrade request, handed to the WebSocket stream; `up.read_only` (a
+/// viewer's socket): ops that act are refused. Runs on the seat's strand (through
+/// on_seat_strand).
 template <class Stream>
 net::awaitable<void> ws_on_strand(
     Server::Impl& s,
@@ -500,9 +508,8 @@ net::awaitable<void> ws_on_strand(
 }
 
 /// Runs a stream's body on the seat's strand; an exception ends the stream with one log line.
-/// The only coroutine between the HTTP session and the body (serve_sse and serve_websocket
-/// return it): every frame alive while a stream idles costs each idle subscriber
-/// (bench/hub_idle_rss.py).
+/// The only coroutine between the HTTP session and the body: every frame alive while a stream
+/// idles costs each idle subscriber (bench/hub_idle_rss.py).
 template <class Body>
 net::awaitable<void> on_seat_strand(std::shared_ptr<hub::Seat> seat, const char* what, Body body) {
     auto strand = seat->strand();
@@ -517,29 +524,5 @@ net::awaitable<void> on_seat_strand(std::shared_ptr<hub::Seat> seat, const char*
 }
 
 } // namespace stream_detail
-
-template <class Stream>
-net::awaitable<void> serve_sse(
-    Server::Impl& s,
-    std::shared_ptr<hub::Seat> seat,
-    Stream& stream,
-    SubscribeOptions opt,
-    Connections::Ticket& ticket) {
-    auto keep = seat; // for the log line: the body owns `seat`
-    auto body = stream_detail::sse_on_strand(s, std::move(seat), stream, std::move(opt), ticket);
-    return stream_detail::on_seat_strand(std::move(keep), "SSE", std::move(body));
-}
-
-template <class Stream>
-net::awaitable<void> serve_websocket(
-    Server::Impl& s,
-    std::shared_ptr<hub::Seat> seat,
-    Stream& stream,
-    WsUpgrade up,
-    Connections::Ticket& ticket) {
-    auto keep = seat; // for the log line: the body owns `seat`
-    auto body = stream_detail::ws_on_strand(s, std::move(seat), stream, std::move(up), ticket);
-    return stream_detail::on_seat_strand(std::move(keep), "WebSocket", std::move(body));
-}
 
 } // namespace sluice::server

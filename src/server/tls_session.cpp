@@ -1,6 +1,5 @@
 // HTTPS, WSS and SSE over TLS: the handshake, then the same sessions over ssl_stream.
 #include "http_session_impl.hpp"
-#include "streams_impl.hpp"
 #include "tls_stream.hpp"
 
 #include <boost/asio/ssl/error.hpp>
@@ -23,11 +22,5 @@ serve_tls(std::shared_ptr<Server::Impl> s, beast::tcp_stream plain, Connections:
 
 template net::awaitable<void>
     serve_http<TlsStream>(std::shared_ptr<Server::Impl>, TlsStream, Connections::Ticket);
-
-template net::awaitable<void> serve_sse<TlsStream>(
-    Server::Impl&, std::shared_ptr<hub::Seat>, TlsStream&, SubscribeOptions, Connections::Ticket&);
-
-template net::awaitable<void> serve_websocket<TlsStream>(
-    Server::Impl&, std::shared_ptr<hub::Seat>, TlsStream&, WsUpgrade, Connections::Ticket&);
 
 } // namespace sluice::server

@@ -156,15 +156,6 @@ std::vector<std::string> serve_args(
     return a;
 }
 
-std::uint64_t send(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
-    auto r = http(
-        "POST",
-        hub.base() + "/v1/seats/" + seat + "/messages",
-        json::serialize(json::object{{"text", text}}));
-    EXPECT_EQ(r.status, 202U) << r.body;
-    return r.status == 202 ? r.json.at("turn").to_number<std::uint64_t>() : 0;
-}
-
 // Frames of `events` that are system rows of `subtype`.
 std::vector<json::value>
 system_rows(const std::vector<sluice::sse::Event>& events, std::string_view subtype) {

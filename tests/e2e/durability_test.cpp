@@ -27,12 +27,6 @@ std::vector<std::string> serve_args(const fs::path& data, std::vector<std::strin
     return a;
 }
 
-std::string new_seat(const SluiceProcess& hub) {
-    auto r = http("POST", hub.base() + "/v1/seats", R"({"name":"d"})");
-    EXPECT_EQ(r.status, 201U) << r.body;
-    return r.status == 201 ? std::string(r.json.at("seat").as_string()) : std::string();
-}
-
 Reply post_prompt(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
     return http(
         "POST",

@@ -41,12 +41,6 @@ std::string fake_agent_cmd() {
     return "python3 " + fake;
 }
 
-std::string new_seat(const SluiceProcess& hub, const std::string& agent = "builtin") {
-    auto created =
-        http("POST", hub.base() + "/v1/seats", R"({"name":"edge","agent":")" + agent + "\"}");
-    return std::string(created.json.at("seat").as_string());
-}
-
 /// A client frame (masked, as RFC 6455 requires of clients).
 std::string client_frame(std::uint8_t opcode, std::string_view payload) {
     std::string f;
@@ -284,7 +278,7 @@ std::uint64_t metric(const std::string& text, const std::string& name) {
 // held in reference form) or many small ones ("bigmany", held whole).
 std::string
 seat_with_big_frame(const SluiceProcess& hub, std::size_t bytes, const char* how = "bigmany") {
-    const auto seat = new_seat(hub, "process");
+    const auto seat = new_seat(hub, {.name = "t", .agent = "process", .token = {}});
     const auto sent = http(
         "POST",
         hub.base() + "/v1/seats/" + seat + "/messages",

@@ -27,21 +27,6 @@ serve_args(const TempDir& dir, std::vector<std::string> extra = {}, const char* 
     return a;
 }
 
-std::string new_seat(const SluiceProcess& hub, const std::string& name = "t") {
-    auto r = http("POST", hub.base() + "/v1/seats", R"({"name":")" + name + R"("})");
-    EXPECT_EQ(r.status, 201U) << r.body;
-    return std::string(r.json.at("seat").as_string());
-}
-
-std::uint64_t send(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
-    auto r = http(
-        "POST",
-        hub.base() + "/v1/seats/" + seat + "/messages",
-        json::serialize(json::object{{"text", text}}));
-    EXPECT_EQ(r.status, 202U) << r.body;
-    return r.json.at("turn").to_number<std::uint64_t>();
-}
-
 std::string events_url(const SluiceProcess& hub, const std::string& seat) {
     return hub.base() + "/v1/seats/" + seat + "/events";
 }
@@ -319,7 +304,7 @@ TEST(Hub, ARestartBringsSeatsBackFromTheirTranscripts) {
     std::size_t frames_before = 0;
     {
         SluiceProcess hub(serve_args(dir));
-        seat = new_seat(hub, "keeper");
+        seat = new_seat(hub, {.name = "keeper", .agent = {}, .token = {}});
         SseClient sub(events_url(hub, seat));
         ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); })); // attached
         const auto turn = send(hub, seat, "remember me");

@@ -28,21 +28,6 @@ std::vector<std::string> node_args(const TempDir& dir, const std::string& redis)
         "serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0", "--redis", redis};
 }
 
-std::string new_seat(const SluiceProcess& hub) {
-    auto r = http("POST", hub.base() + "/v1/seats", R"({"name":"clustered"})");
-    EXPECT_EQ(r.status, 201U) << r.body;
-    return std::string(r.json.at("seat").as_string());
-}
-
-std::uint64_t send(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
-    auto r = http(
-        "POST",
-        hub.base() + "/v1/seats/" + seat + "/messages",
-        json::serialize(json::object{{"text", text}}));
-    EXPECT_EQ(r.status, 202U) << r.body;
-    return r.status == 202U ? r.json.at("turn").to_number<std::uint64_t>() : 0;
-}
-
 std::string events_url(const SluiceProcess& hub, const std::string& seat) {
     return hub.base() + "/v1/seats/" + seat + "/events";
 }

@@ -29,20 +29,6 @@ std::vector<std::string> serve_args(const TempDir& dir, std::vector<std::string>
     return a;
 }
 
-sluice::transport::HttpHeaders bearer(const std::string& token) {
-    return {{"Authorization", "Bearer " + token}};
-}
-
-std::string new_seat(const SluiceProcess& hub, const std::string& token = {}) {
-    auto r = http(
-        "POST",
-        hub.base() + "/v1/seats",
-        R"({"name":"s"})",
-        token.empty() ? sluice::transport::HttpHeaders{} : bearer(token));
-    EXPECT_EQ(r.status, 201U) << r.body;
-    return r.status == 201 ? std::string(r.json.at("seat").as_string()) : std::string();
-}
-
 unsigned status_of(const std::string& response) {
     if (response.size() < 12 || response.compare(0, 5, "HTTP/") != 0) {
         return 0;
@@ -204,7 +190,7 @@ TEST(HubSecurity, ADefaultHubMakesAPrivateTokenAndWantsIt) {
     EXPECT_EQ(health.body, "ok");
     // A query token only where a browser cannot send a header.
     EXPECT_EQ(http("GET", hub.base() + "/v1/seats?access_token=" + token).status, 401U);
-    const auto seat = new_seat(hub, token);
+    const auto seat = new_seat(hub, {.name = "t", .agent = {}, .token = token});
     SseClient sub(hub.base() + "/v1/seats/" + seat + "/events?access_token=" + token);
     EXPECT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); }, 10s));
     EXPECT_EQ(ws_handshake_status(hub.port(), "/v1/seats/" + seat + "/ws", "", token), 101U);
@@ -306,7 +292,7 @@ TEST(HubSecurity, AViewerTokenWatchesButCannotAct) {
     TempDir dir;
     SluiceProcess hub(serve_args(dir), true, HubAuth::as_given);
     const auto owner = hub.token();
-    const auto seat = new_seat(hub, owner);
+    const auto seat = new_seat(hub, {.name = "t", .agent = {}, .token = owner});
     const auto viewer = cli_output({"token", "new", "--viewer", "--data", dir.path()});
     ASSERT_EQ(viewer.size(), 64U) << viewer;
     const auto base = hub.base();
@@ -375,8 +361,8 @@ TEST(HubSecurity, ASeatViewerSeesOnlyItsSeat) {
     TempDir dir;
     SluiceProcess hub(serve_args(dir), true, HubAuth::as_given);
     const auto owner = hub.token();
-    const auto mine = new_seat(hub, owner);
-    const auto other = new_seat(hub, owner);
+    const auto mine = new_seat(hub, {.name = "t", .agent = {}, .token = owner});
+    const auto other = new_seat(hub, {.name = "t", .agent = {}, .token = owner});
     const auto viewer =
         cli_output({"token", "new", "--viewer", "--seat", mine, "--data", dir.path()});
     EXPECT_EQ(http("GET", hub.base() + "/v1/seats/" + mine, {}, bearer(viewer)).status, 200U);

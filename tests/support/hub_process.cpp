@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <spawn.h>
@@ -192,6 +193,33 @@ std::string Reply::header(std::string_view name) const {
         }
     }
     return {};
+}
+
+transport::HttpHeaders bearer(const std::string& token) {
+    return {{"Authorization", "Bearer " + token}};
+}
+
+std::string new_seat(const SluiceProcess& hub, const NewSeat& seat) {
+    boost::json::object body{{"name", seat.name}};
+    if (!seat.agent.empty()) {
+        body["agent"] = seat.agent;
+    }
+    auto r = http(
+        "POST",
+        hub.base() + "/v1/seats",
+        boost::json::serialize(body),
+        seat.token.empty() ? transport::HttpHeaders{} : bearer(seat.token));
+    EXPECT_EQ(r.status, 201U) << r.body;
+    return r.status == 201U ? std::string(r.json.at("seat").as_string()) : std::string();
+}
+
+std::uint64_t send(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
+    auto r = http(
+        "POST",
+        hub.base() + "/v1/seats/" + seat + "/messages",
+        boost::json::serialize(boost::json::object{{"text", text}}));
+    EXPECT_EQ(r.status, 202U) << r.body;
+    return r.status == 202U ? r.json.at("turn").to_number<std::uint64_t>() : 0;
 }
 
 Reply http(

@@ -105,6 +105,23 @@ Reply http(
     const std::string& body = {},
     transport::HttpHeaders headers = {});
 
+/// `Authorization: Bearer <token>`.
+transport::HttpHeaders bearer(const std::string& token);
+
+/// What `new_seat` asks for.
+struct NewSeat {
+    std::string name{"t"}; ///< the seat's name
+    std::string agent;     ///< `"agent"` when not empty (else the hub's default)
+    std::string token;     ///< sent as a bearer token when not empty
+};
+
+/// Creates a seat (`POST /v1/seats`); expects 201 and returns its id ("" on any other status).
+std::string new_seat(const SluiceProcess& hub, const NewSeat& seat = {});
+
+/// Sends a prompt (`POST /v1/seats/{seat}/messages`); expects 202 and returns its turn (0 on
+/// any other status).
+std::uint64_t send(const SluiceProcess& hub, const std::string& seat, const std::string& text);
+
 /// Sends `request` as it is (raw bytes, for headers an HTTP library sets itself, such as Host)
 /// to 127.0.0.1:`port` and returns everything read until the peer closes or `timeout`.
 std::string raw_http(

@@ -14,10 +14,6 @@
 namespace sluice::runtime {
 
 namespace json = boost::json;
-using detail::count_of;
-using detail::EventVerdict;
-using detail::Failure;
-using detail::string_of;
 
 namespace {
 
@@ -30,28 +26,28 @@ bool takes_json_input(std::string_view type) {
 /// One response's state: the content blocks as they are built, usage, stop reason.
 class MessageAssembler final : public detail::StreamAssembler {
 public:
-    MessageAssembler(const EventSink& sink, Failure& failure)
+    MessageAssembler(const EventSink& sink, detail::Failure& failure)
         : sink_(sink)
         , failure_(failure) {}
 
-    EventVerdict on_event(const sse::Event& ev) override {
+    detail::EventVerdict on_event(const sse::Event& ev) override {
         json::object obj;
         if (!detail::parse_object(LABEL, ev, obj, failure_)) {
-            return EventVerdict::stop;
+            return detail::EventVerdict::stop;
         }
-        std::string type(string_of(obj, "type"));
+        std::string type(detail::string_of(obj, "type"));
         if (type.empty()) {
             type = ev.type;
         }
         if (type == "ping") {
-            return EventVerdict::more;
+            return detail::EventVerdict::more;
         }
         if (type == "error" || ev.type == "error") {
             const auto* e = obj.if_contains("error");
             const std::string text = e != nullptr ? detail::error_text(json::serialize(obj))
                                                   : detail::error_text(ev.data);
             failure_.set(errc::provider_error, "anthropic: stream error: " + text);
-            return EventVerdict::stop;
+            return detail::EventVerdict::stop;
         }
         if (type == "message_start") {
             return message_start(obj);
@@ -70,19 +66,19 @@ public:
         }
         if (type == "message_delta") {
             if (const auto* d = obj.if_contains("delta"); d != nullptr && d->is_object()) {
-                if (const auto r = string_of(d->get_object(), "stop_reason"); !r.empty()) {
+                if (const auto r = detail::string_of(d->get_object(), "stop_reason"); !r.empty()) {
                     stop_reason_ = r;
                 }
             }
             if (const auto* u = obj.if_contains("usage"); u != nullptr && u->is_object()) {
                 read_usage(u->get_object());
             }
-            return EventVerdict::more;
+            return detail::EventVerdict::more;
         }
         if (type == "message_stop") {
             stopped_ = true;
         }
-        return EventVerdict::more; // unknown event types are skipped
+        return detail::EventVerdict::more; // unknown event types are skipped
     }
 
     /// Called when the body ended (and no failure was recorded): the summary, or a failure.
@@ -102,11 +98,11 @@ public:
             if (b.open && takes_json_input(b.type)) {
                 // Never finished (cut by max_tokens): usable only if its JSON happens to parse.
                 if (!finish_input(b)) {
-                    const auto name = string_of(b.block, "name");
+                    const auto name = detail::string_of(b.block, "name");
                     const std::string problem =
                         "tool call " + std::string(name) + " ended without complete input";
                     const detail::CutToolCall cut{
-                        name, string_of(b.block, "id"), problem, "max_tokens", "input"};
+                        name, detail::string_of(b.block, "id"), problem, "max_tokens", "input"};
                     if (!detail::drop_cut_tool_call(LABEL, out.stop_reason, cut, sink_, failure_)) {
                         return std::nullopt;
                     }
@@ -114,7 +110,7 @@ public:
                 }
                 emit_tool_use(b);
             }
-            if (b.type == "text" && string_of(b.block, "text").empty()) {
+            if (b.type == "text" && detail::string_of(b.block, "text").empty()) {
                 continue; // the API refuses empty text blocks in a request
             }
             content.emplace_back(std::move(b.block));
@@ -131,27 +127,27 @@ private:
         bool open{true};
     };
 
-    EventVerdict malformed(const std::string& what) {
+    detail::EventVerdict malformed(const std::string& what) {
         failure_.set(errc::protocol_error, "anthropic: malformed stream: " + what);
-        return EventVerdict::stop;
+        return detail::EventVerdict::stop;
     }
 
     void read_usage(const json::object& u) {
         if (u.contains("input_tokens")) {
-            usage_.input = count_of(u, "input_tokens");
+            usage_.input = detail::count_of(u, "input_tokens");
         }
         if (u.contains("output_tokens")) {
-            usage_.output = count_of(u, "output_tokens");
+            usage_.output = detail::count_of(u, "output_tokens");
         }
         if (u.contains("cache_read_input_tokens")) {
-            usage_.cache_read = count_of(u, "cache_read_input_tokens");
+            usage_.cache_read = detail::count_of(u, "cache_read_input_tokens");
         }
         if (u.contains("cache_creation_input_tokens")) {
-            usage_.cache_creation = count_of(u, "cache_creation_input_tokens");
+            usage_.cache_creation = detail::count_of(u, "cache_creation_input_tokens");
         }
     }
 
-    EventVerdict message_start(const json::object& obj) {
+    detail::EventVerdict message_start(const json::object& obj) {
         if (started_ && !stopped_) {
             return malformed("a second message_start before message_stop");
         }
@@ -163,11 +159,11 @@ private:
         if (m == nullptr || !m->is_object()) {
             return malformed("message_start without a message");
         }
-        usage_.model = std::string(string_of(m->get_object(), "model"));
+        usage_.model = std::string(detail::string_of(m->get_object(), "model"));
         if (const auto* u = m->get_object().if_contains("usage"); u != nullptr && u->is_object()) {
             read_usage(u->get_object());
         }
-        return EventVerdict::more;
+        return detail::EventVerdict::more;
     }
 
     Block* block_at(const json::object& obj) {
@@ -175,34 +171,36 @@ private:
         if (i == nullptr || !i->is_number()) {
             return nullptr;
         }
-        auto it = blocks_.find(count_of(obj, "index"));
+        auto it = blocks_.find(detail::count_of(obj, "index"));
         return it == blocks_.end() ? nullptr : &it->second;
     }
 
-    EventVerdict block_start(const json::object& obj) {
+    detail::EventVerdict block_start(const json::object& obj) {
         const auto* cb = obj.if_contains("content_block");
         if (cb == nullptr || !cb->is_object() || !obj.contains("index")) {
             return malformed("content_block_start without a block");
         }
-        const auto index = count_of(obj, "index");
+        const auto index = detail::count_of(obj, "index");
         if (blocks_.contains(index)) {
             return malformed("content block " + std::to_string(index) + " started twice");
         }
-        Block b{std::string(string_of(cb->get_object(), "type")), cb->get_object(), {}, true};
+        Block b{
+            std::string(detail::string_of(cb->get_object(), "type")), cb->get_object(), {}, true};
         if (b.type == "tool_use") {
             sink_(llm::ToolUseStart{
-                std::string(string_of(b.block, "name")), std::string(string_of(b.block, "id"))});
+                std::string(detail::string_of(b.block, "name")),
+                std::string(detail::string_of(b.block, "id"))});
         } else if (b.type == "text") {
-            if (const auto t = string_of(b.block, "text"); !t.empty()) {
+            if (const auto t = detail::string_of(b.block, "text"); !t.empty()) {
                 sink_(llm::Text{std::string(t)});
             }
         } else if (b.type == "thinking") {
-            if (const auto t = string_of(b.block, "thinking"); !t.empty()) {
+            if (const auto t = detail::string_of(b.block, "thinking"); !t.empty()) {
                 sink_(llm::Thinking{std::string(t)});
             }
         }
         blocks_.emplace(index, std::move(b));
-        return EventVerdict::more;
+        return detail::EventVerdict::more;
     }
 
     // Appends `piece` to the block's `key` unless that passes ASSEMBLED_BLOCK_MAX_BYTES.
@@ -219,53 +217,55 @@ private:
         return true;
     }
 
-    EventVerdict too_large(const json::object& obj, std::string_view what) {
+    detail::EventVerdict too_large(const json::object& obj, std::string_view what) {
         failure_.set(
             errc::payload_too_large,
             assembled_block_too_large(
                 "anthropic: " + std::string(what) + " of block "
-                + std::to_string(count_of(obj, "index"))));
-        return EventVerdict::stop;
+                + std::to_string(detail::count_of(obj, "index"))));
+        return detail::EventVerdict::stop;
     }
 
-    EventVerdict block_delta(const json::object& obj) {
+    detail::EventVerdict block_delta(const json::object& obj) {
         Block* b = block_at(obj);
         const auto* d = obj.if_contains("delta");
         if (b == nullptr || d == nullptr || !d->is_object()) {
             return malformed("content_block_delta for an unknown block");
         }
         const auto& delta = d->get_object();
-        const auto kind = string_of(delta, "type");
-        assembled_ += string_of(delta, "text").size() + string_of(delta, "thinking").size()
-                      + string_of(delta, "signature").size()
-                      + string_of(delta, "partial_json").size();
+        const auto kind = detail::string_of(delta, "type");
+        assembled_ += detail::string_of(delta, "text").size()
+                      + detail::string_of(delta, "thinking").size()
+                      + detail::string_of(delta, "signature").size()
+                      + detail::string_of(delta, "partial_json").size();
         if (assembled_ > ASSEMBLED_MESSAGE_MAX_BYTES) {
             return too_large(obj, "the message (all its blocks)");
         }
         if (kind == "text_delta") {
-            const auto t = string_of(delta, "text");
+            const auto t = detail::string_of(delta, "text");
             if (!append_string(b->block, "text", t)) {
                 return too_large(obj, "the text");
             }
             sink_(llm::Text{std::string(t)});
         } else if (kind == "thinking_delta") {
-            const auto t = string_of(delta, "thinking");
+            const auto t = detail::string_of(delta, "thinking");
             if (!append_string(b->block, "thinking", t)) {
                 return too_large(obj, "the thinking");
             }
             sink_(llm::Thinking{std::string(t)});
         } else if (kind == "signature_delta") {
-            if (!append_string(b->block, "signature", string_of(delta, "signature"))) {
+            if (!append_string(b->block, "signature", detail::string_of(delta, "signature"))) {
                 return too_large(obj, "the signature");
             }
         } else if (kind == "input_json_delta") {
-            const auto part = string_of(delta, "partial_json");
+            const auto part = detail::string_of(delta, "partial_json");
             if (b->input_json.size() + part.size() > ASSEMBLED_BLOCK_MAX_BYTES) {
                 return too_large(obj, "the tool input");
             }
             b->input_json.append(part);
             if (b->type == "tool_use" && !part.empty()) {
-                sink_(llm::ToolUseDelta{std::string(string_of(b->block, "id")), std::string(part)});
+                sink_(llm::ToolUseDelta{
+                    std::string(detail::string_of(b->block, "id")), std::string(part)});
             }
         } else if (kind == "citations_delta") {
             auto& c = b->block["citations"];
@@ -282,7 +282,7 @@ private:
                 }
             }
         }
-        return EventVerdict::more;
+        return detail::EventVerdict::more;
     }
 
     /// Parses a tool block's accumulated input into block.input; false if it is not JSON.
@@ -307,13 +307,13 @@ private:
     void emit_tool_use(const Block& b) {
         if (b.type == "tool_use") {
             sink_(llm::ToolUse{
-                std::string(string_of(b.block, "name")),
-                std::string(string_of(b.block, "id")),
+                std::string(detail::string_of(b.block, "name")),
+                std::string(detail::string_of(b.block, "id")),
                 b.block.at("input")});
         }
     }
 
-    EventVerdict block_stop(const json::object& obj) {
+    detail::EventVerdict block_stop(const json::object& obj) {
         Block* b = block_at(obj);
         if (b == nullptr) {
             return malformed("content_block_stop for an unknown block");
@@ -321,17 +321,17 @@ private:
         if (takes_json_input(b->type)) {
             if (!finish_input(*b)) {
                 return malformed(
-                    "the input of tool call " + std::string(string_of(b->block, "name"))
+                    "the input of tool call " + std::string(detail::string_of(b->block, "name"))
                     + " is not a JSON object");
             }
             emit_tool_use(*b);
         }
         b->open = false;
-        return EventVerdict::more;
+        return detail::EventVerdict::more;
     }
 
     const EventSink& sink_;
-    Failure& failure_;
+    detail::Failure& failure_;
     std::map<std::uint64_t, Block> blocks_;
     std::size_t assembled_{}; // bytes assembled by this message's blocks (ASSEMBLED_MESSAGE_MAX)
     session::Usage usage_;
@@ -357,7 +357,7 @@ private:
     }
 
     [[nodiscard]] std::unique_ptr<detail::StreamAssembler>
-    assembler(const EventSink& sink, Failure& failure) const override {
+    assembler(const EventSink& sink, detail::Failure& failure) const override {
         return std::make_unique<MessageAssembler>(sink, failure);
     }
 

@@ -13,10 +13,6 @@
 namespace sluice::runtime {
 
 namespace json = boost::json;
-using detail::count_of;
-using detail::EventVerdict;
-using detail::Failure;
-using detail::string_of;
 
 namespace {
 
@@ -30,11 +26,11 @@ std::string result_text(const json::value& content) {
     std::string out;
     if (content.is_array()) {
         for (const auto& b : content.get_array()) {
-            if (b.is_object() && string_of(b.get_object(), "type") == "text") {
+            if (b.is_object() && detail::string_of(b.get_object(), "type") == "text") {
                 if (!out.empty()) {
                     out += "\n";
                 }
-                out += string_of(b.get_object(), "text");
+                out += detail::string_of(b.get_object(), "text");
             }
         }
     }
@@ -44,48 +40,48 @@ std::string result_text(const json::value& content) {
 /// One response's state: text, reasoning, tool calls by index, finish reason, usage.
 class ChunkAssembler final : public detail::StreamAssembler {
 public:
-    ChunkAssembler(const EventSink& sink, Failure& failure)
+    ChunkAssembler(const EventSink& sink, detail::Failure& failure)
         : sink_(sink)
         , failure_(failure) {}
 
-    EventVerdict on_event(const sse::Event& ev) override {
+    detail::EventVerdict on_event(const sse::Event& ev) override {
         if (sse::is_done(ev)) {
             done_ = true;
-            return EventVerdict::more;
+            return detail::EventVerdict::more;
         }
         json::object obj;
         if (!detail::parse_object(LABEL, ev, obj, failure_)) {
-            return EventVerdict::stop;
+            return detail::EventVerdict::stop;
         }
         const auto* err = obj.if_contains("error");
         if (ev.type == "error" || (err != nullptr && !err->is_null())) {
             failure_.set(
                 errc::provider_error, "openai: stream error: " + detail::error_text(ev.data));
-            return EventVerdict::stop;
+            return detail::EventVerdict::stop;
         }
-        if (const auto m = string_of(obj, "model"); !m.empty()) {
+        if (const auto m = detail::string_of(obj, "model"); !m.empty()) {
             usage_.model = m;
         }
         if (const auto* u = obj.if_contains("usage"); u != nullptr && u->is_object()) {
             const auto& uo = u->get_object();
-            usage_.input = count_of(uo, "prompt_tokens");
-            usage_.output = count_of(uo, "completion_tokens");
+            usage_.input = detail::count_of(uo, "prompt_tokens");
+            usage_.output = detail::count_of(uo, "completion_tokens");
             if (const auto* d = uo.if_contains("prompt_tokens_details");
                 d != nullptr && d->is_object()) {
-                usage_.cache_read = count_of(d->get_object(), "cached_tokens");
+                usage_.cache_read = detail::count_of(d->get_object(), "cached_tokens");
             }
         }
         const auto* choices = obj.if_contains("choices");
         if (choices == nullptr || !choices->is_array()) {
-            return EventVerdict::more;
+            return detail::EventVerdict::more;
         }
         for (const auto& c : choices->get_array()) {
-            if (!c.is_object() || count_of(c.get_object(), "index") != 0) {
+            if (!c.is_object() || detail::count_of(c.get_object(), "index") != 0) {
                 continue; // only the first choice is followed
             }
             choice(c.get_object());
         }
-        return too_large_ ? EventVerdict::stop : EventVerdict::more;
+        return too_large_ ? detail::EventVerdict::stop : detail::EventVerdict::more;
     }
 
     std::optional<ProviderResponse> finish() override {
@@ -171,7 +167,7 @@ private:
     }
 
     void choice(const json::object& c) {
-        if (const auto f = string_of(c, "finish_reason"); !f.empty()) {
+        if (const auto f = detail::string_of(c, "finish_reason"); !f.empty()) {
             finish_reason_ = f;
         }
         const auto* d = c.if_contains("delta");
@@ -179,20 +175,20 @@ private:
             return;
         }
         const auto& delta = d->get_object();
-        if (const auto t = string_of(delta, "content"); !t.empty()) {
+        if (const auto t = detail::string_of(delta, "content"); !t.empty()) {
             if (!fits(text_, t, "content")) {
                 return;
             }
             sink_(llm::Text{std::string(t)});
         }
-        auto reasoning = string_of(delta, "reasoning_content");
+        auto reasoning = detail::string_of(delta, "reasoning_content");
         if (reasoning.empty()) {
-            reasoning = string_of(delta, "reasoning");
+            reasoning = detail::string_of(delta, "reasoning");
         }
         if (!reasoning.empty()) {
             sink_(llm::Thinking{std::string(reasoning)});
         }
-        if (const auto r = string_of(delta, "refusal"); !r.empty()) {
+        if (const auto r = detail::string_of(delta, "refusal"); !r.empty()) {
             if (!fits(refusal_, r, "refusal")) {
                 return;
             }
@@ -208,19 +204,20 @@ private:
                 continue;
             }
             const auto& t = tc.get_object();
-            const std::uint64_t index = t.contains("index") ? count_of(t, "index") : position;
+            const std::uint64_t index =
+                t.contains("index") ? detail::count_of(t, "index") : position;
             ++position;
             Call& call = calls_[index];
-            if (const auto id = string_of(t, "id"); !id.empty() && call.id.empty()) {
+            if (const auto id = detail::string_of(t, "id"); !id.empty() && call.id.empty()) {
                 call.id = id;
             }
             std::string_view args;
             if (const auto* f = t.if_contains("function"); f != nullptr && f->is_object()) {
-                if (const auto n = string_of(f->get_object(), "name");
+                if (const auto n = detail::string_of(f->get_object(), "name");
                     !n.empty() && call.name.empty()) {
                     call.name = n;
                 }
-                args = string_of(f->get_object(), "arguments");
+                args = detail::string_of(f->get_object(), "arguments");
             }
             if (!fits(call.args, args, "tool call arguments")) {
                 return;
@@ -236,7 +233,7 @@ private:
     }
 
     const EventSink& sink_;
-    Failure& failure_;
+    detail::Failure& failure_;
     std::string text_;
     std::string refusal_;
     bool too_large_{false};
@@ -269,7 +266,7 @@ private:
     }
 
     [[nodiscard]] std::unique_ptr<detail::StreamAssembler>
-    assembler(const EventSink& sink, Failure& failure) const override {
+    assembler(const EventSink& sink, detail::Failure& failure) const override {
         return std::make_unique<ChunkAssembler>(sink, failure);
     }
 
@@ -292,7 +289,7 @@ chat_messages_from_anthropic(std::string_view system, const std::vector<json::va
             continue;
         }
         const auto& mo = m.get_object();
-        const std::string role(string_of(mo, "role"));
+        const std::string role(detail::string_of(mo, "role"));
         const auto* content = mo.if_contains("content");
         if (content == nullptr) {
             continue;
@@ -311,12 +308,12 @@ chat_messages_from_anthropic(std::string_view system, const std::vector<json::va
                 continue;
             }
             const auto& bo = b.get_object();
-            const auto type = string_of(bo, "type");
+            const auto type = detail::string_of(bo, "type");
             if (type == "text") {
                 if (!text.empty()) {
                     text += "\n";
                 }
-                text += string_of(bo, "text");
+                text += detail::string_of(bo, "text");
             } else if (type == "tool_result") {
                 // Tool answers must directly follow the assistant's tool_calls: emit them first.
                 std::string result = bo.contains("content") ? result_text(bo.at("content")) : "";
@@ -326,16 +323,16 @@ chat_messages_from_anthropic(std::string_view system, const std::vector<json::va
                 }
                 out.push_back(json::object{
                     {"role", "tool"},
-                    {"tool_call_id", string_of(bo, "tool_use_id")},
+                    {"tool_call_id", detail::string_of(bo, "tool_use_id")},
                     {"content", result}});
             } else if (type == "tool_use") {
                 const auto* input = bo.if_contains("input");
                 tool_calls.push_back(json::object{
-                    {"id", string_of(bo, "id")},
+                    {"id", detail::string_of(bo, "id")},
                     {"type", "function"},
                     {"function",
                      json::object{
-                         {"name", string_of(bo, "name")},
+                         {"name", detail::string_of(bo, "name")},
                          {"arguments",
                           input != nullptr ? json::serialize(*input) : std::string("{}")}}}});
             }

@@ -87,6 +87,33 @@ std::string one_line(std::string_view s, std::size_t max = 300) {
     return out;
 }
 
+// Feeds one received chunk to `parser` and hands each whole event to `on_event`; a line or
+// event over the parser's limit is a malformed stream (failure set).
+// Returns false when the stream must stop (a failure, or `on_event` said stop).
+bool feed_events(
+    const ProviderLabel& label,
+    sse::Parser& parser,
+    std::string_view chunk,
+    std::vector<sse::Event>& events,
+    const std::function<EventVerdict(const sse::Event&)>& on_event,
+    Failure& failure) {
+    if (parser.feed(chunk, events)) {
+        failure.set(
+            errc::protocol_error,
+            std::string(label.name) + ": malformed stream: a line or event is over the size limit");
+        events.clear();
+        return false;
+    }
+    for (const auto& ev : events) {
+        if (on_event(ev) == EventVerdict::stop) {
+            events.clear();
+            return false;
+        }
+    }
+    events.clear();
+    return true;
+}
+
 } // namespace
 
 std::string error_text(std::string_view body) {
@@ -149,30 +176,6 @@ bool decode_sse(
         }
     }
     return !failure;
-}
-
-bool feed_events(
-    const ProviderLabel& label,
-    sse::Parser& parser,
-    std::string_view chunk,
-    std::vector<sse::Event>& events,
-    const std::function<EventVerdict(const sse::Event&)>& on_event,
-    Failure& failure) {
-    if (parser.feed(chunk, events)) {
-        failure.set(
-            errc::protocol_error,
-            std::string(label.name) + ": malformed stream: a line or event is over the size limit");
-        events.clear();
-        return false;
-    }
-    for (const auto& ev : events) {
-        if (on_event(ev) == EventVerdict::stop) {
-            events.clear();
-            return false;
-        }
-    }
-    events.clear();
-    return true;
 }
 
 void finish_response(

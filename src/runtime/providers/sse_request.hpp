@@ -95,17 +95,6 @@ private:
     std::string last_error_;
 };
 
-/// Feeds one received chunk to `parser` and hands each whole event to `on_event`; a line or
-/// event over the parser's limit is a malformed stream (failure set).
-/// @return false when the stream must stop (a failure, or `on_event` said stop).
-bool feed_events(
-    const ProviderLabel& label,
-    sse::Parser& parser,
-    std::string_view chunk,
-    std::vector<sse::Event>& events,
-    const std::function<EventVerdict(const sse::Event&)>& on_event,
-    Failure& failure);
-
 /// How a provider names a tool call whose input did not complete.
 struct CutToolCall {
     std::string_view name;
