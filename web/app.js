@@ -8,7 +8,7 @@
   const NOTIFY_KEY = 'sluice.notify';
 
   const $ = (id) => document.getElementById(id);
-  const { el, fmtBytes, fmtAgo, isPrompt, buildTurns } = window.sluiceRender;
+  const { el, fmtBytes, fmtAgo, isPrompt, buildTurns, permissionCard } = window.sluiceRender;
   const { api, ApiError, token } = window.sluiceApi;
   const live = window.sluiceLive;
   const { atBottom, keepBottom } = live;
@@ -22,50 +22,130 @@
 
   function setHubStatus(text) { $('hub-status').textContent = text; }
 
-  /** Shows `state` for seat `id` everywhere it appears (the list and, if open, the header). */
-  function showState(id, state) {
+  /** Shows `state` for seat `id` everywhere it appears (the list and, if open, the header), with
+   *  its `reason` (a degraded or unavailable seat says why) when the hub gives one. */
+  function showState(id, state, reason) {
     if (!state) return;
+    const why = reason === undefined ? undefined : (reason || '');
     const li = seatItems.get(id);
     if (li) {
       const s = li.querySelector('.state');
       s.textContent = state;
       s.dataset.state = state;
+      if (why !== undefined) s.title = why;
     }
     if (id === currentId) {
       const s = $('seat-state');
       s.textContent = state;
       s.dataset.state = state;
-      $('stop').disabled = state === 'idle';
+      $('stop').disabled = state === 'idle' || state === 'unavailable';
+      if (why !== undefined) {
+        s.title = why;
+        $('seat-reason').textContent = why;
+        $('seat-reason').hidden = !why;
+      }
     }
   }
+
+  // ---------------------------------------------------------------- the seat list: grouped by project, searchable
+
+  const groupItems = new Map(); // group key -> <li class="group">
+  const HUB_GROUP = '';          // seats of this hub (no project) come first
+
+  /** The list's group of a seat: its project (a Claude Code session's cwd), else this hub's. */
+  const groupOf = (s) => (typeof s.project === 'string' ? s.project : HUB_GROUP);
+  const seatLabel = (s) => s.name || s.title || s.id;
+
+  function groupItem(key, count) {
+    let g = groupItems.get(key);
+    if (!g) {
+      g = el('li', 'group');
+      g.append(el('span', 'group-name'), el('span', 'group-count quiet'));
+      g.dataset.group = key;
+      groupItems.set(key, g);
+    }
+    g.firstChild.textContent = key === HUB_GROUP ? 'This hub' : key.split('/').filter(Boolean).pop() || key;
+    g.firstChild.title = key;
+    g.lastChild.textContent = String(count);
+    return g;
+  }
+
+  /** Hides the seats (and emptied groups) that do not match the search box. */
+  function applySearch() {
+    const q = $('seat-search').value.trim().toLowerCase();
+    const shown = new Map();
+    for (const li of seatItems.values()) {
+      const hit = !q || (li.dataset.search || '').includes(q);
+      li.hidden = !hit;
+      if (hit) shown.set(li.dataset.group, (shown.get(li.dataset.group) || 0) + 1);
+    }
+    for (const [key, g] of groupItems) g.hidden = !shown.get(key);
+    $('seat-search-empty').hidden = !q || shown.size > 0;
+  }
+  $('seat-search').addEventListener('input', applySearch);
 
   function renderSeats(seats) {
     const list = $('seat-list');
     const seen = new Set();
-    seats.forEach((s, i) => {
-      seen.add(s.id);
-      let li = seatItems.get(s.id);
-      if (!li) {
-        li = el('li', 'seat');
-        const a = el('a');
-        a.href = `#/seat/${enc(s.id)}`;
-        a.append(el('span', 'seat-name'), el('span', 'state'), el('span', 'seat-when quiet'));
-        li.append(a);
-        seatItems.set(s.id, li);
+    // Groups: this hub's seats first, then projects by their newest activity; seats keep the
+    // hub's order (newest first) inside a group.
+    const groups = new Map();
+    for (const s of seats) {
+      const k = groupOf(s);
+      if (!groups.has(k)) groups.set(k, []);
+      groups.get(k).push(s);
+    }
+    const newest = (ss) => ss.reduce((m, s) => (s.last_activity && s.last_activity > m ? s.last_activity : m), '');
+    const keys = [...groups.keys()].sort((a, b) =>
+      (a === HUB_GROUP ? -1 : b === HUB_GROUP ? 1 : newest(groups.get(b)).localeCompare(newest(groups.get(a)))));
+    const grouped = keys.length > 1 || (keys.length === 1 && keys[0] !== HUB_GROUP);
+    let i = 0;
+    const place = (node) => {
+      if (list.children[i] !== node) list.insertBefore(node, list.children[i] || null);
+      i++;
+    };
+    for (const key of keys) {
+      const members = groups.get(key);
+      if (grouped) place(groupItem(key, members.length));
+      for (const s of members) {
+        seen.add(s.id);
+        let li = seatItems.get(s.id);
+        if (!li) {
+          li = el('li', 'seat');
+          const a = el('a');
+          a.href = `#/seat/${enc(s.id)}`;
+          a.append(el('span', 'seat-name'), el('span', 'state'), el('span', 'seat-when quiet'));
+          li.append(a);
+          seatItems.set(s.id, li);
+        }
+        place(li);
+        const a = li.firstChild;
+        a.children[0].textContent = seatLabel(s);
+        const when = [fmtAgo(s.last_activity)];
+        if (s.pending_permissions) when.push(`${s.pending_permissions} waiting for an answer`);
+        a.children[2].textContent = when.join(' · ');
+        a.children[2].title = s.last_activity || '';
+        let badge = a.querySelector('.live-badge');
+        if (s.live && !badge) {
+          badge = el('span', 'live-badge', 'live');
+          badge.title = 'the session file grew in the last minute';
+          a.children[0].after(badge);
+        } else if (!s.live && badge) badge.remove();
+        if (s.id === currentId) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+        li.dataset.id = s.id;
+        li.dataset.group = key;
+        li.dataset.search = [seatLabel(s), s.id, s.project || '', s.title || ''].join('\n').toLowerCase();
+        seatNames.set(s.id, seatLabel(s));
+        showState(s.id, s.state, s.reason);
+        if (s.id === currentId) $('seat-title').textContent = seatLabel(s);
       }
-      if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
-      const a = li.firstChild;
-      a.children[0].textContent = s.name || s.id;
-      a.children[2].textContent = fmtAgo(s.last_activity);
-      a.children[2].title = s.last_activity || '';
-      if (s.id === currentId) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
-      li.dataset.id = s.id;
-      seatNames.set(s.id, s.name || s.id);
-      showState(s.id, s.state);
-      if (s.id === currentId) $('seat-title').textContent = s.name || s.id;
-    });
+    }
     for (const [id, li] of seatItems) if (!seen.has(id)) { li.remove(); seatItems.delete(id); }
+    for (const [key, g] of groupItems) if (!grouped || !groups.has(key)) { g.remove(); groupItems.delete(key); }
     $('seat-list-empty').hidden = seats.length > 0;
+    $('seat-search').hidden = seats.length < 2;
+    if ($('seat-search').hidden) $('seat-search').value = ''; // no filter left behind, unseen
+    applySearch();
   }
 
   // Who this tab is: a viewer token gets a read-only page (no new seat, no prompt, no stop).
@@ -171,6 +251,7 @@
     live.clearLive();
     v.toolNames.clear();
     v.toolBoxes.clear();
+    v.permissionCards.clear();
     v.firstSeq = null; // the oldest seq shown
     v.nextSeq = null;  // the seq the next live frame must have; null until `connected`
     v.cursor = null;
@@ -181,7 +262,7 @@
     closeSeat();
     currentId = id;
     view = { id, es: null, epoch: null, firstSeq: null, nextSeq: null, cursor: null, gen: 0,
-      toolNames: new Map(), toolBoxes: new Map(), resumeFrom: null, retry: null, loading: false, queuedTurn: null, turnEnds: 0 };
+      toolNames: new Map(), toolBoxes: new Map(), permissionCards: new Map(), resumeFrom: null, retry: null, loading: false, queuedTurn: null, turnEnds: 0 };
     document.body.classList.add('seat-open');
     $('seat-view').hidden = false;
     $('welcome').hidden = true;
@@ -189,6 +270,8 @@
     const s = $('seat-state');
     s.textContent = '';
     s.dataset.state = '';
+    s.title = '';
+    $('seat-reason').hidden = true;
     setConn('connecting…');
     for (const k of ['stat-frames', 'stat-window', 'stat-dropped']) $(k).textContent = '–';
     setNote('');
@@ -271,6 +354,10 @@
     v.cursor = d.cursor ?? null;
     const t0 = performance.now();
     $('turns').append(...buildTurns(v, frames, null));
+    // A prompt still pending whose request row is older than the window: its card goes last.
+    for (const p of Array.isArray(d.permissions) ? d.permissions : []) {
+      if (p && !v.permissionCards.has(String(p.request_id || ''))) $('turns').append(permissionCard(v, p));
+    }
     live.showPartial(v, d.partial);
     updatePaging(v);
     if (d.state) showState(v.id, d.state);
@@ -307,6 +394,14 @@
     }
     live.clearPreviewsFor(d.row);
     keepBottom(stick);
+    if (d.row && d.row.type === 'system' && d.row.subtype === 'permission_request') {
+      showState(v.id, 'waiting');
+      notify(v, `needs an answer: ${d.row.title || d.row.tool_name || 'a permission prompt'}`);
+    } else if (d.row && d.row.type === 'system' && d.row.subtype === 'permission_resolved') {
+      const open = [...v.permissionCards.values()].some((c) => !c.classList.contains('resolved'));
+      if (!open && $('seat-state').dataset.state === 'waiting') showState(v.id, 'running');
+      refreshStats(); // the hub's word on the state (another prompt may still wait)
+    }
   }
 
   function onTurn(v, d) {
@@ -382,7 +477,7 @@
       if (view !== v) return;
       $('seat-title').textContent = s.name || s.id;
       seatNames.set(s.id, s.name || s.id);
-      showState(v.id, s.state);
+      showState(v.id, s.state, s.reason);
       $('stat-frames').textContent = String(s.frames ?? '–');
       $('stat-window').textContent = s.window ? `${fmtBytes(s.window.bytes)} · ${s.window.frames} frames` : '–';
       $('stat-dropped').textContent = fmtBytes(s.preview_dropped_bytes);
@@ -441,11 +536,14 @@
     else setHubStatus('notifications are blocked for this page in the browser');
     showNotifyButton();
   });
-  function notifyTurnEnd(v, d) {
+  /** A browser notification for seat `v` while this tab is hidden (when the person opted in). */
+  function notify(v, what) {
     if (!notifyOn() || document.visibilityState === 'visible') return;
-    const what = { ended: 'turn ended', cancelled: 'turn cancelled', failed: 'turn failed' }[d.state] || `turn ${d.state}`;
     const n = new Notification(`sluice · ${seatNames.get(v.id) || v.id}`, { body: what, tag: `sluice-${v.id}` });
     n.onclick = () => { window.focus(); n.close(); };
+  }
+  function notifyTurnEnd(v, d) {
+    notify(v, { ended: 'turn ended', cancelled: 'turn cancelled', failed: 'turn failed' }[d.state] || `turn ${d.state}`);
   }
   showNotifyButton();
 

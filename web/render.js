@@ -120,7 +120,7 @@ window.sluiceRender = (() => {
     return line;
   }
 
-  function renderSystem(f, row, section) {
+  function renderSystem(v, f, row, section) {
     const sub = row.subtype || '';
     if (sub === 'init') {
       const parts = ['Session'];
@@ -157,7 +157,81 @@ window.sluiceRender = (() => {
       line.classList.add('retry');
       return;
     }
+    if (sub === 'permission_request') {
+      f.classList.remove('quiet');
+      f.append(permissionCard(v, row));
+      return;
+    }
+    if (sub === 'permission_resolved') {
+      // The answer lands on its card; where the card is not shown (its request is older than the
+      // window), one quiet line says it.
+      if (!resolvePermission(v, row)) f.append(el('div', 'system', permissionOutcome(row)));
+      else f.classList.add('folded');
+      return;
+    }
     f.append(el('div', 'system', `system · ${sub}${row.model ? ` · ${row.model}` : ''}`));
+  }
+
+  // ---------------------------------------------------------------- permission prompts
+
+  const permissionOutcome = (row) =>
+    `${row.behavior === 'allow' ? 'Allowed' : 'Denied'}${row.by ? ` · by ${row.by}` : ''}`;
+
+  /** A pending permission prompt (a `permission_request` row, or one of `connected.permissions`):
+   *  what the agent wants to run, and Allow/Deny for owners (a viewer sees the card only). The
+   *  first answer from any screen wins; every card resolves when `permission_resolved` arrives. */
+  function permissionCard(v, row) {
+    const id = String(row.request_id || '');
+    const card = el('div', 'permission-card');
+    card.dataset.requestId = id;
+    card.setAttribute('role', 'group');
+    card.setAttribute('aria-label', 'Permission prompt');
+    card.append(el('div', 'permission-title', row.title || `Allow ${row.tool_name || 'this tool'}?`));
+    const input = row.input && typeof row.input === 'object' ? row.input : null;
+    if (input && typeof input.command === 'string') {
+      card.append(el('pre', 'permission-input', input.command));
+    } else if (input) {
+      card.append(el('pre', 'permission-input', JSON.stringify(input, null, 2)));
+    }
+    const reason = typeof row.decision_reason === 'string' ? row.decision_reason : null;
+    if (reason) card.append(el('div', 'permission-reason quiet', reason));
+    const actions = el('div', 'permission-actions owner-only');
+    const status = el('div', 'permission-status quiet');
+    status.setAttribute('role', 'status');
+    const answer = async (behavior) => {
+      for (const b of actions.querySelectorAll('button')) b.disabled = true;
+      status.textContent = 'Sending…';
+      try {
+        await window.sluiceApi.api('POST',
+          `/v1/seats/${encodeURIComponent(v.id)}/permissions/${encodeURIComponent(id)}`, { behavior });
+        if (!card.classList.contains('resolved')) status.textContent = 'Answered; waiting for the agent…';
+      } catch (e) {
+        if (card.classList.contains('resolved')) return;
+        // 409: someone answered first; their answer arrives as permission_resolved.
+        status.textContent = e.status === 409 ? 'Already answered elsewhere' : `Could not answer: ${e.message}`;
+        if (e.status !== 409) for (const b of actions.querySelectorAll('button')) b.disabled = false;
+      }
+    };
+    for (const [label, behavior, cls] of [['Allow', 'allow', ''], ['Deny', 'deny', 'secondary']]) {
+      const b = el('button', cls, label);
+      b.type = 'button';
+      b.addEventListener('click', () => answer(behavior));
+      actions.append(b);
+    }
+    card.append(actions, status);
+    if (v.permissionCards) v.permissionCards.set(id, card);
+    return card;
+  }
+
+  /** Marks the card of `row.request_id` answered; false when no such card is shown. */
+  function resolvePermission(v, row) {
+    const card = v.permissionCards && v.permissionCards.get(String(row.request_id || ''));
+    if (!card) return false;
+    card.classList.add('resolved', row.behavior === 'allow' ? 'allowed' : 'denied');
+    const actions = card.querySelector('.permission-actions');
+    if (actions) actions.remove();
+    card.querySelector('.permission-status').textContent = permissionOutcome(row);
+    return true;
   }
 
   // ---------------------------------------------------------------- frames and turns
@@ -195,7 +269,7 @@ window.sluiceRender = (() => {
       f.append(renderResult(row));
     } else if (type === 'system') {
       f.classList.add('quiet');
-      renderSystem(f, row, section);
+      renderSystem(v, f, row, section);
     } else if (type === 'error' || (row && row.error)) {
       f.append(el('div', 'error', `Error: ${typeof row.error === 'string' ? row.error : JSON.stringify(row.error ?? row)}`));
     } else {
@@ -271,5 +345,5 @@ window.sluiceRender = (() => {
     return out;
   }
 
-  return { el, fmtBytes, fmtAgo, utf8Len, promptText, isPrompt, renderFrame, buildTurns };
+  return { el, fmtBytes, fmtAgo, utf8Len, promptText, isPrompt, renderFrame, buildTurns, permissionCard };
 })();

@@ -6,12 +6,15 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const BINARY = process.env.SLUICE_BINARY;
 const ARTIFACTS = path.resolve(process.env.SLUICE_ARTIFACTS_DIR || 'build/artifacts');
 const CHROMIUM = process.env.SLUICE_CHROMIUM || '/usr/bin/chromium';
 const STEP_MS = 30_000; // the longest any single wait may take
+// The stand-in agent CLI speaking Claude Code's stream-json (its "permission" prompt asks can_use_tool).
+const FAKE_AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../tests/support/fake_agent.py');
 
 const children = new Set(); // every process we started, killed at the end whatever happens
 const tempDirs = [];
@@ -619,6 +622,117 @@ test('a seat is renamed from its header, and the list follows', { timeout: 45_00
       (await page.locator(`#seat-list li[data-id="${id}"] .seat-name`).textContent()) === 'release notes, week 49');
     assert.equal((await h.api('GET', `/v1/seats/${id}`)).body.name, 'release notes, week 49');
     await page.screenshot({ path: path.join(ARTIFACTS, 'web-renamed.png') });
+  } finally {
+    await h.stop();
+  }
+});
+
+test('a permission prompt is a card on every screen, the first answer resolves it everywhere; an unavailable seat says why', { timeout: 90_000 }, async () => {
+  const dataDir = tempDir('permission');
+  // A claude seat hosts its permission prompts; the stand-in CLI plays claude (it ignores the flags).
+  const claude = path.join(tempDir('claude-bin'), 'claude');
+  fs.writeFileSync(claude, `#!/bin/sh\nexec python3 '${FAKE_AGENT}' "$@"\n`, { mode: 0o755 });
+  const h = new Hub(dataDir, ['--claude-bin', claude, '--agent-cmd', `python3 ${FAKE_AGENT}`]);
+  await h.start();
+  const other = await context.newPage();
+  other.on('pageerror', (e) => { pageErrors.push(String(e)); });
+  let id, hosted;
+  try {
+    const created = await h.api('POST', '/v1/seats', { name: 'approvals', agent: 'claude' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    id = created.body.seat;
+    const proc = await h.api('POST', '/v1/seats', { name: 'hosted elsewhere', agent: 'process' });
+    assert.equal(proc.status, 201, JSON.stringify(proc.body));
+    hosted = proc.body.seat;
+    for (const p of [page, other]) {
+      await p.goto(`${h.base}/#/seat/${encodeURIComponent(id)}`);
+      await until('the stream to be live', async () => (await p.locator('#conn-state').textContent()) === 'live');
+    }
+    assert.equal((await h.api('POST', `/v1/seats/${id}/messages`, { text: 'permission' })).status, 202);
+    for (const p of [page, other]) {
+      await until('the permission card', async () => (await p.locator('.permission-card').count()) === 1);
+      await until('the header to say waiting', async () => (await p.locator('#seat-state').textContent()) === 'waiting');
+    }
+    assert.match(await page.locator('.permission-card .permission-title').textContent(), /Bash/);
+    assert.equal((await page.locator('.permission-card .permission-input').textContent()).trim(), 'ls');
+    await until('the list to say waiting', async () =>
+      (await page.locator(`#seat-list li[data-id="${id}"] .state`).textContent()) === 'waiting');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'web-permission.png') });
+    await other.getByRole('button', { name: 'Allow' }).click();
+    for (const p of [page, other]) {
+      await until('the card to resolve as allowed', async () =>
+        /^Allowed/.test(await p.locator('.permission-card .permission-status').textContent()));
+      assert.equal(await p.locator('.permission-card button').count(), 0, 'no buttons on an answered card');
+    }
+    await until('the turn to end', async () => (await h.api('GET', `/v1/seats/${id}`)).body.state === 'idle');
+    assert.equal((await h.api('GET', `/v1/seats/${id}/permissions`)).body.permissions.length, 0);
+    await page.reload();
+    await until('the answered card after a reload', async () =>
+      /^Allowed/.test(await page.locator('.permission-card .permission-status').textContent()));
+    assert.equal(await page.locator('.permission-card').count(), 1, 'one card, not a second pending one');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'web-permission-resolved.png') });
+  } finally {
+    await other.close();
+    await h.stop();
+  }
+  // The same data dir on a hub without --agent-cmd: the process seat is listed unavailable, with the reason.
+  const bare = new Hub(dataDir, ['--claude-bin', claude]);
+  await bare.start();
+  try {
+    const s = (await bare.api('GET', `/v1/seats/${hosted}`)).body;
+    assert.equal(s.state, 'unavailable', JSON.stringify(s));
+    assert.ok(s.reason, 'the hub says why');
+    id = hosted;
+    await page.goto(`${bare.base}/#/seat/${encodeURIComponent(id)}`);
+    await until('the header to say unavailable', async () => (await page.locator('#seat-state').textContent()) === 'unavailable');
+    await until('the reason beside it', async () => (await page.locator('#seat-reason').textContent()) === s.reason);
+    assert.ok(await page.locator('#seat-reason').isVisible());
+    assert.equal(await page.locator(`#seat-list li[data-id="${id}"] .state`).getAttribute('title'), s.reason);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'web-unavailable.png') });
+  } finally {
+    await bare.stop();
+  }
+});
+
+test('Claude Code sessions are listed by project, searchable, with a live badge', { timeout: 60_000 }, async () => {
+  const projects = tempDir('projects');
+  const session = (folder, sid, cwd, prompt) => {
+    const dir = path.join(projects, folder);
+    fs.mkdirSync(dir, { recursive: true });
+    const base = { sessionId: sid, cwd, version: '2.1.0', userType: 'external', isSidechain: false };
+    const rows = [
+      { ...base, type: 'user', uuid: `${sid}-u1`, parentUuid: null, timestamp: '2026-11-30T10:00:00Z', message: { role: 'user', content: prompt } },
+      { ...base, type: 'assistant', uuid: `${sid}-a1`, parentUuid: `${sid}-u1`, timestamp: '2026-11-30T10:00:05Z',
+        message: { id: `msg_${sid}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4', content: [{ type: 'text', text: `About ${prompt}.` }], stop_reason: 'end_turn' } },
+    ];
+    const file = path.join(dir, `${sid}.jsonl`);
+    fs.writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    return file;
+  };
+  session('-home-me-alpha', '11111111-1111-4111-8111-111111111111', '/home/me/alpha', 'the alpha release plan');
+  const old = session('-home-me-beta', '22222222-2222-4222-8222-222222222222', '/home/me/beta', 'the beta migration');
+  const hourAgo = new Date(Date.now() - 3600_000);
+  fs.utimesSync(old, hourAgo, hourAgo);
+  const h = new Hub(tempDir('projects-data'), ['--claude-projects', projects]);
+  await h.start();
+  try {
+    await until('the hub to list both sessions', async () => ((await h.api('GET', '/v1/seats')).body.seats || []).length === 2);
+    await page.goto(`${h.base}/`);
+    await until('two project groups', async () => (await page.locator('#seat-list li.group').count()) === 2);
+    const groups = await page.locator('#seat-list li.group .group-name').allTextContents();
+    assert.deepEqual([...groups].sort(), ['alpha', 'beta']);
+    const names = await page.locator('#seat-list li.seat .seat-name').allTextContents();
+    assert.ok(names.some((n) => /alpha release plan/.test(n)), `titles from the first prompt: ${names}`);
+    assert.equal(await page.locator('#seat-list .live-badge').count(), 1, 'only the session written just now is live');
+    await page.locator('#seat-search').fill('migration');
+    await until('the search to leave one seat', async () => (await page.locator('#seat-list li.seat:visible').count()) === 1);
+    assert.match(await page.locator('#seat-list li.seat:visible .seat-name').textContent(), /beta migration/);
+    assert.equal(await page.locator('#seat-list li.group:visible').count(), 1, 'the emptied group is hidden');
+    await page.locator('#seat-search').fill('nothing like this');
+    await until('the no-match note', async () => page.locator('#seat-search-empty').isVisible());
+    await page.locator('#seat-search').fill('');
+    await until('both seats back', async () => (await page.locator('#seat-list li.seat:visible').count()) === 2);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'web-projects.png') });
   } finally {
     await h.stop();
   }
