@@ -17,6 +17,7 @@
   // ---------------------------------------------------------------- seat state, one source for list and header
 
   const seatItems = new Map(); // id -> <li>
+  const seatPending = new Map(); // id -> pending permission prompts at the last list refresh
   const seatNames = new Map(); // id -> name
   let currentId = null;
 
@@ -136,11 +137,17 @@
         li.dataset.group = key;
         li.dataset.search = [seatLabel(s), s.id, s.project || '', s.title || ''].join('\n').toLowerCase();
         seatNames.set(s.id, seatLabel(s));
+        // Another seat started waiting for an answer (the open one notifies from its stream).
+        const pending = s.pending_permissions || 0;
+        if (seatPending.has(s.id) && pending > seatPending.get(s.id) && s.id !== currentId) {
+          notify({ id: s.id }, 'needs an answer: a permission prompt');
+        }
+        seatPending.set(s.id, pending);
         showState(s.id, s.state, s.reason);
         if (s.id === currentId) $('seat-title').textContent = seatLabel(s);
       }
     }
-    for (const [id, li] of seatItems) if (!seen.has(id)) { li.remove(); seatItems.delete(id); }
+    for (const [id, li] of seatItems) if (!seen.has(id)) { li.remove(); seatItems.delete(id); seatPending.delete(id); }
     for (const [key, g] of groupItems) if (!grouped || !groups.has(key)) { g.remove(); groupItems.delete(key); }
     $('seat-list-empty').hidden = seats.length > 0;
     $('seat-search').hidden = seats.length < 2;
@@ -576,11 +583,20 @@
     for (const li of seatItems.values()) li.firstChild.removeAttribute('aria-current');
   }
 
+  // A hidden tab polls nothing, unless notifications are on: then the seat list, now and then,
+  // so a prompt waiting on another seat can be told.
+  const HIDDEN_POLL_MS = 10_000;
   let polling = false;
+  let lastHiddenPoll = 0;
   async function poll() {
-    if (polling || document.visibilityState !== 'visible') return;
+    if (polling) return;
+    const hidden = document.visibilityState !== 'visible';
+    if (hidden && (!notifyOn() || Date.now() - lastHiddenPoll < HIDDEN_POLL_MS)) return;
     polling = true;
-    try { await Promise.all([refreshSeats(), refreshStats()]); } finally { polling = false; }
+    try {
+      if (hidden) { lastHiddenPoll = Date.now(); await refreshSeats(); }
+      else await Promise.all([refreshSeats(), refreshStats()]);
+    } finally { polling = false; }
   }
 
   window.addEventListener('hashchange', route);

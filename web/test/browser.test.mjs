@@ -648,7 +648,27 @@ test('a permission prompt is a card on every screen, the first answer resolves i
       await p.goto(`${h.base}/#/seat/${encodeURIComponent(id)}`);
       await until('the stream to be live', async () => (await p.locator('#conn-state').textContent()) === 'live');
     }
+    // Opted in to notifications with the tab hidden (Notification stubbed): this seat's prompt is
+    // told by its stream, and a tab open on another seat is told by its list.
+    const watcher = await context.newPage();
+    watcher.on('pageerror', (e) => { pageErrors.push(String(e)); });
+    await watcher.goto(`${h.base}/#/seat/${encodeURIComponent(hosted)}`);
+    await until('the watcher\'s list', async () => (await watcher.locator(`#seat-list li[data-id="${id}"]`).count()) === 1);
+    const hide = () => {
+      window.__notes = [];
+      window.Notification = class { static permission = 'granted'; constructor(title, o) { window.__notes.push(`${title}: ${o.body}`); } };
+      localStorage.setItem('sluice.notify', '1');
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    };
+    await page.evaluate(hide);
+    await watcher.evaluate(hide);
     assert.equal((await h.api('POST', `/v1/seats/${id}/messages`, { text: 'permission' })).status, 202);
+    await until('the open seat\'s notification', async () => (await page.evaluate(() => window.__notes.length)) > 0);
+    assert.deepEqual(await page.evaluate(() => window.__notes), ['sluice · approvals: needs an answer: Allow Bash?']);
+    await until('the other tab\'s notification', async () => (await watcher.evaluate(() => window.__notes.length)) > 0);
+    assert.deepEqual(await watcher.evaluate(() => window.__notes), ['sluice · approvals: needs an answer: a permission prompt']);
+    await watcher.close();
+    await page.evaluate(() => { delete document.visibilityState; localStorage.removeItem('sluice.notify'); });
     for (const p of [page, other]) {
       await until('the permission card', async () => (await p.locator('.permission-card').count()) === 1);
       await until('the header to say waiting', async () => (await p.locator('#seat-state').textContent()) === 'waiting');
