@@ -401,7 +401,14 @@
     }
     live.clearPreviewsFor(d.row);
     keepBottom(stick);
-    if (d.row && d.row.type === 'system' && d.row.subtype === 'permission_request') {
+    if (d.row && d.row.type === 'system' && d.row.subtype === 'session_state_changed') {
+      if (d.row.state === 'requires_action') {
+        showState(v.id, 'waiting');
+        notify(v, 'needs an answer');
+      } else if (d.row.state === 'running' && $('seat-state').dataset.state === 'waiting') {
+        showState(v.id, 'running');
+      }
+    } else if (d.row && d.row.type === 'system' && d.row.subtype === 'permission_request') {
       showState(v.id, 'waiting');
       notify(v, `needs an answer: ${d.row.title || d.row.tool_name || 'a permission prompt'}`);
     } else if (d.row && d.row.type === 'system' && d.row.subtype === 'permission_resolved') {

@@ -157,6 +157,16 @@ window.sluiceRender = (() => {
       line.classList.add('retry');
       return;
     }
+    if (sub === 'session_state_changed') {
+      f.classList.add('folded'); // the header's state says it
+      return;
+    }
+    if (sub === 'agent_row') {
+      // A row type this hub does not know, kept whole: one quiet line, the row on hover.
+      f.append(el('div', 'system', `${row.row_type || 'row'}`));
+      try { f.title = JSON.stringify(row.row).slice(0, 2000); } catch { /* not serialisable */ }
+      return;
+    }
     if (sub === 'permission_request') {
       f.classList.remove('quiet');
       f.append(permissionCard(v, row));

@@ -82,6 +82,10 @@ runtime::ProcessAgentConfig claude_agent_config(
     pc.working_dir = f.workdir;
     pc.host_permissions = true;
     pc.resume_sessions = true;
+    pc.live_settings = true;
+    // `system/session_state_changed` rows (idle, running, requires_action): a seat waiting on
+    // the person says so even when the wait is not a permission prompt of ours.
+    pc.env.emplace_back("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS=1");
     pc.session_id = session_id;
     return pc;
 }

@@ -68,9 +68,7 @@ struct ServeOptions {
 
 // Permission modes are Claude Code's words; a request may only name one of them.
 bool valid_permission_mode(const std::string& m) {
-    static const std::vector<std::string> modes{
-        "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"};
-    return m.empty() || std::find(modes.begin(), modes.end(), m) != modes.end();
+    return m.empty() || runtime::stream_json::is_permission_mode(m);
 }
 
 // Whether `p` is `root` or lies under it (both canonical).
@@ -102,8 +100,8 @@ hub::AgentOrReason claude_agent(
     if (!valid_permission_mode(spec.permission_mode)) {
         return {
             nullptr,
-            "field 'permission_mode' must be one of default, acceptEdits, plan, "
-            "bypassPermissions, dontAsk, auto"};
+            "field 'permission_mode' must be one of "
+                + std::string(runtime::stream_json::PERMISSION_MODES)};
     }
     std::error_code ec;
     fs::path cwd = spec.cwd.empty() ? root / spec.id : fs::path(spec.cwd);

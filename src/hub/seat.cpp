@@ -395,8 +395,7 @@ void Seat::start_next_turn() {
     update_summary();
 }
 
-Result<void> Seat::rename(std::string name) {
-    SLUICE_ASSERT(strand_.running_in_this_thread());
+std::optional<Failure> Seat::check_name(std::string_view name) {
     if (name.empty()) {
         return Failure::of(errc::bad_request, "field 'name' must not be empty");
     }
@@ -409,6 +408,14 @@ Result<void> Seat::rename(std::string name) {
             return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
         })) {
         return Failure::of(errc::bad_request, "field 'name' must not hold control characters");
+    }
+    return std::nullopt;
+}
+
+Result<void> Seat::rename(std::string name) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (auto refused = check_name(name)) {
+        return *refused;
     }
     if (foreign_) {
         return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
@@ -431,15 +438,81 @@ bool Seat::cancel(const char* why) {
     return true;
 }
 
+Result<void> Seat::change_settings(runtime::AgentSettings settings) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (!settings.permission_mode && !settings.model) {
+        return Failure::of(errc::bad_request, "nothing to change");
+    }
+    if (settings.permission_mode
+        && !runtime::stream_json::is_permission_mode(*settings.permission_mode)) {
+        return Failure::of(
+            errc::bad_request,
+            "field 'permission_mode' must be one of "
+                + std::string(runtime::stream_json::PERMISSION_MODES));
+    }
+    if (settings.model
+        && (settings.model->empty() || settings.model->size() > SEAT_MODEL_MAX_BYTES)) {
+        return Failure::of(
+            errc::bad_request,
+            "field 'model' must be a model name of 1 to " + std::to_string(SEAT_MODEL_MAX_BYTES)
+                + R"( bytes ("default": the agent's default))");
+    }
+    if (foreign_) {
+        return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
+    }
+    if (closed_) {
+        return Failure::of(errc::conflict, "the seat is closed");
+    }
+    if (spec_.agent != "claude") {
+        return Failure::of(
+            errc::conflict,
+            R"(fields 'permission_mode' and 'model' can change on agent "claude" only )"
+            R"((this seat: ")"
+                + spec_.agent + "\")");
+    }
+    if (!agent_ || !agent_->takes_settings()) {
+        return Failure::of(
+            errc::conflict,
+            "the seat's agent is not running here"
+                + (unavailable_.empty() ? std::string() : ": " + unavailable_));
+    }
+    const auto stored = [](const std::string& v) { return v == "default" ? std::string() : v; };
+    if (settings.permission_mode) {
+        spec_.permission_mode = stored(*settings.permission_mode);
+    }
+    if (settings.model) {
+        spec_.model = stored(*settings.model);
+    }
+    save_meta();
+    agent_->apply_settings(settings);
+    update_summary();
+    return {};
+}
+
 void Seat::on_row(std::uint64_t turn, json::object row) {
     if (turn != turns_.running || !turns_.cancel || !turns_.failure.empty() || closed_) {
         return; // a late call, or the turn failed a write: nothing more of it is kept
     }
-    FramePtr frame = Frame::from_row(std::move(row));
-    if (!frame->is_frame()) {
-        return;
+    if (const auto type = runtime::str_field(row, "type"); !is_frame_type(type)) {
+        if (type.empty()) {
+            return; // not a row at all
+        }
+        // A row type this sluice does not know (a newer agent's): kept, forward-compatible, as
+        // a system row carrying it whole, so the transcript's frames stay the four kinds.
+        json::object wrapped{{"type", "system"}, {"subtype", "agent_row"}};
+        wrapped["row_type"] = type;
+        wrapped["row"] = std::move(row);
+        row = std::move(wrapped);
     }
+    FramePtr frame = Frame::from_row(std::move(row));
     if (frame->type() == "system") {
+        if (runtime::str_field(frame->row(), "subtype") == "session_state_changed") {
+            const bool waits = runtime::str_field(frame->row(), "state") == "requires_action";
+            if (waits != agent_requires_action_) {
+                agent_requires_action_ = waits;
+                update_summary();
+            }
+        }
         note_permission_row(frame->row());
         const auto sid = runtime::str_field(frame->row(), "subtype") == "init"
                              ? runtime::str_field(frame->row(), "session_id")
@@ -592,6 +665,7 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     }
     push_turn_state(wire::turn_json(turns_.running, state, end.error));
     turns_.cancel.reset();
+    agent_requires_action_ = false;
     turns_.failure.clear();
     partial_.clear();         // the turn is closed: nothing of it is open any more
     connected_cache_.reset(); // its "state" changed

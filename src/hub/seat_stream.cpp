@@ -276,12 +276,14 @@ void Seat::update_summary() {
     s.name = spec_.name;
     s.agent = spec_.agent;
     s.epoch = spec_.epoch;
+    s.model = spec_.model;
+    s.permission_mode = spec_.permission_mode;
     if (!unavailable_.empty()) {
         s.state = SeatState::unavailable;
         s.reason = unavailable_;
     } else if (turns_.cancel) {
         s.state = turns_.queue.empty() ? SeatState::running : SeatState::queued;
-        if (!permissions_pending_.empty()) {
+        if (!permissions_pending_.empty() || agent_requires_action_) {
             s.state = SeatState::waiting;
         }
     }

@@ -98,6 +98,12 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     o["id"] = s.id;
     o["name"] = s.name;
     o["agent"] = s.agent;
+    if (!s.model.empty()) {
+        o["model"] = s.model;
+    }
+    if (!s.permission_mode.empty()) {
+        o["permission_mode"] = s.permission_mode;
+    }
     o["state"] = hub::state_name(s.state);
     if (!s.reason.empty()) {
         o["reason"] = s.reason;
@@ -534,19 +540,34 @@ net::awaitable<Response> seat_routes(
             co_return json_response(req, 200, R"({"deleted":true})");
         }
         if (method == http::verb::patch) {
-            // Rename: {"name": "…"}; the answer is the seat as GET shows it.
+            // {"name"?, "permission_mode"?, "model"?} (at least one): a rename, and a claude
+            // seat's permission mode and model; the answer is the seat as GET shows it.
             std::string why;
             auto body = parse_body(req, why);
             if (!body) {
                 co_return bad(req, why);
             }
-            const auto* name = body->if_contains("name");
-            if (name == nullptr || !name->is_string()) {
-                co_return bad(req, "field 'name' (a string) is required");
+            auto change = std::make_shared<SeatChange>();
+            if (auto refused = validate_seat_change(*body, *change)) {
+                co_return bad(req, *refused);
             }
-            auto n = std::make_shared<std::string>(name->get_string());
-            const auto do_rename = [seat, n] { return seat->rename(std::move(*n)); };
-            auto r = co_await on_seat(*seat, do_rename);
+            const auto do_change = [seat, change]() -> hub::Result<void> {
+                if (change->name) {
+                    if (auto refused = hub::Seat::check_name(*change->name)) {
+                        return *refused; // nothing changed: all of the request, or none
+                    }
+                }
+                if (change->settings.permission_mode || change->settings.model) {
+                    if (auto r = seat->change_settings(change->settings); !r) {
+                        return r;
+                    }
+                }
+                if (change->name) {
+                    return seat->rename(std::move(*change->name));
+                }
+                return {};
+            };
+            auto r = co_await on_seat(*seat, do_change);
             if (!r) {
                 co_return error_response(req, r.error().code, r.error().message);
             }

@@ -23,6 +23,34 @@ std::optional<Refusal> validate_send(const json::object& body, SendOp& out) {
     return std::nullopt;
 }
 
+std::optional<Refusal> validate_seat_change(const json::object& body, SeatChange& out) {
+    for (const auto& kv : body) {
+        std::optional<std::string>* into = nullptr;
+        if (kv.key() == "name") {
+            into = &out.name;
+        } else if (kv.key() == "permission_mode") {
+            into = &out.settings.permission_mode;
+        } else if (kv.key() == "model") {
+            into = &out.settings.model;
+        } else {
+            return Refusal::of(
+                errc::bad_request,
+                "field '" + std::string(kv.key())
+                    + "' cannot be changed (a seat's name, permission_mode and model can)");
+        }
+        if (!kv.value().is_string()) {
+            return Refusal::of(
+                errc::bad_request, "field '" + std::string(kv.key()) + "' must be a string");
+        }
+        *into = std::string(kv.value().get_string());
+    }
+    if (!out.name && !out.settings.permission_mode && !out.settings.model) {
+        return Refusal::of(
+            errc::bad_request, "nothing to change: give 'name', 'permission_mode' or 'model'");
+    }
+    return std::nullopt;
+}
+
 std::optional<Refusal>
 validate_answer(const json::object& body, std::string request_id, AnswerOp& out) {
     const auto str = [&body](std::string_view k, std::string& into) -> std::optional<Refusal> {

@@ -13,6 +13,10 @@ Reads stream-json user rows on stdin and answers each prompt by what it says:
   "big N"        -> a tool turn whose tool_result holds N bytes of numbered lines, then an answer
   "bigmany N"    -> the same, the N bytes as many 1,000-byte text blocks (no one block is large)
   "drip N MS"    -> N assistant rows, one every MS milliseconds (a turn that keeps publishing)
+  "settings?"    -> answers with the set_permission_mode/set_model control requests it got, its
+                    --permission-mode/--model flags and CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS
+  "needs you"    -> session_state_changed requires_action, 1.5 s later running, then an answer
+  "unknown row"  -> a row of a type hosts do not know (rate_limit_event), then an answer
 Flags: --ignore-interrupt (never answer interrupts: the host must terminate it),
        --pid-file PATH (writes its pid there at start).
 """
@@ -67,6 +71,11 @@ def answer(prompt):
     result(reply)
 
 
+def say(text):
+    assistant("msg_s", [{"type": "text", "text": text}], "end_turn")
+    result(text)
+
+
 def tool_turn():
     stream_event({"type": "message_start", "message": {"id": "msg_t", "role": "assistant"}})
     stream_event({"type": "content_block_start", "index": 0,
@@ -109,12 +118,18 @@ def main():
          "model": "fake-model", "tools": ["Bash"], "uuid": uuid()})
     hanging = False
     waiting_permission = None
+    settings = []
     for raw in sys.stdin:
         raw = raw.strip()
         if not raw:
             continue
         row = json.loads(raw)
         kind = row.get("type")
+        if kind == "control_request" and row.get("request", {}).get("subtype") in ("set_permission_mode", "set_model"):
+            req = row["request"]
+            settings.append("%s=%s" % (req["subtype"], req.get("mode", req.get("model"))))
+            out({"type": "control_response", "response": {"subtype": "success", "request_id": row.get("request_id")}})
+            continue
         if kind == "control_request":
             if row.get("request", {}).get("subtype") == "interrupt" and not IGNORE_INTERRUPT:
                 out({"type": "control_response", "response": {"subtype": "success", "request_id": row.get("request_id")}})
@@ -168,6 +183,23 @@ def main():
         elif prompt == "noise":
             sys.stdout.write("this is not json\n")
             out(row)  # an echo of the prompt, as --replay-user-messages does
+            answer(prompt)
+        elif prompt == "settings?":
+            flag = lambda f: sys.argv[sys.argv.index(f) + 1] if f in sys.argv else "-"
+            say("got [%s] flags mode=%s model=%s state_events=%s" % (
+                " ".join(settings), flag("--permission-mode"), flag("--model"),
+                os.environ.get("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS", "-")))
+        elif prompt == "needs you":
+            import time
+            out({"type": "system", "subtype": "session_state_changed", "state": "requires_action",
+                 "session_id": SESSION, "uuid": uuid()})
+            time.sleep(1.5)
+            out({"type": "system", "subtype": "session_state_changed", "state": "running",
+                 "session_id": SESSION, "uuid": uuid()})
+            answer(prompt)
+        elif prompt == "unknown row":
+            out({"type": "rate_limit_event", "rate_limit_info": {"status": "allowed"},
+                 "session_id": SESSION, "uuid": uuid()})
             answer(prompt)
         elif prompt == "permission":
             waiting_permission = "perm-1"

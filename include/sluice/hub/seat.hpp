@@ -79,6 +79,8 @@ struct SeatSummary {
     std::string title;             ///< foreign: its title
     bool turns_known{true};        ///< foreign: whether `turns` is known yet
     std::string session_id;        ///< foreign: Claude Code's session id
+    std::string model;             ///< the model asked for (empty: the agent's default)
+    std::string permission_mode;   ///< claude: the permission mode (empty: Claude Code's default)
 };
 
 /// What `submit` did with a prompt.
@@ -196,6 +198,17 @@ public:
     /// Renames the seat (its metadata is rewritten on the writer). Refused (bad_request) when
     /// empty, not UTF-8-safe printable or over SEAT_NAME_MAX_BYTES.
     Result<void> rename(std::string name);
+
+    /// Why `name` cannot be a seat's name (empty, control characters, over
+    /// SEAT_NAME_MAX_BYTES), or nothing when it can.
+    [[nodiscard]] static std::optional<Failure> check_name(std::string_view name);
+
+    /// Changes a claude seat's permission mode and/or model: kept in its metadata (every later
+    /// start of its agent uses them) and applied to the running agent at once (Claude Code's
+    /// set_permission_mode / set_model). "default" returns either to Claude Code's default.
+    /// Refused: bad_request for a mode Claude Code does not know or a model name over
+    /// SEAT_MODEL_MAX_BYTES; conflict for other agents and foreign, unavailable or closed seats.
+    Result<void> change_settings(runtime::AgentSettings settings);
 
     /// Adds a subscriber. `last` is a Last-Event-ID ("<epoch>:<seq>"): if it is still in the
     /// window the subscriber resumes after it, otherwise it starts with `connected`.
@@ -368,6 +381,9 @@ private:
     // Permission prompts: pending (request id → its row), and the newest resolved ones (id →
     // "behavior by who", at most RESOLVED_PERMISSIONS_KEPT) so a late answer gets 409.
     std::map<std::string, std::string> permissions_pending_;
+    // The agent said it waits on the person (`session_state_changed: requires_action`), until
+    // it says otherwise or the turn ends.
+    bool agent_requires_action_{false};
     std::deque<std::pair<std::string, std::string>> permissions_resolved_;
     std::string permissions_json_{"[]"}; // permissions_pending_ as a JSON array (cached)
 

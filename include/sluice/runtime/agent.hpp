@@ -59,6 +59,13 @@ struct PermissionAnswer {
     std::optional<boost::json::value> updated_input; ///< allow: the tool's input, changed
 };
 
+/// What an owner may change on a running agent: Claude Code's `set_permission_mode` and
+/// `set_model` control requests. An unset field stays as it is.
+struct AgentSettings {
+    std::optional<std::string> permission_mode; ///< e.g. "acceptEdits", "plan", "default"
+    std::optional<std::string> model; ///< a model name; "default": the session's default model
+};
+
 /// An agent: a conversation's worker. Turns run one at a time, in the order started.
 ///
 /// No thread per agent or per turn: a turn is a coroutine on the agent's executor.
@@ -88,6 +95,13 @@ public:
     // By value: an override takes the answer.
     // NOLINTNEXTLINE(performance-unnecessary-value-param)
     virtual void answer_permission(PermissionAnswer /*answer*/) {}
+
+    /// Whether this agent takes AgentSettings (apply_settings does something).
+    [[nodiscard]] virtual bool takes_settings() const { return false; }
+
+    /// Applies `settings`: to the running process at once (control requests) and to every
+    /// process started later (its command line); returns at once. Default: nothing.
+    virtual void apply_settings(const AgentSettings& /*settings*/) {}
 };
 
 /// An agent run by sluice's own Runtime (`config` as for `Runtime`); rows come from a

@@ -41,6 +41,12 @@ struct ProcessAgentConfig {
     bool resume_sessions{false};
     std::string session_id;        ///< resume_sessions: the session to resume from the start
     bool relay_stream_rows{false}; ///< also hand every stream_event row to on_stream_row
+    /// Claude Code's `set_permission_mode`/`set_model` (Agent::apply_settings): sent to the
+    /// running process as control requests, and kept in the command line (`--permission-mode`,
+    /// `--model`) of every later process. Off: apply_settings does nothing.
+    bool live_settings{false};
+    /// "NAME=value" entries set in the process's environment on top of sluice's own.
+    std::vector<std::string> env;
 
     /// argv running `command` through `/bin/sh -c "exec <command>"` (a configured command line).
     [[nodiscard]] static std::vector<std::string> shell_argv(const std::string& command);

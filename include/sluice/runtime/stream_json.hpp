@@ -26,6 +26,14 @@ str_field(const boost::json::object& o, std::string_view key) noexcept;
 
 namespace stream_json {
 
+/// Whether `mode` is one of Claude Code's permission modes (default, acceptEdits, plan,
+/// bypassPermissions, dontAsk, auto).
+[[nodiscard]] bool is_permission_mode(std::string_view mode) noexcept;
+
+/// The permission modes, for error text: "default, acceptEdits, plan, …".
+inline constexpr std::string_view PERMISSION_MODES =
+    "default, acceptEdits, plan, bypassPermissions, dontAsk, auto";
+
 /// A line that is no row of the turn: blank, not JSON, not an object, a `control_response` or
 /// `keep_alive`, or the echo of a prompt (a `user`
 /// row without tool results: the caller records prompts itself).
@@ -98,6 +106,11 @@ private:
 /// The stdin row asking the agent to stop its turn: a `control_request` with subtype
 /// `interrupt` and `request_id`.
 [[nodiscard]] std::string encode_interrupt(std::string_view request_id);
+
+/// The stdin row asking the agent something: a `control_request` with `request_id` and
+/// `request` (e.g. `{"subtype":"set_permission_mode","mode":"plan"}`).
+[[nodiscard]] std::string
+encode_control_request(std::string_view request_id, boost::json::object request);
 
 /// The stdin row answering control request `request_id` with success and `response`.
 [[nodiscard]] std::string

@@ -42,6 +42,17 @@ struct AnswerOp {
 [[nodiscard]] std::optional<Refusal>
 validate_answer(const boost::json::object& body, std::string request_id, AnswerOp& out);
 
+/// A PATCH of a seat, validated: what to change (at least one field).
+struct SeatChange {
+    std::optional<std::string> name; ///< a new name
+    runtime::AgentSettings settings; ///< a claude seat's permission mode and model
+};
+
+/// Validates a seat PATCH: `{"name"?, "permission_mode"?, "model"?}`, strings, at least one;
+/// any other field is refused (it cannot be changed).
+[[nodiscard]] std::optional<Refusal>
+validate_seat_change(const boost::json::object& body, SeatChange& out);
+
 /// Validates a `send`: `{"text": <non-empty string>, …}`.
 /// @param body the request's JSON object (HTTP body or WebSocket message)
 /// @param out  filled when valid

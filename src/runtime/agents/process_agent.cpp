@@ -14,11 +14,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
 #include <deque>
 #include <exception>
+#include <iterator>
 #include <map>
 
 namespace sluice::runtime {
@@ -81,6 +83,20 @@ struct Proc {
 
 // Everything a process agent owns, confined to its executor; shared so its coroutines may
 // finish after the Agent object is gone.
+// Sets `flag value` in `argv` (replacing the flag's value, else appending both); an empty
+// value removes the flag.
+void set_flag(std::vector<std::string>& argv, std::string_view flag, const std::string& value) {
+    auto it = std::find(argv.begin(), argv.end(), flag);
+    if (it != argv.end()) {
+        const auto value_end = std::next(it) == argv.end() ? std::next(it) : std::next(it, 2);
+        it = argv.erase(it, value_end);
+    }
+    if (!value.empty()) {
+        it = argv.insert(it, std::string(flag));
+        argv.insert(std::next(it), value);
+    }
+}
+
 class ProcessState : public std::enable_shared_from_this<ProcessState> {
 public:
     ProcessState(const net::any_io_executor& ex, ProcessAgentConfig config)
@@ -112,6 +128,42 @@ public:
             stream_json::encode_control_success(
                 a.request_id,
                 stream_json::permission_response(a.allow, a.message, updated, &input)));
+    }
+
+    [[nodiscard]] bool takes_settings() const noexcept { return config_.live_settings; }
+
+    // Claude Code's set_permission_mode / set_model: the running process is told at once (its
+    // control_response is not waited for: a refusal shows in the agent's own output), and the
+    // command line of every later process carries the new values.
+    void apply_settings(const AgentSettings& a) {
+        if (!config_.live_settings) {
+            return;
+        }
+        const auto apply = [this](
+                               const char* flag,
+                               const char* subtype,
+                               const char* field,
+                               const std::string& value) {
+            set_flag(config_.argv, flag, value == "default" ? std::string() : value);
+            if (child_ && child_->child->in().is_open()) {
+                json::object req{{"subtype", subtype}};
+                if (std::string_view(field) == "model" && value == "default") {
+                    req[field] = nullptr; // the session's default model
+                } else {
+                    req[field] = value;
+                }
+                send(
+                    child_,
+                    stream_json::encode_control_request(
+                        "sluice-settings-" + std::to_string(++request_seq_), std::move(req)));
+            }
+        };
+        if (a.permission_mode) {
+            apply("--permission-mode", "set_permission_mode", "mode", *a.permission_mode);
+        }
+        if (a.model) {
+            apply("--model", "set_model", "model", *a.model);
+        }
     }
 
     // The Agent is gone: end every turn, terminate the process (asynchronously).
@@ -219,7 +271,8 @@ private:
             {.argv = std::move(argv),
              .cwd = config_.working_dir,
              .stdin_pipe = true,
-             .separate_stderr = true},
+             .separate_stderr = true,
+             .env = config_.env},
             error);
         if (!child) {
             end_turn({TurnEnd::State::failed, "cannot start the agent: " + error});

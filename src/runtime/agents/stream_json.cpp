@@ -49,6 +49,16 @@ std::string line_of(const json::object& row) {
 
 } // namespace
 
+bool is_permission_mode(std::string_view mode) noexcept {
+    for (std::string_view m :
+         {"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"}) {
+        if (m == mode) {
+            return true;
+        }
+    }
+    return false;
+}
+
 Decoded Decoder::decode(std::string_view line) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) {
         line.remove_suffix(1);
@@ -146,10 +156,12 @@ std::string encode_prompt(std::string_view prompt) {
 }
 
 std::string encode_interrupt(std::string_view request_id) {
+    return encode_control_request(request_id, json::object{{"subtype", "interrupt"}});
+}
+
+std::string encode_control_request(std::string_view request_id, json::object request) {
     return line_of(json::object{
-        {"type", "control_request"},
-        {"request_id", request_id},
-        {"request", json::object{{"subtype", "interrupt"}}}});
+        {"type", "control_request"}, {"request_id", request_id}, {"request", std::move(request)}});
 }
 
 std::string encode_control_success(std::string_view request_id, json::object response) {

@@ -106,6 +106,21 @@ public:
 
     [[nodiscard]] std::string kind() const override { return kind_; }
 
+    [[nodiscard]] bool takes_settings() const override {
+        if constexpr (requires(State & s, const AgentSettings& a) { s.apply_settings(a); }) {
+            return state_->takes_settings(); // immutable configuration: safe from any thread
+        } else {
+            return false;
+        }
+    }
+
+    void apply_settings(const AgentSettings& settings) override {
+        if constexpr (requires(State & s, const AgentSettings& a) { s.apply_settings(a); }) {
+            boost::asio::post(
+                state_->executor(), [s = state_, a = settings] { s->apply_settings(a); });
+        }
+    }
+
     void answer_permission(PermissionAnswer answer) override {
         if constexpr (requires(State & s, PermissionAnswer a) {
                           s.answer_permission(std::move(a));

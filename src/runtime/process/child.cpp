@@ -10,9 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <string_view>
 
 namespace sluice::runtime::detail {
 
@@ -35,8 +37,14 @@ void set_nonblocking(int fd) noexcept {
 }
 
 // Child side after fork: only async-signal-safe calls until exec.
-[[noreturn]] void
-exec_child(char* const* argv, const char* cwd, int in_fd, int out_fd, int err_fd, int report_fd) {
+[[noreturn]] void exec_child(
+    char* const* argv,
+    char* const* envp,
+    const char* cwd,
+    int in_fd,
+    int out_fd,
+    int err_fd,
+    int report_fd) {
     ::setpgid(0, 0);
     ::signal(SIGPIPE, SIG_DFL); // a parent that ignores SIGPIPE must not pass that on
     sigset_t none;
@@ -50,7 +58,11 @@ exec_child(char* const* argv, const char* cwd, int in_fd, int out_fd, int err_fd
         [[maybe_unused]] auto n = ::write(report_fd, &e, sizeof e);
         ::_exit(127);
     }
-    ::execvp(argv[0], argv);
+    if (envp != nullptr) {
+        ::execvpe(argv[0], argv, envp);
+    } else {
+        ::execvp(argv[0], argv);
+    }
     const int e = errno;
     [[maybe_unused]] auto n = ::write(report_fd, &e, sizeof e);
     ::_exit(127);
@@ -133,6 +145,27 @@ Child::spawn(const net::any_io_executor& ex, const Options& options, std::string
         return nullptr;
     }
     const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
+    // The child's environment, built before fork (no allocation after it).
+    std::vector<std::string> env_strings;
+    std::vector<char*> envp;
+    if (!options.env.empty()) {
+        const auto overridden = [&options](std::string_view entry) {
+            const auto name = entry.substr(0, entry.find('=') + 1);
+            return std::any_of(options.env.begin(), options.env.end(), [name](const auto& e) {
+                return std::string_view(e).substr(0, name.size()) == name;
+            });
+        };
+        for (char** e = environ; *e != nullptr; ++e) {
+            if (!overridden(*e)) {
+                env_strings.emplace_back(*e);
+            }
+        }
+        env_strings.insert(env_strings.end(), options.env.begin(), options.env.end());
+        for (auto& e : env_strings) {
+            envp.push_back(e.data());
+        }
+        envp.push_back(nullptr);
+    }
     const int err_target = options.separate_stderr ? err_pipe[1] : out_pipe[1];
     const pid_t pid = ::fork();
     if (pid < 0) {
@@ -141,7 +174,14 @@ Child::spawn(const net::any_io_executor& ex, const Options& options, std::string
         return nullptr;
     }
     if (pid == 0) {
-        exec_child(argv.data(), cwd, in_pipe[0], out_pipe[1], err_target, report[1]);
+        exec_child(
+            argv.data(),
+            envp.empty() ? nullptr : envp.data(),
+            cwd,
+            in_pipe[0],
+            out_pipe[1],
+            err_target,
+            report[1]);
     }
     // Parent. Also set the group here so a kill right after spawn cannot miss it.
     ::setpgid(pid, pid);

@@ -35,6 +35,9 @@ public:
         std::string cwd;               ///< working directory (empty: inherit)
         bool stdin_pipe{false};        ///< stdin from a pipe (else /dev/null)
         bool separate_stderr{false};   ///< stderr to its own pipe (else merged into stdout)
+        /// "NAME=value" entries set on top of this process's environment (replacing the same
+        /// names); empty: the environment as it is.
+        std::vector<std::string> env;
     };
 
     /// Starts the child; on failure returns nullptr and sets `error` (exec failures included).

@@ -199,7 +199,11 @@ public:
         std::string error;
         auto child = detail::Child::spawn(
             ex,
-            {.argv = {"/bin/sh", "-c", std::string(*command)}, .cwd = options_.working_dir},
+            {.argv = {"/bin/sh", "-c", std::string(*command)},
+             .cwd = options_.working_dir,
+             .stdin_pipe = false,
+             .separate_stderr = false,
+             .env = {}},
             error);
         if (!child) {
             co_return ToolOutcome{"bash: " + error, true};

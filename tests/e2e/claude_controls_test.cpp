@@ -1,0 +1,157 @@
+// End-to-end tests of a claude seat's controls with the real `sluice serve` and a stand-in
+// Claude Code (tests/support/fake_agent.py behind --claude-bin): permission mode and model
+// changed by the owner (PATCH → set_permission_mode/set_model, kept for later processes),
+// `session_state_changed: requires_action` as the seat's `waiting` state, and row types sluice
+// does not know kept as frames.
+#include "support/hub_process.hpp"
+
+#include <boost/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace sluice::test;
+using namespace std::chrono_literals;
+
+// An executable `claude` that runs the stand-in with the flags sluice passes.
+std::string fake_claude(const TempDir& dir) {
+    const auto agent = fs::weakly_canonical(
+        fs::absolute(fs::path(__FILE__).parent_path() / "../support/fake_agent.py"));
+    const auto path = dir.file("claude");
+    std::ofstream(path) << "#!/bin/sh\nexec python3 '" << agent.string() << "' \"$@\"\n";
+    fs::permissions(path, fs::perms::owner_all);
+    return path;
+}
+
+std::vector<std::string> serve(const TempDir& dir, const std::string& claude) {
+    return {"serve", "--listen", "127.0.0.1:0", "--data", dir.file("data"), "--claude-bin", claude};
+}
+
+json::value seat_of(const SluiceProcess& hub, const std::string& seat) {
+    return http("GET", hub.base() + "/v1/seats/" + seat).json;
+}
+
+// Sends `text`, waits for its turn to end (a subscriber sees the `turn` event) and returns the
+// text of the turn's `result` row ("" when there is none or the turn did not end).
+std::string run_turn(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
+    SseClient sub(hub.base() + "/v1/seats/" + seat + "/events");
+    if (!sub.wait_for([](const auto& ev) { return !ev.empty(); })) {
+        return {};
+    }
+    const auto turn = send(hub, seat, text);
+    if (turn == 0 || !sub.wait_for([turn](const auto& ev) {
+            return has_turn_state(ev, turn, "ended") || has_turn_state(ev, turn, "failed");
+        })) {
+        return {};
+    }
+    std::string result;
+    for (const auto& [seq, row] : frames_of(sub.events())) {
+        if (row.at("type") == "result") {
+            result = std::string(row.at("result").as_string()); // the newest: this turn's
+        }
+    }
+    return result;
+}
+
+Reply patch(const SluiceProcess& hub, const std::string& seat, const std::string& body) {
+    return http("PATCH", hub.base() + "/v1/seats/" + seat, body);
+}
+
+TEST(ClaudeSeatControls, PermissionModeAndModelReachTheRunningAgentAndLaterProcesses) {
+    TempDir dir;
+    const auto claude = fake_claude(dir);
+    std::string seat;
+    {
+        SluiceProcess hub(serve(dir, claude));
+        seat = new_seat(hub, {.name = "c", .agent = "claude", .token = {}});
+        ASSERT_FALSE(seat.empty());
+        ASSERT_EQ(run_turn(hub, seat, "hello"), "you said: hello");
+
+        auto r = patch(hub, seat, R"({"permission_mode":"acceptEdits","model":"fake-2"})");
+        ASSERT_EQ(r.status, 200U) << r.body;
+        EXPECT_EQ(r.json.at("permission_mode"), "acceptEdits");
+        EXPECT_EQ(r.json.at("model"), "fake-2");
+        // The running process was told, and its environment asks for session state rows.
+        EXPECT_EQ(
+            run_turn(hub, seat, "settings?"),
+            "got [set_permission_mode=acceptEdits set_model=fake-2] flags mode=- model=- "
+            "state_events=1");
+
+        // Refusals name their reason and change nothing.
+        r = patch(hub, seat, R"({"permission_mode":"yolo"})");
+        EXPECT_EQ(r.status, 400U);
+        EXPECT_NE(r.body.find("must be one of default, acceptEdits"), std::string::npos) << r.body;
+        r = patch(hub, seat, R"({"name":"","model":"other"})");
+        EXPECT_EQ(r.status, 400U) << r.body;
+        EXPECT_EQ(seat_of(hub, seat).at("model"), "fake-2") << "a refused request changes nothing";
+        r = patch(hub, seat, R"({"colour":"blue"})");
+        EXPECT_EQ(r.status, 400U);
+        EXPECT_NE(r.body.find("'colour' cannot be changed"), std::string::npos) << r.body;
+        EXPECT_EQ(patch(hub, seat, "{}").status, 400U);
+        EXPECT_EQ(patch(hub, seat, R"({"model":7})").status, 400U);
+        const auto builtin = new_seat(hub);
+        r = patch(hub, builtin, R"({"model":"x"})");
+        EXPECT_EQ(r.status, 409U) << r.body;
+        EXPECT_NE(r.body.find(R"(agent \"claude\" only)"), std::string::npos) << r.body;
+    }
+    // A restarted hub starts claude with the settings on its command line.
+    SluiceProcess hub(serve(dir, claude));
+    EXPECT_EQ(seat_of(hub, seat).at("permission_mode"), "acceptEdits");
+    EXPECT_EQ(
+        run_turn(hub, seat, "settings?"),
+        "got [] flags mode=acceptEdits model=fake-2 state_events=1");
+    // "default" returns to Claude Code's own default: told now, off the command line later.
+    auto r = patch(hub, seat, R"({"model":"default","name":"renamed"})");
+    ASSERT_EQ(r.status, 200U) << r.body;
+    EXPECT_FALSE(r.json.as_object().contains("model")) << r.body;
+    EXPECT_EQ(r.json.at("name"), "renamed");
+    EXPECT_EQ(
+        run_turn(hub, seat, "settings?"),
+        "got [set_model=None] flags mode=acceptEdits model=fake-2 state_events=1");
+}
+
+TEST(ClaudeSeatControls, RequiresActionIsWaitingAndUnknownRowTypesAreKept) {
+    TempDir dir;
+    SluiceProcess hub(serve(dir, fake_claude(dir)));
+    const auto seat = new_seat(hub, {.name = "c", .agent = "claude", .token = {}});
+    ASSERT_FALSE(seat.empty());
+    SseClient sub(hub.base() + "/v1/seats/" + seat + "/events");
+    ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); }));
+    const auto turn = send(hub, seat, "needs you");
+    bool waited = false;
+    const auto end = std::chrono::steady_clock::now() + 10s;
+    while (!waited && std::chrono::steady_clock::now() < end) {
+        waited = seat_of(hub, seat).at("state") == "waiting";
+        std::this_thread::sleep_for(30ms);
+    }
+    EXPECT_TRUE(waited) << "requires_action makes the seat waiting";
+    ASSERT_TRUE(sub.wait_for([turn](const auto& ev) { return has_turn_state(ev, turn, "ended"); }));
+    EXPECT_EQ(seat_of(hub, seat).at("state"), "idle") << "waiting ends with the turn";
+
+    ASSERT_EQ(run_turn(hub, seat, "unknown row"), "you said: unknown row");
+    // Kept in the transcript: the history a new viewer reads has it.
+    const auto page = http("GET", hub.base() + "/v1/seats/" + seat + "/history?turns=20").json;
+    bool kept = false;
+    for (const auto& t : page.at("turns").as_array()) {
+        for (const auto& f : t.at("frames").as_array()) {
+            if (f.at("type") == "system" && f.as_object().contains("subtype")
+                && f.at("subtype") == "agent_row") {
+                EXPECT_EQ(f.at("row_type"), "rate_limit_event");
+                EXPECT_EQ(f.at("row").at("rate_limit_info").at("status"), "allowed");
+                kept = true;
+            }
+        }
+    }
+    EXPECT_TRUE(kept) << json::serialize(page);
+}
+
+} // namespace
