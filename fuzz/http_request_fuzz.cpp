@@ -12,6 +12,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -38,7 +39,7 @@ struct Rig {
 
     Rig() {
         hub::HubConfig hc;
-        hc.data_dir = dir.path() / "hub";
+        hc.data_dir = std::filesystem::path(dir.path()) / "hub";
         hc.make_agent = [](const hub::SeatSpec&,
                            std::vector<boost::json::object>,
                            const net::any_io_executor&) -> hub::AgentOrReason {
@@ -46,7 +47,7 @@ struct Rig {
         };
         hub = std::make_unique<hub::Hub>(io, std::move(hc));
         seat = (*hub->create(hub::SeatSpec{}))->id();
-        std::ofstream(dir.path() / "tokens.json")
+        std::ofstream(dir.file("tokens.json"))
             << R"({"tokens":[{"id":"fuzzview","sha256":")"
             << server::auth::hex(server::auth::digest("fuzz-viewer"))
             << R"(","seat":"","created":0,"expires":0}]})";
@@ -59,10 +60,35 @@ struct Rig {
         s = std::make_shared<server::Server::Impl>(io, *hub, cfg);
     }
 
+    // Runs handlers until `done()` holds; false if it does not within `limit`. Completions
+    // also come from the hub's writer thread (a create's disk work), so an empty poll does not
+    // mean the work is over: wait for the next handler a while.
+    template <class Done>
+    bool settle_until(Done done, std::chrono::milliseconds limit) {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (!done()) {
+            if (std::chrono::steady_clock::now() >= deadline) {
+                return false;
+            }
+            io.restart();
+            if (io.poll() == 0) {
+                io.restart();
+                (void)io.run_one_for(std::chrono::milliseconds(1));
+            }
+        }
+        return true;
+    }
+
+    // Runs handlers until none has come for a quiet while (a request still on the writer
+    // then finishes after its client has gone, which is a case worth running too).
     void settle() {
         for (int i = 0; i < 10000; ++i) {
             io.restart();
-            if (io.poll() == 0) {
+            if (io.poll() > 0) {
+                continue;
+            }
+            io.restart();
+            if (io.run_one_for(std::chrono::milliseconds(2)) == 0) {
                 break;
             }
         }
@@ -102,8 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     client.close(); // the client goes: a session waiting for more reads the end
     bool drained = false;
     r.s->connections->close([&drained] { drained = true; }); // and shutdown ends any stream
-    r.settle();
-    if (!ended || !drained) {
+    if (!r.settle_until([&] { return ended && drained; }, std::chrono::seconds(10))) {
         std::abort(); // a session outlived its client and the shutdown
     }
     // One seat between inputs: what an input made goes, what it deleted comes back.

@@ -309,6 +309,7 @@ server_config(const ServeOptions& o, const std::string& token, std::size_t seats
     sc.auth_free_failures = o.auth_free_failures;
     sc.tls_cert = o.tls_cert;
     sc.tls_key = o.tls_key;
+    sc.behind_proxy = o.behind_proxy;
     return sc;
 }
 
@@ -502,7 +503,8 @@ void add_serve_command(CLI::App& app) {
     sub->add_flag(
         "--behind-proxy",
         o->behind_proxy,
-        "a TLS proxy is in front: no warning for plain HTTP beyond loopback");
+        "a TLS proxy is in front: no warning for plain HTTP beyond loopback, and its "
+        "X-Forwarded-Proto (from loopback only) says the page's scheme");
     sub->add_option(
         "--auth-free-failures",
         o->auth_free_failures,

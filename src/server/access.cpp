@@ -157,7 +157,11 @@ bool host_allowed(const SiteNames& names, std::string_view host_header) {
     return names.any_ip_literal && is_ip_literal(*host);
 }
 
-bool origin_allowed(const SiteNames& names, std::string_view origin, std::string_view host_header) {
+bool origin_allowed(
+    const SiteNames& names,
+    std::string_view origin,
+    std::string_view host_header,
+    std::string_view own_scheme) {
     const auto o = origin_of(origin);
     if (!o) {
         return false; // "null", or not an origin at all
@@ -166,16 +170,47 @@ bool origin_allowed(const SiteNames& names, std::string_view origin, std::string
         return true;
     }
     const auto sep = o->find("://");
-    const std::string scheme = o->substr(0, sep);
-    if (scheme != "http" && scheme != "https") {
+    if (o->substr(0, sep) != own_scheme || host_header.empty()) {
         return false;
     }
-    if (host_header.empty()) {
-        return false;
+    // The hub's own origin: the page was loaded from the authority this request is sent to,
+    // by the scheme the hub (or the TLS proxy in front of it) speaks.
+    return without_default_port(own_scheme, o->substr(sep + 3))
+           == without_default_port(own_scheme, lower(host_header));
+}
+
+bool is_loopback_peer(std::string_view peer) {
+    if (peer == "::1") {
+        return true;
     }
-    // The hub's own origin: the page was loaded from the authority this request is sent to.
-    return without_default_port(scheme, o->substr(sep + 3))
-           == without_default_port(scheme, lower(host_header));
+    constexpr std::string_view MAPPED = "::ffff:";
+    if (peer.size() > MAPPED.size() && lower(peer.substr(0, MAPPED.size())) == MAPPED) {
+        peer.remove_prefix(MAPPED.size());
+    }
+    return peer.size() > 4 && peer.substr(0, 4) == "127."
+           && peer.find(':') == std::string_view::npos && is_ip_literal(peer);
+}
+
+std::string_view
+own_scheme(bool tls, bool behind_proxy, std::string_view peer, std::string_view forwarded_proto) {
+    if (tls) {
+        return "https";
+    }
+    if (!behind_proxy || !is_loopback_peer(peer)) {
+        return "http";
+    }
+    // A list ("http, https") grows by one value per proxy: the last is the one the proxy in
+    // front of the hub wrote; earlier ones may be anybody's (a client can send the header).
+    const auto comma = forwarded_proto.rfind(',');
+    auto last =
+        comma == std::string_view::npos ? forwarded_proto : forwarded_proto.substr(comma + 1);
+    while (!last.empty() && (last.back() == ' ' || last.back() == '\t')) {
+        last.remove_suffix(1);
+    }
+    while (!last.empty() && (last.front() == ' ' || last.front() == '\t')) {
+        last.remove_prefix(1);
+    }
+    return lower(last) == "https" ? "https" : "http";
 }
 
 bool is_json(std::string_view content_type) {

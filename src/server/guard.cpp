@@ -75,7 +75,13 @@ std::optional<Response> check_access(
         return std::nullopt; // the page's files hold no secret; foreign Origins may load them
     }
     const auto origin = req[http::field::origin];
-    if (!origin.empty() && !access::origin_allowed(s.names, origin, host)) {
+    if (!origin.empty()
+        && !access::origin_allowed(
+            s.names,
+            origin,
+            host,
+            access::own_scheme(
+                s.tls != nullptr, s.cfg.behind_proxy, peer, req["X-Forwarded-Proto"]))) {
         return refuse(
             req,
             403,

@@ -456,4 +456,57 @@ TEST(HubSecurity, TheReadmeWalkthroughWorksAgainstADefaultTokenHub) {
     EXPECT_NE(tail.output().find("hello"), std::string::npos);
 }
 
+// ---------------------------------------------------------------- behind a TLS proxy
+
+// What a TLS proxy on this machine sends for the page it serves at https://hub.example: the
+// page's own Origin, the name people use as Host, and `forwarded_proto` (empty: no header).
+std::string proxied_post(const std::string& forwarded_proto) {
+    const std::string body = R"({"name":"p"})";
+    return "POST /v1/seats HTTP/1.1\r\nHost: hub.example\r\nOrigin: https://hub.example\r\n"
+           + (forwarded_proto.empty() ? std::string()
+                                      : "X-Forwarded-Proto: " + forwarded_proto + "\r\n")
+           + "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size())
+           + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+std::string proxied_ws_upgrade(const std::string& seat) {
+    return "GET /v1/seats/" + seat
+           + "/ws HTTP/1.1\r\nHost: hub.example\r\nOrigin: https://hub.example\r\n"
+             "X-Forwarded-Proto: https\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+}
+
+TEST(HubSecurity, BehindAProxyTheForwardedProtoFromLoopbackMakesTheHttpsPageOurs) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir, {"--allow-host", "hub.example", "--behind-proxy"}));
+    const auto port = hub.port();
+    const auto ok = raw_http(port, proxied_post("https"));
+    EXPECT_EQ(status_of(ok), 201U) << ok;
+    // The WebSocket of that page too (the socket ends at the timeout: the upgrade held).
+    const auto seat = new_seat(hub);
+    const auto ws = raw_http(port, proxied_ws_upgrade(seat), 1s);
+    EXPECT_EQ(status_of(ws), 101U) << ws;
+    // Without the header the hub's own origin is http://hub.example: the https page is foreign.
+    const auto bare = raw_http(port, proxied_post(""));
+    EXPECT_EQ(status_of(bare), 403U) << bare;
+    const auto plain = raw_http(port, proxied_post("http"));
+    EXPECT_EQ(status_of(plain), 403U) << plain;
+    // The last value is the one the proxy wrote; a client's own header before it is not.
+    const auto spoofed = raw_http(port, proxied_post("https, http"));
+    EXPECT_EQ(status_of(spoofed), 403U) << spoofed;
+}
+
+TEST(HubSecurity, WithoutBehindProxyTheForwardedProtoIsIgnored) {
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir, {"--allow-host", "hub.example"}));
+    const auto port = hub.port();
+    const auto refused = raw_http(port, proxied_post("https"));
+    EXPECT_EQ(status_of(refused), 403U) << refused;
+    EXPECT_NE(refused.find("cross-origin"), std::string::npos) << refused;
+    const auto seat = new_seat(hub);
+    const auto ws = raw_http(port, proxied_ws_upgrade(seat), 1s);
+    EXPECT_EQ(status_of(ws), 403U) << ws;
+    EXPECT_EQ(http("GET", hub.base() + "/v1/seats").json.at("seats").as_array().size(), 1U);
+}
+
 } // namespace

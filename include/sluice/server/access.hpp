@@ -41,11 +41,26 @@ struct SiteNames {
 /// browsers always send one, so DNS rebinding cannot leave it out.
 [[nodiscard]] bool host_allowed(const SiteNames& names, std::string_view host_header);
 
-/// Whether a request carrying `Origin: origin` may go on: its origin is the hub's own (the
-/// origin's authority is the request's Host, default ports aside) or one of `names.origins`.
-/// "null" and malformed origins are refused.
-[[nodiscard]] bool
-origin_allowed(const SiteNames& names, std::string_view origin, std::string_view host_header);
+/// Whether a request carrying `Origin: origin` may go on: its origin is the hub's own,
+/// `own_scheme://Host` (default ports aside), or one of `names.origins`. "null" and malformed
+/// origins are refused.
+[[nodiscard]] bool origin_allowed(
+    const SiteNames& names,
+    std::string_view origin,
+    std::string_view host_header,
+    std::string_view own_scheme);
+
+/// Whether `peer` (an address as text, as the socket reports it) is a loopback address:
+/// 127.0.0.0/8, ::1, or 127.x mapped into IPv6.
+[[nodiscard]] bool is_loopback_peer(std::string_view peer);
+
+/// The scheme of the hub's own origin for one request: "https" when the hub serves TLS, or
+/// when a TLS proxy is in front (`behind_proxy`) and the request comes from a loopback `peer`
+/// (that proxy) with `X-Forwarded-Proto: https` (its last value, the one that proxy wrote);
+/// else "http". The header from any other peer, or without `behind_proxy`, is ignored: a
+/// client cannot speak for the proxy.
+[[nodiscard]] std::string_view
+own_scheme(bool tls, bool behind_proxy, std::string_view peer, std::string_view forwarded_proto);
 
 /// Whether a Content-Type value is JSON (`application/json`, parameters allowed).
 [[nodiscard]] bool is_json(std::string_view content_type);

@@ -28,6 +28,9 @@ struct ServerConfig {
     unsigned auth_free_failures{8};         ///< wrong tokens per peer before 429 backoff
     std::string tls_cert; ///< PEM certificate chain file: serve HTTPS and WSS (with tls_key)
     std::string tls_key;  ///< PEM private key file
+    /// A TLS proxy is in front: its `X-Forwarded-Proto` (trusted from loopback peers only)
+    /// says the scheme of the hub's own origin.
+    bool behind_proxy{false};
     std::size_t max_connections{20'000};              ///< more are answered 503 and closed
     std::size_t max_body_bytes{1024 * 1024};          ///< larger bodies get 413
     std::chrono::milliseconds header_timeout{10'000}; ///< slow-header guard (first request)

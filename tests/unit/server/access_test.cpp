@@ -56,7 +56,8 @@ TEST(Access, OriginMustBeTheHubsOwnOrListed) {
         {"http://127.0.0.1:8420", "127.0.0.1:8420", true},
         {"http://LOCALHOST:8420", "localhost:8420", true},
         {"http://localhost", "localhost:80", true},
-        {"https://localhost:443", "localhost", true},
+        {"https://localhost:443", "localhost", false}, // this hub speaks http
+        {"https://127.0.0.1:8420", "127.0.0.1:8420", false},
         {"http://127.0.0.1:8421", "127.0.0.1:8420", false},
         {"http://evil.example", "127.0.0.1:8420", false},
         {"null", "127.0.0.1:8420", false},
@@ -67,9 +68,49 @@ TEST(Access, OriginMustBeTheHubsOwnOrListed) {
         {"http://127.0.0.1:8420", "", false},
     };
     for (const auto& r : rows) {
-        EXPECT_EQ(origin_allowed(names, r.origin, r.host), r.ok) << r.origin << " / " << r.host;
+        EXPECT_EQ(origin_allowed(names, r.origin, r.host, "http"), r.ok)
+            << r.origin << " / " << r.host;
     }
-    EXPECT_TRUE(origin_allowed(site_names("127.0.0.1", {}, {"*"}, ""), "http://x.example", "h"));
+    EXPECT_TRUE(
+        origin_allowed(site_names("127.0.0.1", {}, {"*"}, ""), "http://x.example", "h", "http"));
+    // A hub that speaks https (TLS, or a TLS proxy in front) owns the https origin only.
+    EXPECT_TRUE(origin_allowed(names, "https://localhost:443", "localhost", "https"));
+    EXPECT_TRUE(origin_allowed(names, "https://hub.example", "hub.example", "https"));
+    EXPECT_FALSE(origin_allowed(names, "http://hub.example", "hub.example", "https"));
+    EXPECT_TRUE(origin_allowed(names, "https://app.example", "127.0.0.1:8420", "https"));
+}
+
+TEST(Access, LoopbackPeersAreLoopback) {
+    for (const char* p : {"127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1"}) {
+        EXPECT_TRUE(is_loopback_peer(p)) << p;
+    }
+    for (const char* p :
+         {"",
+          "10.0.0.1",
+          "128.0.0.1",
+          "::2",
+          "::ffff:10.0.0.1",
+          "127.",
+          "127.0.0.1:1",
+          "fe80::1"}) {
+        EXPECT_FALSE(is_loopback_peer(p)) << p;
+    }
+}
+
+TEST(Access, XForwardedProtoIsTrustedBehindAProxyFromLoopbackOnly) {
+    EXPECT_EQ(own_scheme(false, true, "127.0.0.1", "https"), "https");
+    EXPECT_EQ(own_scheme(false, true, "::1", "HTTPS"), "https");
+    EXPECT_EQ(own_scheme(false, true, "::ffff:127.0.0.1", " https "), "https");
+    // The last value is the one the proxy in front wrote; a client may have sent the first.
+    EXPECT_EQ(own_scheme(false, true, "127.0.0.1", "http, https"), "https");
+    EXPECT_EQ(own_scheme(false, true, "127.0.0.1", "https, http"), "http");
+    EXPECT_EQ(own_scheme(false, true, "127.0.0.1", ""), "http");
+    // Ignored without --behind-proxy, and from any peer that is not loopback.
+    EXPECT_EQ(own_scheme(false, false, "127.0.0.1", "https"), "http");
+    EXPECT_EQ(own_scheme(false, true, "192.168.1.9", "https"), "http");
+    EXPECT_EQ(own_scheme(false, true, "", "https"), "http");
+    // A TLS hub speaks https whatever the header says.
+    EXPECT_EQ(own_scheme(true, false, "10.0.0.1", "http"), "https");
 }
 
 TEST(Access, OnlyJsonIsJson) {
