@@ -177,6 +177,9 @@ public:
     /// The stream's wake-up and stop request.
     [[nodiscard]] StreamControl& control() noexcept { return *ctl_; }
 
+    /// The same, weakly: for answers that come after the stream may have gone.
+    [[nodiscard]] std::weak_ptr<StreamControl> control_ptr() const noexcept { return ctl_; }
+
     /// The attached subscriber.
     [[nodiscard]] hub::Subscriber& subscriber() noexcept { return *sub_; }
 
@@ -346,12 +349,20 @@ struct WsClose {
     std::string reason;
 };
 
+/// An answer's place among the replies: empty until the answer is known (a `more` page read
+/// on the writer fills it later).
+struct WsSlot {
+    std::optional<WsReply> reply;
+};
+
 /// What the two halves of a WebSocket stream share (on the seat's strand).
 struct WsState {
-    std::deque<WsReply> replies;  // answers to client ops: at most WS_MAX_REPLIES, + 1 notice
-    std::size_t refused{};        // ops refused as overloaded since there was room
-    std::optional<WsClose> close; // set by the reader: the writer closes with it
-    bool read_only{false};        // a viewer's connection: every op but `more` is refused
+    std::deque<std::shared_ptr<WsSlot>> replies; // answers in op order: at most WS_MAX_REPLIES
+                                                 // (+ 1 notice); sent as they are filled
+    std::weak_ptr<StreamControl> ctl;            // wakes the writer when a later answer comes
+    std::size_t refused{};                       // ops refused as overloaded since there was room
+    std::optional<WsClose> close;                // set by the reader: the writer closes with it
+    bool read_only{false}; // a viewer's connection: every op but `more` is refused
 };
 
 /// Writes one WebSocket message from its pieces, gathered (the body is a shared page or frame),
@@ -399,8 +410,8 @@ net::awaitable<void> ws_writer(
     std::vector<hub::OutEvent> batch;
     Batches batches;
     for (;;) {
-        while (!st.replies.empty()) {
-            const WsReply m = std::move(st.replies.front());
+        while (!st.replies.empty() && st.replies.front()->reply) {
+            const WsReply m = std::move(*st.replies.front()->reply);
             st.replies.pop_front();
             if (auto ec = co_await ws_write_pieces(s, ws, m.pieces)) {
                 co_return;
@@ -521,6 +532,7 @@ net::awaitable<void> ws_on_strand(
     Subscription sub(seat, co_await net::this_coro::executor, ticket, std::move(opt));
     WsState st;
     st.read_only = up.read_only;
+    st.ctl = sub.control_ptr();
     auto& ctl = sub.control();
     std::string error;
     try {

@@ -13,6 +13,7 @@
 #include <boost/json.hpp>
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -76,8 +77,6 @@ public:
             sock_.set_option(net::socket_base::receive_buffer_size(rcvbuf));
         }
         sock_.connect({net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(port)});
-        ::timeval tv{20, 0}; // a read that gets nothing fails the test instead of hanging it
-        ::setsockopt(sock_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     }
 
     /// Sends the upgrade request for `path`, followed in the same write by `after`.
@@ -140,6 +139,10 @@ public:
 private:
     void need(std::size_t n) {
         while (buf_.size() < n) {
+            ::pollfd p{sock_.native_handle(), POLLIN, 0}; // nothing for 20 s fails, not hangs
+            if (::poll(&p, 1, 20'000) == 0) {
+                throw std::runtime_error("nothing from the hub for 20 s");
+            }
             std::array<char, 64 * 1024> chunk{};
             const auto got = sock_.read_some(net::buffer(chunk));
             buf_.append(chunk.data(), got);
@@ -379,6 +382,60 @@ TEST(HubEdges, AStalledSubscriberIsLetGoAfterTheWriteTimeout) {
     ASSERT_TRUE(resumed.wait_for([](const auto& ev) { return !ev.empty(); }));
     EXPECT_EQ(resumed.events().front().type, "resumed");
     EXPECT_EQ(metric(http("GET", hub.base() + "/metrics").body, let_go), 2U);
+}
+
+// A WebSocket `more` below the window takes the path `GET /history` takes (the page is read from
+// the transcript on the hub's writer): the same page, for every `before` down to the first turn.
+TEST(HubEdges, AWebSocketMoreBelowTheWindowGetsThePageHistoryServes) {
+    TempDir dir;
+    SluiceProcess hub(
+        {"serve",
+         "--listen",
+         "127.0.0.1:0",
+         "--data",
+         dir.path(),
+         "--pace",
+         "0",
+         "--window-cap",
+         "4"});
+    const auto seat = new_seat(hub);
+    const std::string url = hub.base() + "/v1/seats/" + seat;
+    constexpr int turns = 5;
+    for (int i = 0; i < turns; ++i) {
+        const auto sent =
+            http("POST", url + "/messages", R"({"text":"prompt )" + std::to_string(i) + "\"}");
+        ASSERT_EQ(sent.status, 202U) << sent.body;
+        bool ended = false;
+        for (int k = 0; k < 300 && !ended; ++k) {
+            const auto s = http("GET", url).json;
+            ended = s.at("turns").to_number<int>() == i + 1 && s.at("state").as_string() == "idle";
+            if (!ended) {
+                std::this_thread::sleep_for(20ms);
+            }
+        }
+        ASSERT_TRUE(ended) << "turn " << i << " did not end";
+    }
+    const auto info = http("GET", url).json;
+    const auto floor = info.at("window").at("first").to_number<std::uint64_t>();
+    ASSERT_GT(floor, 3U) << "the window still holds the first turns";
+    RawWs ws(hub.port());
+    ws.upgrade("/v1/seats/" + seat + "/ws");
+    ASSERT_EQ(ws.message().at("event").as_string(), "connected");
+    std::string oldest;
+    for (std::uint64_t before = floor; before > 0; --before) {
+        ws.send(R"({"op":"more","turns":1,"before":)" + std::to_string(before) + "}");
+        const auto m = ws.message();
+        ASSERT_EQ(m.at("event").as_string(), "history") << json::serialize(m);
+        const auto page = http("GET", url + "/history?turns=1&before=" + std::to_string(before));
+        ASSERT_EQ(page.status, 200U) << page.body;
+        EXPECT_EQ(m.at("data"), page.json) << "before=" << before;
+        const auto& t = m.at("data").at("turns").as_array();
+        ASSERT_EQ(t.size(), 1U) << "before=" << before;
+        oldest = std::string(t[0].at("frames").at(0).at("message").at("content").as_string());
+    }
+    EXPECT_EQ(oldest, "prompt 0");
+    ws.send(R"({"op":"cancel"})"); // and the socket keeps answering, in order
+    EXPECT_EQ(ws.message().at("event").as_string(), "cancelled");
 }
 
 TEST(HubEdges, AFrameBeyondTheClientLimitEndsTailWithAFailureNotAReconnectLoop) {
