@@ -96,7 +96,9 @@ boost::system::error_code write_all(int fd, std::string_view a, std::string_view
         int n = 0;
         for (const auto part : {a, b}) {
             if (!part.empty()) {
-                v.at(static_cast<std::size_t>(n++)) = {const_cast<char*>(part.data()), part.size()};
+                // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): writev only reads it
+                auto* base = const_cast<char*>(part.data());
+                v.at(static_cast<std::size_t>(n++)) = {base, part.size()};
             }
         }
         const ssize_t w = ::writev(fd, v.data(), n);
