@@ -31,6 +31,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE = os.path.join(HERE, "..", "tests", "support", "fake_agent.py")
 
 
+# The hub's bearer token (read from its data dir at start); every request carries it.
+TOKEN = ""
+
+
+def auth():
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -41,12 +49,13 @@ def rss_kib(pid):
 
 def post(port, path, body):
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                 method="POST", headers={"Content-Type": "application/json"})
+                                 method="POST", headers={"Content-Type": "application/json", **auth()})
     return json.load(urllib.request.urlopen(req, timeout=60))
 
 
 def get(port, path):
-    return json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60))
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=auth())
+    return json.load(urllib.request.urlopen(req, timeout=60))
 
 
 def wait_turns(port, seat, turns, limit=120):
@@ -69,6 +78,9 @@ class Hub:
         while "listening on" not in line:
             line = self.proc.stdout.readline()
         self.port = int(line.strip().rsplit(":", 1)[1])
+        global TOKEN
+        with open(os.path.join(self.data, "token")) as f:
+            TOKEN = f.read().strip()
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -97,7 +109,7 @@ def stalled(port, request):
 
 def ws_request(seat):
     key = base64.b64encode(os.urandom(16)).decode()
-    return (f"GET /v1/seats/{seat}/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+    return (f"GET /v1/seats/{seat}/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\nUpgrade: websocket\r\n"
             f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
 
 
@@ -114,11 +126,11 @@ def scenario(binary, name, n):
             time.sleep(0.5)
         for _ in range(n):
             if name in ("sse", "sse_join"):
-                req = f"GET /v1/seats/{seat}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                req = f"GET /v1/seats/{seat}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
             elif name == "ws":
                 req = ws_request(seat)
             else:
-                req = f"GET /v1/seats/{seat}/history HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                req = f"GET /v1/seats/{seat}/history HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
             socks.append(stalled(hub.port, req))
             if name == "sse_join":
                 time.sleep(0.1)  # joins spread over the turn: the window moves between them
@@ -134,7 +146,7 @@ def scenario(binary, name, n):
 
 def reader(port, seat, stop, counts):
     s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(f"GET /v1/seats/{seat}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    s.sendall(f"GET /v1/seats/{seat}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode())
     s.settimeout(0.5)
     while not stop.is_set():
         try:

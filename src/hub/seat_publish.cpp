@@ -7,6 +7,10 @@
 #include <sluice/hub/seat.hpp>
 
 #include <spdlog/spdlog.h>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <unistd.h>
 
 namespace sluice::hub {
@@ -93,8 +97,10 @@ void Seat::on_appended(
     std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec) {
     --disk_.appending;
     const auto first_new = window_.end();
+    bool oversize = false;
     if (appended > 0) {
         for (std::size_t i = 0; i < appended; ++i) {
+            oversize = oversize || batch[i]->wire_bytes() > FRAME_INLINE_MAX_BYTES;
             window_.append(held_form(std::move(batch[i]))); // oversize: its reference form
         }
         disk_.dirty = true;
@@ -132,6 +138,20 @@ void Seat::on_appended(
     }
     wake_all();
     update_summary();
+#if defined(__GLIBC__)
+    if (oversize) {
+        // The whole frame is gone (the window holds its reference form): hand the allocator's free
+        // pages back to the system, on the writer (it takes milliseconds). glibc raises its mmap
+        // threshold after a large free, so the megabytes of an oversize frame's parse, row and JSON
+        // come from the heap and would otherwise stay resident (bench/RESULTS.md, issue 11).
+        (void)submit_job(
+            [] {
+                ::malloc_trim(0);
+                return boost::system::error_code{};
+            },
+            [](boost::system::error_code) {});
+    }
+#endif
 }
 
 void Seat::publish_preview(const StreamEvent& ev) {

@@ -212,33 +212,6 @@ void Seat::history(
     }
 }
 
-Result<HistoryPage> Seat::history(std::optional<std::uint64_t> before, std::size_t turns) {
-    SLUICE_ASSERT(strand_.running_in_this_thread());
-    if (foreign_ && !foreign_->opened) {
-        foreign_open();
-        return Failure::of(errc::overloaded, "the session file is being opened; try again");
-    }
-    turns = std::clamp<std::size_t>(turns, 1, SUBSCRIBE_TURNS);
-    const std::uint64_t at = before.value_or(window_.end());
-    if (at > window_.end()) {
-        return Failure::of(
-            errc::bad_request,
-            "'before' is past the newest frame (" + std::to_string(window_.end()) + ")");
-    }
-    if (auto page = window_history(before, at, turns)) {
-        return std::move(*page);
-    }
-    if (!store_) {
-        return Failure::of(errc::io_error, "the transcript of this seat cannot be read");
-    }
-    std::lock_guard lock(store_->mu);
-    auto page = store_->transcript.page(at, turns);
-    if (!page) {
-        return Failure{page.error(), "cannot read that page: " + page.error().message()};
-    }
-    return HistoryPage{std::make_shared<const std::string>(wire::page_json(*page))};
-}
-
 Result<std::shared_ptr<const std::string>> Seat::frame_text(std::uint64_t seq) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     if (foreign_ && !foreign_->opened) {

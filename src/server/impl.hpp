@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -180,10 +181,16 @@ struct WsReply {
     }
 };
 
-/// The answer to one WebSocket client message (an op: send, cancel, more), as the message to
-/// send back. Validated by the shared validator; never throws for a client's mistake. On the
-/// seat's strand. `read_only` (a viewer): send and cancel are refused, with the reason.
-WsReply ws_answer(hub::Seat& seat, std::string_view message, bool read_only = false);
+/// Takes the answer to one client op; called on the seat's strand.
+using WsDone = std::function<void(WsReply)>;
+
+/// Answers one WebSocket client message (an op: send, cancel, more) with the message to send
+/// back, handed to `done` on the seat's strand: at once, or — a `more` page below the window —
+/// once the seat has read it from the transcript on the hub's writer (Seat::history, the path
+/// `GET /history` takes: the disk is never read on an I/O thread). Validated by the shared
+/// validator; never throws for a client's mistake. `read_only` (a viewer): send and cancel are
+/// refused, with the reason.
+void ws_answer(hub::Seat& seat, std::string_view message, bool read_only, const WsDone& done);
 } // namespace stream_detail
 
 /// What the access checks decided for a request that may go on.

@@ -103,9 +103,21 @@ WsReply ws_refusal(const Refusal& r) {
     return ws_error(r.code, r.message);
 }
 
+std::shared_ptr<WsSlot> ready(WsReply r) {
+    auto slot = std::make_shared<WsSlot>();
+    slot->reply = std::move(r);
+    return slot;
+}
+
 } // namespace
 
-WsReply ws_answer(hub::Seat& seat, std::string_view message, bool read_only) {
+namespace {
+
+// The answer to `message` when it is known at once; a `more` op is handed to the seat's
+// history, which calls `done` (at once from the window, or later from the writer), and gets
+// nullopt here.
+std::optional<WsReply>
+answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDone& done) {
     boost::system::error_code pec;
     auto v = json::parse(message, pec);
     const json::object* op = (!pec && v.is_object()) ? &v.get_object() : nullptr;
@@ -159,14 +171,17 @@ WsReply ws_answer(hub::Seat& seat, std::string_view message, bool read_only) {
                 validate_more(op->if_contains("before"), op->if_contains("turns"), more)) {
             return ws_refusal(*refused);
         }
-        auto page = seat.history(more.before, more.turns);
-        if (!page) {
-            return ws_refusal(page.error());
-        }
-        WsReply r;
-        r.keep = std::move(page->body);
-        r.pieces = hub::wire::ws_reply_pieces("history", *r.keep); // the shared page, gathered
-        return r;
+        seat.history(more.before, more.turns, [done](hub::Result<hub::HistoryPage> page) {
+            if (!page) {
+                done(ws_refusal(page.error()));
+                return;
+            }
+            WsReply r;
+            r.keep = std::move(page->body);
+            r.pieces = hub::wire::ws_reply_pieces("history", *r.keep); // shared, gathered
+            done(std::move(r));
+        });
+        return std::nullopt;
     }
     return ws_refusal(Refusal::of(
         errc::bad_request,
@@ -174,14 +189,22 @@ WsReply ws_answer(hub::Seat& seat, std::string_view message, bool read_only) {
             + "' (send, cancel, more, answer)"));
 }
 
+} // namespace
+
+void ws_answer(hub::Seat& seat, std::string_view message, bool read_only, const WsDone& done) {
+    if (auto r = answer_now(seat, message, read_only, done)) {
+        done(std::move(*r));
+    }
+}
+
 void ws_take_op(Server::Impl& s, hub::Seat& seat, std::string_view message, WsState& st) {
     if (st.replies.size() >= WS_MAX_REPLIES) {
         s.ws_overloaded.fetch_add(1, std::memory_order_relaxed);
         if (st.refused++ == 0) {
-            st.replies.push_back(plain(hub::wire::ws_error(
+            st.replies.push_back(ready(plain(hub::wire::ws_error(
                 "overloaded",
                 "too many ops waiting for answers (" + std::to_string(WS_MAX_REPLIES)
-                    + "); this one was not done, send it again later")));
+                    + "); this one was not done, send it again later"))));
         } else if (st.refused > WS_MAX_REPLIES) {
             st.close = WsClose{
                 websocket::close_code::policy_error,
@@ -190,8 +213,16 @@ void ws_take_op(Server::Impl& s, hub::Seat& seat, std::string_view message, WsSt
         return;
     }
     st.refused = 0;
+    // The answer's place in the order of replies; the writer sends it once it is filled.
+    auto slot = std::make_shared<WsSlot>();
+    st.replies.push_back(slot);
     try {
-        st.replies.push_back(ws_answer(seat, message, st.read_only));
+        ws_answer(seat, message, st.read_only, [slot, ctl = st.ctl](WsReply r) {
+            slot->reply = std::move(r);
+            if (auto c = ctl.lock()) {
+                c->wake.cancel(); // the writer sends it (a page read later wakes it here)
+            }
+        });
     } catch (const std::exception& e) {
         spdlog::error("WebSocket op on seat {} failed: {}", seat.id(), e.what());
         st.close = WsClose{websocket::close_code::internal_error, "internal error"};

@@ -75,33 +75,61 @@ end_reason(const StreamControl& ctl, const hub::Seat& seat, const hub::Subscribe
     return sub.lagged() ? LAGGED_REASON : "";
 }
 
-/// Sets the write deadline (`--write-timeout`) on a stream's transport for one write; a write
-/// that makes no progress for that long fails with beast::error::timeout and the stream ends.
-/// A pending read keeps its own (no) deadline: Beast arms only the idle half.
+/// The write deadline (`--write-timeout`) for one write on a stream: a write that makes no
+/// progress for that long is cancelled (it fails with operation_aborted, and the stream ends).
+/// Its own timer on the stream's strand, not the transport's: Beast's tcp_stream arms its
+/// deadline for every operation that starts while it is set, so the stream's pending read (which
+/// only waits for the peer to go) was given the write timeout too and a healthy idle subscriber
+/// was cut after it, uncounted, before any write could stall.
 template <class Stream>
 class WriteDeadline {
 public:
-    WriteDeadline(Server::Impl& s, Stream& stream)
+    WriteDeadline(Server::Impl& s, Stream& stream, const net::any_io_executor& ex)
         : s_(s)
-        , stream_(stream) {
-        StreamOps<Stream>::expires_after(stream_, s_.cfg.write_timeout);
+        , timer_(ex)
+        , state_(std::make_shared<State>()) {
+        timer_.expires_after(s_.cfg.write_timeout);
+        timer_.async_wait([st = state_, &stream](const boost::system::error_code& ec) {
+            if (ec || st->done) {
+                return; // the write ended first (the timer was cancelled, or it raced)
+            }
+            st->fired = true;
+            StreamOps<Stream>::cancel(stream); // the write (and the stream's read) end now
+        });
     }
 
-    ~WriteDeadline() { StreamOps<Stream>::expires_never(stream_); }
+    ~WriteDeadline() {
+        state_->done = true;
+        timer_.cancel();
+    }
 
     WriteDeadline(const WriteDeadline&) = delete;
     WriteDeadline& operator=(const WriteDeadline&) = delete;
 
-    /// Counts a write that timed out (the subscriber is let go, reason `write_timeout`).
-    void note(const boost::system::error_code& ec) {
-        if (ec == beast::error::timeout) {
+    /// Counts a write that failed because its deadline passed (the subscriber is let go,
+    /// reason `write_timeout`) and returns whether it did.
+    bool note(const boost::system::error_code& ec) {
+        if (ec && state_->fired && !state_->counted) {
+            state_->counted = true;
             s_.let_go_write_timeout.fetch_add(1, std::memory_order_relaxed);
+            spdlog::info(
+                "a subscriber was let go: its writes made no progress for {} ms",
+                s_.cfg.write_timeout.count());
+            return true;
         }
+        return false;
     }
 
 private:
+    struct State {
+        bool done{false};    ///< the write ended: the timer may no longer touch the stream
+        bool fired{false};   ///< the deadline passed and the write was cancelled
+        bool counted{false}; ///< counted once
+    };
+
     Server::Impl& s_;
-    Stream& stream_;
+    net::steady_timer timer_;
+    std::shared_ptr<State> state_;
 };
 
 /// Bytes handed to one write under one deadline: a write is let go when no such piece goes
@@ -113,9 +141,10 @@ inline constexpr std::size_t WRITE_PIECE_BYTES = 64 * 1024;
 template <class Stream, class Buffers>
 net::awaitable<boost::system::error_code>
 write_with_progress(Server::Impl& s, Stream& stream, const Buffers& bufs) {
+    const auto ex = co_await net::this_coro::executor;
     beast::buffers_suffix<Buffers> rest(bufs);
     while (beast::buffer_bytes(rest) > 0) {
-        WriteDeadline<Stream> deadline(s, stream);
+        WriteDeadline<Stream> deadline(s, stream, ex);
         auto [ec, n] = co_await net::async_write(
             stream,
             beast::buffers_prefix(WRITE_PIECE_BYTES, rest),
@@ -147,6 +176,9 @@ public:
 
     /// The stream's wake-up and stop request.
     [[nodiscard]] StreamControl& control() noexcept { return *ctl_; }
+
+    /// The same, weakly: for answers that come after the stream may have gone.
+    [[nodiscard]] std::weak_ptr<StreamControl> control_ptr() const noexcept { return ctl_; }
 
     /// The attached subscriber.
     [[nodiscard]] hub::Subscriber& subscriber() noexcept { return *sub_; }
@@ -237,6 +269,7 @@ net::awaitable<void> sse_writer(
     std::vector<std::string> heads;
     std::vector<net::const_buffer> bufs;
     constexpr std::string_view heartbeat = hub::wire::SSE_HEARTBEAT;
+    const auto ex = co_await net::this_coro::executor;
     Batches batches;
     for (;;) {
         const bool ending = batches.next(s, seat, sub, ctl, batch);
@@ -245,7 +278,7 @@ net::awaitable<void> sse_writer(
                 // Flushed (or let go): say why in a comment, then end the stream.
                 const std::string bye =
                     hub::wire::sse_comment(std::string("bye: ") + end_reason(ctl, seat, sub));
-                WriteDeadline<Stream> deadline(s, stream);
+                WriteDeadline<Stream> deadline(s, stream, ex);
                 (void)co_await net::async_write(stream, net::buffer(bye), as_tuple(use_awaitable));
                 co_return;
             }
@@ -259,7 +292,7 @@ net::awaitable<void> sse_writer(
                 co_return; // the reader ended first (the peer went)
             }
             if (!woken) { // the heartbeat interval passed
-                WriteDeadline<Stream> deadline(s, stream);
+                WriteDeadline<Stream> deadline(s, stream, ex);
                 auto [wec, n] = co_await net::async_write(
                     stream, net::buffer(heartbeat), as_tuple(use_awaitable));
                 deadline.note(wec);
@@ -319,12 +352,20 @@ struct WsClose {
     std::string reason;
 };
 
+/// An answer's place among the replies: empty until the answer is known (a `more` page read
+/// on the writer fills it later).
+struct WsSlot {
+    std::optional<WsReply> reply;
+};
+
 /// What the two halves of a WebSocket stream share (on the seat's strand).
 struct WsState {
-    std::deque<WsReply> replies;  // answers to client ops: at most WS_MAX_REPLIES, + 1 notice
-    std::size_t refused{};        // ops refused as overloaded since there was room
-    std::optional<WsClose> close; // set by the reader: the writer closes with it
-    bool read_only{false};        // a viewer's connection: every op but `more` is refused
+    std::deque<std::shared_ptr<WsSlot>> replies; // answers in op order: at most WS_MAX_REPLIES
+                                                 // (+ 1 notice); sent as they are filled
+    std::weak_ptr<StreamControl> ctl;            // wakes the writer when a later answer comes
+    std::size_t refused{};                       // ops refused as overloaded since there was room
+    std::optional<WsClose> close;                // set by the reader: the writer closes with it
+    bool read_only{false}; // a viewer's connection: every op but `more` is refused
 };
 
 /// Writes one WebSocket message from its pieces, gathered (the body is a shared page or frame),
@@ -339,11 +380,12 @@ ws_write_pieces(Server::Impl& s, websocket::stream<Stream>& ws, const hub::wire:
         net::buffer(p.extra.data(), p.extra.size()),
         net::buffer(p.tail.data(), p.tail.size())};
     using Lowest = std::remove_reference_t<decltype(beast::get_lowest_layer(ws))>;
+    const auto ex = co_await net::this_coro::executor;
     beast::buffers_suffix<Bufs> rest(bufs);
     for (;;) {
         const auto left = beast::buffer_bytes(rest);
         const bool fin = left <= WRITE_PIECE_BYTES;
-        WriteDeadline<Lowest> deadline(s, beast::get_lowest_layer(ws));
+        WriteDeadline<Lowest> deadline(s, beast::get_lowest_layer(ws), ex);
         auto [ec, n] = co_await ws.async_write_some(
             fin, beast::buffers_prefix(WRITE_PIECE_BYTES, rest), net::as_tuple(net::use_awaitable));
         deadline.note(ec);
@@ -364,13 +406,15 @@ net::awaitable<void> ws_writer(
     WsState& st) {
     using net::as_tuple;
     using net::use_awaitable;
-    const EndOnExit<std::remove_reference_t<decltype(beast::get_lowest_layer(ws))>> end(
-        beast::get_lowest_layer(ws));
+    using Lowest = std::remove_reference_t<decltype(beast::get_lowest_layer(ws))>;
+    auto& lowest = beast::get_lowest_layer(ws);
+    const EndOnExit<Lowest> end(lowest);
+    const auto ex = co_await net::this_coro::executor;
     std::vector<hub::OutEvent> batch;
     Batches batches;
     for (;;) {
-        while (!st.replies.empty()) {
-            const WsReply m = std::move(st.replies.front());
+        while (!st.replies.empty() && st.replies.front()->reply) {
+            const WsReply m = std::move(*st.replies.front()->reply);
             st.replies.pop_front();
             if (auto ec = co_await ws_write_pieces(s, ws, m.pieces)) {
                 co_return;
@@ -378,6 +422,7 @@ net::awaitable<void> ws_writer(
         }
         if (st.close) {
             const websocket::close_reason why(st.close->code, st.close->reason);
+            WriteDeadline<Lowest> deadline(s, lowest, ex); // a close that does not go: let go
             (void)co_await ws.async_close(why, as_tuple(use_awaitable));
             co_return;
         }
@@ -389,6 +434,7 @@ net::awaitable<void> ws_writer(
                     sub.lagged() ? websocket::close_code::try_again_later
                                  : websocket::close_code::going_away,
                     end_reason(ctl, seat, sub));
+                WriteDeadline<Lowest> deadline(s, lowest, ex);
                 (void)co_await ws.async_close(why, as_tuple(use_awaitable));
                 co_return;
             }
@@ -397,7 +443,9 @@ net::awaitable<void> ws_writer(
                 co_return; // the reader ended first (the peer went)
             }
             if (!woken) { // the heartbeat interval passed
+                WriteDeadline<Lowest> deadline(s, lowest, ex);
                 auto [pec] = co_await ws.async_ping({}, as_tuple(use_awaitable));
+                deadline.note(pec);
                 if (pec) {
                     co_return;
                 }
@@ -492,6 +540,7 @@ net::awaitable<void> ws_on_strand(
     Subscription sub(seat, co_await net::this_coro::executor, ticket, std::move(opt));
     WsState st;
     st.read_only = up.read_only;
+    st.ctl = sub.control_ptr();
     auto& ctl = sub.control();
     std::string error;
     try {

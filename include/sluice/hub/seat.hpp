@@ -239,11 +239,6 @@ public:
     /// bad_request (past the newest frame), overloaded (the writer queue is full), the read's.
     void history(std::optional<std::uint64_t> before, std::size_t turns, const HistoryDone& done);
 
-    /// The same page, returned at once: below the window floor this reads the transcript on
-    /// the calling strand (blocking) — for callers that must answer in line (the WebSocket
-    /// `more` op); prefer the overload above.
-    Result<HistoryPage> history(std::optional<std::uint64_t> before, std::size_t turns);
-
     /// The whole frame at `seq`, as appended to the transcript (an oversize frame's full form;
     /// the window holds its reference form), shared with every client fetching the same frame
     /// (the last one fetched is kept). On the seat's strand. Errors: not_found (no such frame

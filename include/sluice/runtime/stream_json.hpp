@@ -6,6 +6,7 @@
 
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
+#include <boost/json/value.hpp>
 
 #include <cstdint>
 #include <map>
@@ -90,6 +91,9 @@ class Decoder {
 public:
     /// Decodes one line (without its '\n'; a trailing '\r' or spaces are ignored).
     [[nodiscard]] Decoded decode(std::string_view line);
+
+    /// Decodes one line already parsed (null: empty or not JSON), as `decode` does.
+    [[nodiscard]] Decoded decode_value(boost::json::value line);
 
     /// Forgets per-message state (a new process).
     void reset() { tool_ids_.clear(); }

@@ -22,6 +22,7 @@
 #include <exception>
 #include <iterator>
 #include <map>
+#include <optional>
 
 namespace sluice::runtime {
 
@@ -64,6 +65,59 @@ constexpr std::size_t STDERR_TAIL_BYTES = 2048;
 // Basis: one pipe's default capacity on Linux; a read never holds more than this at once.
 constexpr std::size_t READ_CHUNK_BYTES = 64 * 1024;
 
+// A stdout line parsed as its pieces arrive, never assembled: an agent's 12 MB row costs its
+// parse (the parser's string buffer, then the value) and not a copy of the line as well
+// (issue 11: the hub's peak while it takes an oversize frame).
+class LineParser {
+public:
+    /// Takes the next piece of the line (without its '\n').
+    void feed(std::string_view piece) {
+        bytes_ += piece.size();
+        if (bad_ || piece.empty()) {
+            return;
+        }
+        boost::system::error_code ec;
+        parser_->write(piece.data(), piece.size(), ec);
+        bad_ = static_cast<bool>(ec); // not JSON (a stray log line): the rest is only counted
+    }
+
+    /// The bytes of the line so far.
+    [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
+
+    /// The whole line's value (null: empty or not JSON); the parser is ready for the next line.
+    boost::json::value take() {
+        boost::json::value v;
+        if (!bad_ && bytes_ > 0) {
+            boost::system::error_code ec;
+            parser_->finish(ec);
+            if (!ec) {
+                v = parser_->release();
+            }
+        }
+        clear();
+        return v;
+    }
+
+    /// Drops the line; a parser that grew for a large line is let go with it.
+    void clear() {
+        if (bytes_ > LARGE_LINE_BYTES) {
+            parser_.emplace();
+        } else {
+            parser_->reset();
+        }
+        bytes_ = 0;
+        bad_ = false;
+    }
+
+private:
+    // Past this a line's parser is rebuilt, not reset: its buffers keep their size otherwise.
+    static constexpr std::size_t LARGE_LINE_BYTES = 256 * 1024;
+
+    std::optional<boost::json::stream_parser> parser_{std::in_place};
+    std::size_t bytes_{0};
+    bool bad_{false};
+};
+
 // One agent process and what belongs to it. Shared by its reader, stderr reader, exit watcher
 // and writer coroutines; it ends when they all did (the process exited and was reaped).
 struct Proc {
@@ -72,7 +126,7 @@ struct Proc {
 
     std::unique_ptr<Child> child;
     stream_json::Decoder decoder;
-    std::string line;               // the stdout line being assembled (at most max_line_bytes)
+    LineParser line;                // the stdout line being parsed (at most max_line_bytes)
     std::string err_tail;           // the last STDERR_TAIL_BYTES of its stderr
     std::deque<std::string> outbox; // rows for its stdin, written in order by one writer
     bool writing{false};
@@ -371,14 +425,12 @@ private:
                     self->line_too_long(proc);
                     break;
                 }
-                proc->line.append(piece);
+                proc->line.feed(piece);
                 if (nl == std::string_view::npos) {
                     break;
                 }
                 data.remove_prefix(nl + 1);
-                std::string line = std::move(proc->line);
-                proc->line.clear();
-                self->handle_line(proc, line);
+                self->handle_line(proc, proc->line.take());
             }
             if (ec && !proc->out_done) {
                 // Its output ended: it should be exiting. Give it the terminate grace, then kill.
@@ -401,7 +453,6 @@ private:
     void line_too_long(const std::shared_ptr<Proc>& proc) {
         proc->out_done = true;
         proc->line.clear();
-        proc->line.shrink_to_fit();
         proc->child->signal_group(SIGKILL);
         if (child_ == proc) {
             child_.reset();
@@ -414,8 +465,8 @@ private:
         }
     }
 
-    void handle_line(const std::shared_ptr<Proc>& proc, std::string_view line) {
-        auto decoded = proc->decoder.decode(line);
+    void handle_line(const std::shared_ptr<Proc>& proc, json::value line) {
+        auto decoded = proc->decoder.decode_value(std::move(line));
         const bool ours = active_ && turn_proc_ == proc;
         if (auto* req = std::get_if<stream_json::ControlRequest>(&decoded)) {
             control_request(proc, *req, ours);

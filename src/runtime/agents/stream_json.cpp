@@ -68,8 +68,15 @@ Decoded Decoder::decode(std::string_view line) {
     }
     boost::system::error_code ec;
     auto v = json::parse(line, ec);
-    if (ec || !v.is_object()) {
+    if (ec) {
         return Ignored{}; // not a row (a stray log line): not a frame
+    }
+    return decode_value(std::move(v));
+}
+
+Decoded Decoder::decode_value(json::value v) {
+    if (!v.is_object()) {
+        return Ignored{}; // not a row (a stray log line, an empty line): not a frame
     }
     auto& row = v.as_object();
     const auto type = str_field(row, "type");

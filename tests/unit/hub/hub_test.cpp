@@ -164,7 +164,7 @@ TEST(Hub, RestoresEverySeatAndListsTheOnesItCannotRunWithTheirReason) {
     EXPECT_EQ(b->summary().state, SeatState::unavailable);
     EXPECT_NE(b->summary().reason.find("is damaged"), std::string::npos) << b->summary().reason;
     // Its history stays readable; prompts get the reason; its row can be removed.
-    auto page = on_strand(rig.io, *g, [&] { return g->history(std::nullopt, 20); });
+    auto page = history_page(rig.io, *g, std::nullopt, 20);
     ASSERT_TRUE(page.has_value());
     EXPECT_NE(page->json().find("kept"), std::string::npos);
     auto refused = on_strand(rig.io, *k, [&] { return k->submit("hi"); });

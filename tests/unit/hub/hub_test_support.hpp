@@ -84,6 +84,18 @@ auto on_strand(net::io_context& io, Seat& seat, Fn fn) -> decltype(fn()) {
     }
 }
 
+/// A history page through the seat's one history path (Seat::history with a callback), waited
+/// for: a page below the window is read on the writer.
+inline Result<HistoryPage> history_page(
+    net::io_context& io, Seat& seat, std::optional<std::uint64_t> before, std::size_t turns) {
+    std::optional<Result<HistoryPage>> page;
+    net::post(seat.strand(), [&] {
+        seat.history(before, turns, [&](Result<HistoryPage> p) { page.emplace(std::move(p)); });
+    });
+    run_until(io, [&] { return page.has_value(); });
+    return std::move(*page);
+}
+
 /// The turns a fake agent was given; the test plays the agent through them.
 struct FakeTurn {
     std::string prompt;

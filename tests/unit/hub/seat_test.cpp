@@ -493,8 +493,8 @@ TEST(Seat, JoinersDuringATurnShareOneConnectedPageAndHistoryPage) {
     EXPECT_NE(replay[0].frame->json().find("part two"), std::string::npos);
 
     // History: one page per request and window version, shared.
-    const auto a = on_strand(rig.io, *seat, [&] { return seat->history(std::nullopt, 20); });
-    const auto b = on_strand(rig.io, *seat, [&] { return seat->history(std::nullopt, 20); });
+    const auto a = history_page(rig.io, *seat, std::nullopt, 20);
+    const auto b = history_page(rig.io, *seat, std::nullopt, 20);
     ASSERT_TRUE(a && b);
     EXPECT_EQ(a->body.get(), b->body.get());
     end_turn(*turn);

@@ -336,7 +336,10 @@ TEST(WebSocketOps, RefusalsNameTheFieldAndTheLimit) {
     for (const auto& r : rows) {
         std::string answer;
         net::post(seat->strand(), [&] {
-            answer = server::stream_detail::ws_answer(*seat, r.message).text();
+            server::stream_detail::ws_answer(
+                *seat, r.message, false, [&](const server::stream_detail::WsReply& reply) {
+                    answer = reply.text();
+                });
         });
         rig.settle();
         EXPECT_NE(answer.find(r.answer_has), std::string::npos) << r.message << " -> " << answer;
