@@ -69,27 +69,9 @@ boost::system::error_code io_error() {
     return make_error_code(errc::io_error);
 }
 
-// Every byte or the OS reason (a zero-byte write, which POSIX allows only for n == 0, is EIO).
-boost::system::error_code write_all(int fd, const char* p, std::size_t n) {
-    while (n > 0) {
-        const ssize_t w = ::write(fd, p, n);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w < 0) {
-            return last_os_error();
-        }
-        if (w == 0) {
-            return {EIO, boost::system::system_category()};
-        }
-        p += w;
-        n -= static_cast<std::size_t>(w);
-    }
-    return {};
-}
-
 // Writes `a` then `b` whole (one writev while it takes both): a frame and its '\n' without
-// copying the frame into a line first (an oversize frame is megabytes).
+// copying the frame into a line first (an oversize frame is megabytes). Every byte or the OS
+// reason (a zero-byte write, which POSIX allows only for n == 0, is EIO).
 boost::system::error_code write_all(int fd, std::string_view a, std::string_view b) {
     while (!a.empty() || !b.empty()) {
         std::array<::iovec, 2> v{};
@@ -118,6 +100,11 @@ boost::system::error_code write_all(int fd, std::string_view a, std::string_view
         b.remove_prefix(took);
     }
     return {};
+}
+
+// Every byte of [p, p + n) or the OS reason.
+boost::system::error_code write_all(int fd, const char* p, std::size_t n) {
+    return write_all(fd, std::string_view(p, n), std::string_view{});
 }
 
 void close_fd(int& fd) {

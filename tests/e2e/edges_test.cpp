@@ -151,7 +151,7 @@ private:
 
 TEST(HubEdges, MalformedWebSocketOpsGetAnErrorAndTheSocketKeepsAnswering) {
     TempDir dir;
-    SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"});
+    SluiceProcess hub(hub_args(dir));
     RawWs ws(hub.port());
     ws.upgrade("/v1/seats/" + new_seat(hub) + "/ws");
     ASSERT_NE(ws.head().find("101"), std::string::npos) << ws.head();
@@ -175,7 +175,7 @@ TEST(HubEdges, MalformedWebSocketOpsGetAnErrorAndTheSocketKeepsAnswering) {
 
 TEST(HubEdges, BytesSentWithTheUpgradeRequestReachTheWebSocket) {
     TempDir dir;
-    SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"});
+    SluiceProcess hub(hub_args(dir));
     RawWs ws(hub.port());
     // Two ops in the same write as the upgrade request: neither may be lost.
     ws.upgrade(
@@ -193,7 +193,7 @@ TEST(HubEdges, BytesSentWithTheUpgradeRequestReachTheWebSocket) {
 
 TEST(HubEdges, AFloodOfOpsGetsOverloadedRepliesThenACloseWithAReason) {
     TempDir dir;
-    SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"});
+    SluiceProcess hub(hub_args(dir));
     RawWs ws(hub.port(), 4096); // a small window: the hub's writer blocks on this client
     ws.upgrade("/v1/seats/" + new_seat(hub) + "/ws");
     std::string flood;
@@ -250,16 +250,7 @@ std::chrono::milliseconds time_to_close(tcp::socket& sock, std::chrono::millisec
 
 TEST(HubEdges, EveryKeepAliveRequestHasTheHeaderTimeout) {
     TempDir dir;
-    SluiceProcess hub(
-        {"serve",
-         "--listen",
-         "127.0.0.1:0",
-         "--data",
-         dir.path(),
-         "--pace",
-         "0",
-         "--header-timeout-ms",
-         "500"});
+    SluiceProcess hub(hub_args(dir, {"--header-timeout-ms", "500"}));
     net::io_context io;
     tcp::socket sock(io);
     sock.connect({net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(hub.port())});
@@ -319,15 +310,7 @@ std::uint64_t wait_metric(const SluiceProcess& hub, const std::string& name, std
 TEST(HubEdges, AStalledSubscriberIsLetGoAfterTheWriteTimeout) {
     TempDir dir;
     SluiceProcess hub(
-        {"serve",
-         "--listen",
-         "127.0.0.1:0",
-         "--data",
-         dir.path(),
-         "--agent-cmd",
-         fake_agent_cmd(),
-         "--write-timeout-ms",
-         "500"});
+        hub_args(dir, {"--agent-cmd", fake_agent_cmd(), "--write-timeout-ms", "500"}));
     const std::string let_go = R"(sluice_subscriber_let_go_total{reason="write_timeout"})";
     const auto idle_seat = new_seat(hub);
     SseClient reader(hub.base() + "/v1/seats/" + idle_seat + "/events");
@@ -382,16 +365,7 @@ TEST(HubEdges, AStalledSubscriberIsLetGoAfterTheWriteTimeout) {
 // the transcript on the hub's writer): the same page, for every `before` down to the first turn.
 TEST(HubEdges, AWebSocketMoreBelowTheWindowGetsThePageHistoryServes) {
     TempDir dir;
-    SluiceProcess hub(
-        {"serve",
-         "--listen",
-         "127.0.0.1:0",
-         "--data",
-         dir.path(),
-         "--pace",
-         "0",
-         "--window-cap",
-         "4"});
+    SluiceProcess hub(hub_args(dir, {"--window-cap", "4"}));
     const auto seat = new_seat(hub);
     const std::string url = hub.base() + "/v1/seats/" + seat;
     constexpr int turns = 5;
@@ -434,14 +408,7 @@ TEST(HubEdges, AWebSocketMoreBelowTheWindowGetsThePageHistoryServes) {
 
 TEST(HubEdges, AFrameBeyondTheClientLimitEndsTailWithAFailureNotAReconnectLoop) {
     TempDir dir;
-    SluiceProcess hub(
-        {"serve",
-         "--listen",
-         "127.0.0.1:0",
-         "--data",
-         dir.path(),
-         "--agent-cmd",
-         fake_agent_cmd()});
+    SluiceProcess hub(hub_args(dir, {"--agent-cmd", fake_agent_cmd()}));
     // Many small blocks (nothing to cut), past the CLI's 8 MiB line limit.
     const auto seat = seat_with_big_frame(hub, 9U << 20U);
     const auto err = (std::filesystem::path(dir.path()) / "tail.err").string();
@@ -474,14 +441,7 @@ std::string run(const std::string& cmd, int& status) {
 
 TEST(HubEdges, AnOversizeFrameIsHeldInReferenceFormAndServedWholeFromItsUrl) {
     TempDir dir;
-    SluiceProcess hub(
-        {"serve",
-         "--listen",
-         "127.0.0.1:0",
-         "--data",
-         dir.path(),
-         "--agent-cmd",
-         fake_agent_cmd()});
+    SluiceProcess hub(hub_args(dir, {"--agent-cmd", fake_agent_cmd()}));
     const std::size_t size = 12U << 20U;
     const auto seat = seat_with_big_frame(hub, size, "big");
 
@@ -564,8 +524,7 @@ double cpu_seconds(int pid) {
 
 TEST(HubEdges, OutOfDescriptorsTheHubAnswersHealthRefusesClientsAndDoesNotSpin) {
     TempDir dir;
-    SluiceProcess hub(
-        {"serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"}, true, 128U);
+    SluiceProcess hub(hub_args(dir), true, 128U);
     for (int i = 0; i < 24; ++i) {
         (void)new_seat(hub); // each holds descriptors: the gate alone cannot keep the limit
     }

@@ -61,17 +61,12 @@ TEST(HubSecurityTls, ServesHttpsSseAndWssWithItsCertificate) {
     ASSERT_FALSE(pem.empty()) << "openssl could not make a certificate";
     TempDir dir;
     SluiceProcess hub(
-        {"serve",
-         "--listen",
-         "127.0.0.1:0",
-         "--data",
-         dir.path(),
-         "--pace",
-         "0",
-         "--tls-cert",
-         (std::filesystem::path(certs.path()) / "cert.pem").string(),
-         "--tls-key",
-         (std::filesystem::path(certs.path()) / "key.pem").string()},
+        hub_args(
+            dir,
+            {"--tls-cert",
+             (std::filesystem::path(certs.path()) / "cert.pem").string(),
+             "--tls-key",
+             (std::filesystem::path(certs.path()) / "key.pem").string()}),
         true,
         HubAuth::as_given);
     ASSERT_EQ(hub.base().rfind("https://", 0), 0U) << hub.output();

@@ -195,6 +195,13 @@ std::string Reply::header(std::string_view name) const {
     return {};
 }
 
+std::vector<std::string> hub_args(const TempDir& dir, std::vector<std::string> extra) {
+    std::vector<std::string> a{
+        "serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"};
+    a.insert(a.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
+    return a;
+}
+
 transport::HttpHeaders bearer(const std::string& token) {
     return {{"Authorization", "Bearer " + token}};
 }

@@ -105,6 +105,9 @@ Reply http(
     const std::string& body = {},
     transport::HttpHeaders headers = {});
 
+/// `serve --listen 127.0.0.1:0 --data <dir> --pace 0` followed by `extra`: a test's hub.
+std::vector<std::string> hub_args(const TempDir& dir, std::vector<std::string> extra = {});
+
 /// `Authorization: Bearer <token>`.
 transport::HttpHeaders bearer(const std::string& token);
 
