@@ -213,6 +213,8 @@ int run_process(const RunOptions& o) {
     if (claude) {
         config.host_permissions = false;
         config.relay_stream_rows = true;
+        config.live_settings = false;
+        config.env.clear(); // the drop-in prints what claude prints: no session-state rows
     }
     auto agent = runtime::make_process_agent(io.get_executor(), std::move(config));
     sink->when_ended([&agent] { agent.reset(); }); // ends the process (asynchronously)
