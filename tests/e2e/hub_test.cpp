@@ -446,7 +446,9 @@ TEST(Hub, ATokenIsRequiredWhenConfiguredAndTheConnectionLimitHolds) {
     }
     std::this_thread::sleep_for(200ms);
     const int extra = connect_raw(hub.port());
-    EXPECT_NE(read_all(extra, 2s).find("503"), std::string::npos);
+    // The hub answers 503 and closes at once; the long bound is for a loaded machine (2 s was
+    // once too short in a parallel ASan run), it does not slow a passing run.
+    EXPECT_NE(read_all(extra, 15s).find("503"), std::string::npos);
     ::close(extra);
     for (int fd : held) {
         ::close(fd);
