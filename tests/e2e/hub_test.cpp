@@ -444,8 +444,8 @@ TEST(Hub, ATokenIsRequiredWhenConfiguredAndTheConnectionLimitHolds) {
     // full hub's `overloaded`): a connection of the requests above may still hold its place for
     // a moment after the client closed it, and a held connection refused then would leave a
     // place free for the one that must be refused (seen once in a loaded CI run).
-    const std::string probe = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:"
-                              + std::to_string(hub.port()) + "\r\n\r\n";
+    const std::string probe =
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(hub.port()) + "\r\n\r\n";
     std::vector<int> held;
     for (int tries = 0; held.size() < 3 && tries < 100; ++tries) {
         const int fd = connect_raw(hub.port());
