@@ -39,6 +39,14 @@ def status(pid, key):
     return -1
 
 
+def cpu_seconds(pid):
+    """User + system CPU time the process has used (a shared machine's load inflates wall time,
+    not this)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start(binary, data, projects):
     t0 = time.monotonic()
     p = subprocess.Popen(
@@ -99,12 +107,14 @@ def listing(binary, files):
                         os.path.join(pd, f"{n:08x}-0000-4000-8000-000000000000.jsonl"))
         p, port, wall = start(binary, os.path.join(tmp, "data"), projects)
         try:
+            cpu = cpu_seconds(p.pid)
             seats = get(port, "/v1/seats")["seats"]
             rss = status(p.pid, "VmRSS")
             hwm = status(p.pid, "VmHWM")
         finally:
             stop(p)
-        print(f"listing {len(seats)} session files: start to listening {wall:.2f} s, "
+        print(f"listing {len(seats)} session files: start to listening {wall:.2f} s "
+              f"({cpu:.2f} s CPU), "
               f"RSS {rss / 1024:.1f} MiB (peak {hwm / 1024:.1f} MiB)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

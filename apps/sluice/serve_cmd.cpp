@@ -218,20 +218,33 @@ hub::HubConfig hub_config(const ServeOptions& o) {
         std::filesystem::create_directories(root, ec);
         root = std::filesystem::weakly_canonical(root, ec);
     }
-    hc.make_agent = [rc, pc, has_agent_cmd, flags = o.runtime, root](
+
+    // Every seat keeps a copy of the factory: what it needs is held once, shared (a copy of
+    // the configurations in each of 10,000 listed session files' seats cost ~1 KiB apiece).
+    struct AgentConfigs {
+        runtime::RuntimeConfig rc;
+        runtime::ProcessAgentConfig pc;
+        bool has_agent_cmd{};
+        RuntimeFlags flags;
+        std::filesystem::path root;
+    };
+
+    auto made =
+        std::make_shared<const AgentConfigs>(AgentConfigs{rc, pc, has_agent_cmd, o.runtime, root});
+    hc.make_agent = [made](
                         const hub::SeatSpec& spec,
                         const std::vector<boost::json::object>& rows,
                         const boost::asio::any_io_executor& ex) -> hub::AgentOrReason {
         if (spec.agent == "claude") {
-            return claude_agent(flags, root, spec, rows, ex);
+            return claude_agent(made->flags, made->root, spec, rows, ex);
         }
         if (spec.agent == "process") {
-            if (!has_agent_cmd) {
+            if (!made->has_agent_cmd) {
                 return {nullptr, "agent kind 'process' needs the hub to run with --agent-cmd"};
             }
-            return {runtime::make_process_agent(ex, pc), {}};
+            return {runtime::make_process_agent(ex, made->pc), {}};
         }
-        auto cfg = rc;
+        auto cfg = made->rc;
         if (!spec.model.empty()) {
             cfg.model = spec.model;
         }

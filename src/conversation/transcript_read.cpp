@@ -24,7 +24,7 @@ Transcript::Checkpoint Transcript::anchor_at_or_after(std::uint64_t pos) const {
 result<Window> Transcript::load_window(const Budget& budget, Shed* shed) {
     detail::BackwardLines r(fd_, end_, open_tail_);
     std::uint64_t line = lines_;
-    std::deque<HeldFrame> region;
+    HeldFrames region;
     std::vector<FramePtr> warm; // older frames that only warm the turn scan up
     std::uint64_t bytes = 0;
     bool enough = false;
@@ -86,7 +86,7 @@ bool candidate(const Frame& f) {
 
 // Defined below Transcript::page.
 Page group_turns(
-    const std::deque<HeldFrame>& region,
+    const HeldFrames& region,
     std::size_t warm,
     std::uint64_t region_first,
     std::size_t max_turns,
@@ -105,10 +105,10 @@ Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_
     detail::BackwardLines r(fd_, anchor.offset, open_tail_ && anchor.offset == end_);
     std::uint64_t line = anchor.line;
     std::uint64_t pos = anchor.pos;
-    std::deque<HeldFrame> region; // frames before `before`, oldest first
-    std::size_t warm = 0;         // the oldest `warm` frames of region only warm the scan up
-    std::uint64_t bytes = 0;      // wire bytes of region past the warm-up
-    std::size_t candidates = 0;   // frames past the warm-up that may open a turn
+    HeldFrames region;          // frames before `before`, oldest first
+    std::size_t warm = 0;       // the oldest `warm` frames of region only warm the scan up
+    std::uint64_t bytes = 0;    // wire bytes of region past the warm-up
+    std::size_t candidates = 0; // frames past the warm-up that may open a turn
     std::size_t target = max_turns;
     bool at_start = false;
     for (;;) {
@@ -166,7 +166,7 @@ namespace {
 // Groups the frames of `region` past the warm-up into whole turns, newest first, within the
 // byte budget (split from Transcript::page to keep each under the complexity limit).
 Page group_turns(
-    const std::deque<HeldFrame>& region,
+    const HeldFrames& region,
     std::size_t warm,
     std::uint64_t region_first,
     std::size_t max_turns,

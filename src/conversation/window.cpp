@@ -6,7 +6,7 @@
 
 namespace sluice {
 
-std::size_t cut_point(const std::deque<HeldFrame>& held, const Budget& budget) {
+std::size_t cut_point(const HeldFrames& held, const Budget& budget) {
     const std::size_t n = held.size();
     if (n == 0) {
         return 0;
@@ -43,7 +43,7 @@ std::size_t cut_point(const std::deque<HeldFrame>& held, const Budget& budget) {
     return line;
 }
 
-std::uint64_t shed_thinking(const std::deque<HeldFrame>& held, std::size_t cut) {
+std::uint64_t shed_thinking(const HeldFrames& held, std::size_t cut) {
     std::size_t newest = 0; // the newest turn's first frame (0: opened below the floor)
     for (std::size_t j = held.size(); j-- > 0;) {
         if (held[j].opens) {
@@ -63,8 +63,7 @@ Window::Window(Budget budget, std::uint64_t first) noexcept
     , first_(first) {
 }
 
-Window
-Window::restore(Budget budget, std::uint64_t first, std::deque<HeldFrame> held, TurnScan scan) {
+Window Window::restore(Budget budget, std::uint64_t first, HeldFrames held, TurnScan scan) {
     Window w(budget, first);
     for (const auto& h : held) {
         SLUICE_INVARIANT(h.frame != nullptr, "a restored window holds frames");

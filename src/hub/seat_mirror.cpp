@@ -105,7 +105,7 @@ void Seat::mirror_turn_state(std::uint64_t before, std::string data) {
 
 void Seat::mirror_head(SeatSummary owner, std::string gone) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
-    mirror_head_ = std::move(owner);
+    mirror_head_ = std::make_unique<SeatSummary>(std::move(owner));
     mirror_gone_ = std::move(gone);
     connected_cache_.reset(); // its head (running, turn) may have changed
     update_summary();

@@ -55,7 +55,7 @@ class TranscriptCli : public ::testing::TestWithParam<sluice::test::FixtureTrans
 TEST_P(TranscriptCli, WindowAndTurnsAgreeWithTheFixture) {
     const auto& fx = GetParam();
     const auto path = sluice::test::fixture_path(fx.file);
-    std::deque<sluice::HeldFrame> held;
+    sluice::HeldFrames held;
     std::vector<std::uint64_t> expected;
     sluice::TurnScan scan;
     std::uint64_t bytes = 0;

@@ -4,9 +4,10 @@
 #include <sluice/conversation/frame.hpp>
 #include <sluice/conversation/turns.hpp>
 
+#include <boost/container/deque.hpp>
+
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <vector>
 
@@ -59,15 +60,20 @@ struct HeldFrame {
     bool opens{};   ///< whether it opens a turn
 };
 
+/// Held frames, oldest first. Boost.Container's deque allocates nothing until its first
+/// element (libstdc++'s allocates a 512-byte block and its map when constructed): an empty
+/// window — every listed, never-opened foreign session file has one — costs only its fields.
+using HeldFrames = boost::container::deque<HeldFrame>;
+
 /// The one cut of DESIGN.md over `held` (oldest first): @return the index of the first frame
 /// to keep. 1. `line` = the first frame from which the tail fits both caps (the newest frame is
 /// always kept); 2. the first turn opening at or after `line`; 3. else the newest opening
 /// before `line` if the tail from it fits cap + slack on both axes; 4. else `line`, inside the
 /// turn. Pure; used by the live window and by a resume from a transcript.
-std::size_t cut_point(const std::deque<HeldFrame>& held, const Budget& budget);
+std::size_t cut_point(const HeldFrames& held, const Budget& budget);
 
 /// The thinking growth a cut at `cut` takes out of the newest turn of `held` (see Shed).
-std::uint64_t shed_thinking(const std::deque<HeldFrame>& held, std::size_t cut);
+std::uint64_t shed_thinking(const HeldFrames& held, std::size_t cut);
 
 /// One turn of a page: its first frame's position and its frames, oldest first.
 struct PageTurn {
@@ -97,8 +103,7 @@ public:
 
     /// A window restored from a transcript: `held` starts at position `first`; `scan` is the
     /// turn scan's state after the newest held frame, so live appends continue it.
-    static Window
-    restore(Budget budget, std::uint64_t first, std::deque<HeldFrame> held, TurnScan scan);
+    static Window restore(Budget budget, std::uint64_t first, HeldFrames held, TurnScan scan);
 
     /// Appends the next frame, deciding with the window's scan whether it opens a turn; cuts
     /// when past cap + slack on either axis. @return what the cut shed (zero if none).
@@ -129,7 +134,7 @@ public:
     const Budget& budget() const noexcept { return budget_; }
 
     /// The held frames, oldest first (position of `held()[i]` is `first() + i`).
-    const std::deque<HeldFrame>& held() const noexcept { return held_; }
+    const HeldFrames& held() const noexcept { return held_; }
 
     /// Up to `max` frames from position `pos` (clamped to the window), oldest first.
     std::vector<FramePtr> frames_from(std::uint64_t pos, std::size_t max = SIZE_MAX) const;
@@ -153,7 +158,7 @@ private:
     Budget budget_;
     std::uint64_t first_{};
     std::uint64_t bytes_{};
-    std::deque<HeldFrame> held_;
+    HeldFrames held_;
     TurnScan scan_;
 };
 

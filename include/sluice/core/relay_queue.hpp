@@ -4,9 +4,10 @@
 
 #include <sluice/core/event.hpp>
 
+#include <boost/container/deque.hpp>
+
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <vector>
 
@@ -107,8 +108,8 @@ private:
     RelayLimits limits_;
     RelayCounters counters_;
     std::uint64_t unreported_dropped_{};
-    std::deque<Block> blocks_;
-    std::size_t oldest_hint_{}; // no block before this index holds a preview
+    boost::container::deque<Block> blocks_; // allocates nothing while empty (window.hpp)
+    std::size_t oldest_hint_{};             // no block before this index holds a preview
     std::size_t events_{};
     // Bytes already trimmed or forwarded from the front of the oldest preview. Only the oldest
     // preview is ever trimmed (make_room) or split (pop), so one offset suffices; it makes

@@ -4,9 +4,10 @@
 #include <sluice/core/event.hpp>
 #include <sluice/core/relay_queue.hpp>
 
+#include <boost/container/deque.hpp>
+
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string>
 
 namespace sluice::hub {
@@ -69,7 +70,7 @@ private:
     void trim();
 
     std::size_t max_;
-    std::deque<Part> parts_;
+    boost::container::deque<Part> parts_;
     std::size_t bytes_{};
     std::uint64_t missing_{};
     std::uint64_t version_{};

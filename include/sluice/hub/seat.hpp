@@ -21,10 +21,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/container/deque.hpp>
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -350,7 +350,7 @@ private:
     bool renumbered_{false};  // damage found on open: the frames were numbered again
 
     struct Turns {
-        std::deque<std::string> queue;               // prompts waiting, FIFO
+        boost::container::deque<std::string> queue;  // prompts waiting, FIFO
         std::optional<CancellationToken> cancel;     // set while a turn runs
         std::uint64_t running{};                     // the running turn's number
         std::optional<runtime::TurnEnd> pending_end; // ended, its frames still being appended
@@ -361,7 +361,7 @@ private:
     TurnClose turn_close_; // what the running (or last) turn lacks to be whole
 
     struct Disk {
-        std::deque<FramePtr> pending;                        // frames waiting for the writer
+        boost::container::deque<FramePtr> pending;           // frames waiting for the writer
         std::size_t appending{0};                            // batches on the writer
         RelayQueue held_previews{SUBSCRIBER_PREVIEW_LIMITS}; // previews behind pending frames
         bool dirty{false};                                   // appended since the last sync
@@ -379,7 +379,7 @@ private:
     // The agent said it waits on the person (`session_state_changed: requires_action`), until
     // it says otherwise or the turn ends.
     bool agent_requires_action_{false};
-    std::deque<std::pair<std::string, std::string>> permissions_resolved_;
+    boost::container::deque<std::pair<std::string, std::string>> permissions_resolved_;
     std::string permissions_json_{"[]"}; // permissions_pending_ as a JSON array (cached)
 
     bool closed_{false};
@@ -391,7 +391,7 @@ private:
     bool mirror_ready_{false};
     bool mirror_asked_{false};
     std::vector<std::pair<std::shared_ptr<Subscriber>, std::optional<std::string>>> mirror_waiting_;
-    std::optional<SeatSummary> mirror_head_;
+    std::unique_ptr<SeatSummary> mirror_head_; // a pointer: most seats are not mirrors
     std::string mirror_gone_;
     boost::asio::steady_timer sync_timer_;
     std::uint64_t preview_dropped_{};

@@ -6,8 +6,9 @@
 #include <sluice/core/relay_queue.hpp>
 #include <sluice/hub/wire.hpp>
 
+#include <boost/container/deque.hpp>
+
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -178,7 +179,7 @@ private:
     bool cancel_on_disconnect_{false};
     bool lagged_{false};
     RelayQueue previews_{SUBSCRIBER_PREVIEW_LIMITS};
-    std::deque<std::pair<std::uint64_t, std::string>> control_;
+    boost::container::deque<std::pair<std::uint64_t, std::string>> control_;
     std::uint64_t lost_upstream_{};
     std::uint64_t frames_sent_{};
     std::uint64_t gap_bytes_{};

@@ -17,7 +17,7 @@ using sluice::Transcript;
 using sluice::test::FixtureTranscript;
 
 struct Reference {
-    std::deque<HeldFrame> frames;        // every frame with its full-scan turn flag
+    sluice::HeldFrames frames;           // every frame with its full-scan turn flag
     std::vector<std::uint64_t> openings; // expected, from the hand-read opening lines
 };
 

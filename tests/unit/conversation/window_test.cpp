@@ -143,7 +143,7 @@ INSTANTIATE_TEST_SUITE_P(Axes, WindowCut, ::testing::Values(Axis::count, Axis::b
 TEST(CutPoint, AFrameThatOpensNoTurnIsNeverTheCutWhenAnOpeningIsAboveTheLine) {
     std::mt19937 rng(42);
     for (int round = 0; round < 2000; ++round) {
-        std::deque<HeldFrame> held;
+        sluice::HeldFrames held;
         const std::size_t n = 1 + rng() % 60;
         for (std::size_t i = 0; i < n; ++i) {
             held.push_back({answer(), rng() % 5 == 0});
@@ -170,7 +170,7 @@ TEST(CutPoint, AFrameThatOpensNoTurnIsNeverTheCutWhenAnOpeningIsAboveTheLine) {
 }
 
 TEST(CutPoint, ShedThinkingSumsOnlyTheNewestTurnsOwnDeltas) {
-    std::deque<HeldFrame> held = {
+    sluice::HeldFrames held = {
         {prompt(), true},
         {thinking(5), false},
         {answer(), false}, // older turn
