@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Subscribers joining during a burst (issue 11): the hub's peak RSS while N SSE subscribers
 connect to a seat that streams a burst of F frames, and whether every subscriber got a correct
-sequence (by seq: none lost, none duplicated, each one ending at the seat's last frame).
+sequence (by row, which orders as seq does: none lost, none duplicated, each one ending at the burst's
+last row).
 
 Starts `sluice serve` on 127.0.0.1:0 with bench/fanout_agent.py as the agent (one assistant
 row of ~1 KiB per frame, RATE rows a second), then asks one seat for F frames and connects the
@@ -26,13 +27,14 @@ import time
 
 from sluice_bench import FANOUT_AGENT, Hub, open_sse, raise_nofile, read_head, rss_kib, tcp_wmem
 
-# Every frame a subscriber is sent carries `{"seq":N,"row":` once: in a connected window and in a
-# frame event alike (the connected event's own "seq" is followed by "recovered", not "row").
-FRAME_SEQ = re.compile(rb'\{"seq":(\d+),"row":')
+# Row k of the burst carries "MSG<k>;T" (bench/fanout_agent.py) once, in a connected window and
+# in a frame event alike; in one turn row k is frame seq (first + 1 + k), so k orders frames as
+# seq does, and a window's frames (which carry no seq of their own) are counted too.
+ROW_K = re.compile(rb'MSG(\d+);T')
 
 
 class Seen:
-    """One subscriber's frames by seq: the first, the last, and what was lost or duplicated."""
+    """One subscriber's rows of the burst by k: the first, the last, what was lost or repeated."""
 
     def __init__(self):
         self.first = None
@@ -72,7 +74,7 @@ async def subscriber(hub, seat, seen, stop):
                 return
             data = carry + chunk
             end = 0
-            for m in FRAME_SEQ.finditer(data):
+            for m in ROW_K.finditer(data):
                 seen.take(int(m.group(1)))
                 end = m.end()
             if b"\n: bye" in data or data.startswith(b": bye"):
@@ -117,7 +119,7 @@ async def run(hub, n, frames, rate):
         if info.get("state") == "idle" and info.get("turns", 0) >= 1:
             break
         await asyncio.sleep(0.2)
-    last_seq = info["frames"] - 1
+    last_seq = frames - 1  # the burst's last row
     deadline = time.time() + 60
     while time.time() < deadline and not all(s.last == last_seq or s.closed_early for s in seen):
         await asyncio.sleep(0.1)
@@ -144,7 +146,7 @@ async def run(hub, n, frames, rate):
         "closed_early": sum(1 for s in seen if s.closed_early),
         "not_at_last_seq": sum(1 for s in seen if s.last != last_seq),
         "frames_received_total": sum(s.count for s in seen),
-        "first_seq_range": [min(s.first for s in seen if s.first is not None),
+        "first_row_range": [min(s.first for s in seen if s.first is not None),
                             max(s.first for s in seen if s.first is not None)],
         "let_go_lagged": lagged, "let_go_write_timeout": timed_out,
         "bye_comments": sorted({s.comments.decode(errors="replace") for s in seen if s.comments}),

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 
-from sluice_bench import FAKE_AGENT, Hub as BenchHub, rss_by_mapping, rss_kib
+from sluice_bench import FAKE_AGENT, Hub as BenchHub, large_anon_mappings, rss_by_mapping, rss_kib
 
 # The hub under test (one at a time); the helpers below call it.
 HUB = None
@@ -150,12 +150,12 @@ def oversize(binary, m):
         # chunks), and (PROBE_TRIM=1) what a malloc_trim(0) run now, in the hub through gdb,
         # hands back: if it is all of it, the memory was free but kept by the allocator.
         after_maps = rss_by_mapping(hub.proc.pid)
-        probe = {}
+        probe = {"large_anon_mappings_after": large_anon_mappings(hub.proc.pid)}
         if os.environ.get("PROBE_TRIM") == "1":
             import subprocess
             subprocess.run(["gdb", "-p", str(hub.proc.pid), "-batch", "-ex",
                             "call (int)malloc_trim(0)"], capture_output=True, timeout=60)
-            probe = {"after_probe_trim_kib": rss_kib(hub.proc.pid)}
+            probe["after_probe_trim_kib"] = rss_kib(hub.proc.pid)
         stop.set()
         for t in threads:
             t.join()

@@ -1,6 +1,6 @@
 """Shared helpers for the hub's Python benchmarks (bench/*_rss.py, bench/burst_join.py,
 bench/soak.py): start `sluice serve` on loopback, call its API with the bearer token, read RSS,
-and read SSE streams (frames checked by seq).
+and open SSE streams.
 
 Not a benchmark itself; import it from a script in bench/.
 """
@@ -45,6 +45,29 @@ def rss_by_mapping(pid):
                 kind = "heap" if name == "[heap]" else ("anon" if name == "" else "file")
             elif head[0] == "Rss:":
                 out[kind] += int(head[1])
+    return out
+
+
+def large_anon_mappings(pid, min_rss_kib=4096):
+    """Each anonymous mapping with at least `min_rss_kib` resident, as (size KiB, resident KiB,
+    permissions, the next mapping's size KiB and permissions): a thread arena's heap is a rw
+    mapping followed by its reserved ---p rest (64 MiB in all); one mmapped chunk stands alone."""
+    maps = []
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5 and ":" in head[3]:
+                lo, hi = (int(x, 16) for x in head[0].split("-"))
+                maps.append([lo, hi, head[1], len(head) == 5, 0])
+            elif head[0] == "Rss:":
+                maps[-1][4] = int(head[1])
+    out = []
+    for i, (lo, hi, perms, anon, rss) in enumerate(maps):
+        if anon and rss >= min_rss_kib:
+            nxt = maps[i + 1] if i + 1 < len(maps) else None
+            adjacent = nxt is not None and nxt[0] == hi
+            out.append(((hi - lo) // 1024, rss, perms,
+                        ((nxt[1] - nxt[0]) // 1024, nxt[2]) if adjacent else None))
     return out
 
 
@@ -132,7 +155,9 @@ class Hub:
         while True:
             q = f"?before={before}" if before is not None else ""
             page = self.get(f"/v1/seats/{seat}/history{q}")
-            got = [f["seq"] for t in page["turns"] for f in t["frames"]]
+            got = []
+            for t in page["turns"]:  # a turn's frames are seqs first, first + 1, ...
+                got += range(t["first"], t["first"] + len(t["frames"]))
             seqs = got + seqs
             if page.get("cursor") is None:
                 return seqs
@@ -146,79 +171,6 @@ class Hub:
             self.proc.kill()
             self.proc.wait()
         subprocess.run(["rm", "-rf", self.data])
-
-
-class SseParser:
-    """Splits an SSE byte stream into (event, data, id) tuples and `: comment` lines."""
-
-    def __init__(self):
-        self.buf = b""
-        self.comments = []
-
-    def feed(self, chunk):
-        self.buf += chunk
-        out = []
-        while True:
-            end = self.buf.find(b"\n\n")
-            if end < 0:
-                return out
-            block, self.buf = self.buf[:end], self.buf[end + 2:]
-            ev, data, eid = "message", [], None
-            for line in block.split(b"\n"):
-                if line.startswith(b":"):
-                    self.comments.append(line[1:].strip().decode(errors="replace"))
-                elif line.startswith(b"event: "):
-                    ev = line[7:].decode()
-                elif line.startswith(b"data: "):
-                    data.append(line[6:])
-                elif line.startswith(b"id: "):
-                    eid = line[4:].decode()
-            if data:
-                out.append((ev, b"\n".join(data), eid))
-
-
-class FrameLog:
-    """What one subscriber saw of a seat's frames, by seq, across its connections: frames from
-    `connected` windows and `frame` events. `lost` counts seqs skipped between what it had and
-    what came next, `dup` seqs delivered twice (a resume must replay exactly the missing ones)."""
-
-    def __init__(self):
-        self.seqs = []
-        self.dup = 0
-        self.lost = 0
-        self.last_id = None
-        self.connected = 0
-        self.resumed = 0
-
-    def take(self, ev, data, eid):
-        if eid:
-            self.last_id = eid
-        if ev == "connected":
-            self.connected += 1
-            d = json.loads(data)
-            window = [f["seq"] for f in d["window"]["frames"]]
-            # A connected window replaces what was had: frames before its first are not this
-            # subscriber's loss (they are history); the ones it repeats are not duplicates.
-            if self.seqs and window:
-                have = set(self.seqs)
-                fresh = [s for s in window if s not in have]
-                self._append(fresh, gap_ok=True)
-            else:
-                self.seqs += window
-        elif ev == "resumed":
-            self.resumed += 1
-        elif ev == "frame":
-            seq = json.loads(data)["seq"]
-            self._append([seq], gap_ok=False)
-
-    def _append(self, seqs, gap_ok):
-        for s in seqs:
-            if self.seqs and s <= self.seqs[-1]:
-                self.dup += 1
-                continue
-            if self.seqs and s != self.seqs[-1] + 1 and not gap_ok:
-                self.lost += s - self.seqs[-1] - 1
-            self.seqs.append(s)
 
 
 async def open_sse(hub, seat, last_event_id=None, rcvbuf=None):

@@ -29,7 +29,7 @@ import time
 
 from sluice_bench import FANOUT_AGENT, Hub, raise_nofile, read_head, rss_kib
 
-FRAME_SEQ = re.compile(rb'\{"seq":(\d+),"row":')
+FRAME_SEQ = re.compile(rb'data: \{"seq":(\d+),"row":')
 
 
 class Watcher:
@@ -61,14 +61,19 @@ class Watcher:
         if kind == b"resumed":
             self.resumed += 1
         elif kind == b"connected":
+            # The window: its frames are seqs first, first + 1, ...; those it repeats of what
+            # this subscriber had are not duplicates (a connected replaces, it does not resend).
             self.connected += 1
-        for m in FRAME_SEQ.finditer(block):
-            seq = int(m.group(1))
+            window = json.loads(block[block.index(b"data: ") + 6:])["window"]
+            for seq in range(window["first"], window["first"] + len(window["frames"])):
+                if not self.seqs or seq > self.seqs[-1]:
+                    self.seqs.append(seq)
+        elif kind == b"frame":
+            seq = int(FRAME_SEQ.search(block).group(1))
             if self.seqs and seq <= self.seqs[-1]:
-                if kind != b"connected":  # a connected window repeats what was had: not sent twice
-                    self.dup += 1
-                continue
-            self.seqs.append(seq)
+                self.dup += 1
+            else:
+                self.seqs.append(seq)
         if eid:
             self.last_id = eid
 
