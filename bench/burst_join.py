@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Subscribers joining during a burst (issue 11): the hub's peak RSS while N SSE subscribers
 connect to a seat that streams a burst of F frames, and whether every subscriber got a correct
-sequence (by row, which orders as seq does: none lost, none duplicated, each one ending at the burst's
-last row).
+sequence (none lost, none duplicated, each one ending at the burst's last frame).
 
 Starts `sluice serve` on 127.0.0.1:0 with bench/fanout_agent.py as the agent (one assistant
-row of ~1 KiB per frame, RATE rows a second), then asks one seat for F frames and connects the
-N subscribers while they stream (spread over the first part of the burst), each reading as
-fast as it can. RSS is sampled every 20 ms.
+row of ~BYTES bytes per frame, RATE rows a second), then asks one seat for F frames and connects the
+N subscribers while they stream (spread over the first 90 % of the burst), each reading as
+fast as it can: bench/fanout_client.cpp `join` (epoll, THREADS threads) checks every
+subscriber's rows "MSG<k>" (row k of the burst is frame seq first + 1 + k, so k orders as seq
+does, and a connected window's frames carry no seq of their own) from the first it sees to the
+last: none lost, none duplicated. RSS is sampled every 20 ms.
 
 Goal: peak RSS < 2 x the window + N x socket buffers, where the window is the seat's window
 bytes (GET /v1/seats/{id}: window.bytes, its largest during the run) and the socket-buffer term
@@ -15,74 +17,18 @@ is the send buffer an accepted TCP socket starts with (net.ipv4.tcp_wmem's defau
 may autotune it up to tcp_wmem's max, reported too). Kernel socket buffers are not in the
 process's RSS, so the term is a generous bound on what each connection costs in user space.
 
-Usage: bench/burst_join.py SLUICE_BINARY [N=1000] [F=6000] [RATE=2000]
+Usage: bench/burst_join.py SLUICE_BINARY [N=1000] [F=6000] [RATE=2000] [BYTES=1024] [THREADS=2]
 Bounded: loopback only, one hub process (ended by its pid at exit), about a minute.
 """
-import asyncio
 import json
-import re
+import os
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 
-from sluice_bench import FANOUT_AGENT, Hub, open_sse, raise_nofile, read_head, rss_kib, tcp_wmem
-
-# Row k of the burst carries "MSG<k>;T" (bench/fanout_agent.py) once, in a connected window and
-# in a frame event alike; in one turn row k is frame seq (first + 1 + k), so k orders frames as
-# seq does, and a window's frames (which carry no seq of their own) are counted too.
-ROW_K = re.compile(rb'MSG(\d+);T')
-
-
-class Seen:
-    """One subscriber's rows of the burst by k: the first, the last, what was lost or repeated."""
-
-    def __init__(self):
-        self.first = None
-        self.last = None
-        self.lost = 0
-        self.dup = 0
-        self.count = 0
-        self.closed_early = False
-        self.comments = b""
-
-    def take(self, seq):
-        self.count += 1
-        if self.last is None:
-            self.first = seq
-        elif seq <= self.last:
-            self.dup += 1
-            return
-        elif seq != self.last + 1:
-            self.lost += seq - self.last - 1
-        self.last = seq
-
-
-async def subscriber(hub, seat, seen, stop):
-    reader, writer = await open_sse(hub, seat)
-    try:
-        if await read_head(reader) != 200:
-            seen.closed_early = True
-            return
-        carry = b""
-        while not stop.is_set():
-            try:
-                chunk = await asyncio.wait_for(reader.read(1 << 18), 0.5)
-            except asyncio.TimeoutError:
-                continue
-            if not chunk:
-                seen.closed_early = True
-                return
-            data = carry + chunk
-            end = 0
-            for m in ROW_K.finditer(data):
-                seen.take(int(m.group(1)))
-                end = m.end()
-            if b"\n: bye" in data or data.startswith(b": bye"):
-                seen.comments += data[data.find(b": bye"):][:200]
-            carry = data[max(end, len(data) - 32):]  # a match cut by the read is kept
-    finally:
-        writer.close()
-
+from sluice_bench import FANOUT_AGENT, HERE, Hub, raise_nofile, rss_kib, tcp_wmem
 
 def sample_rss(pid, stop, out):
     while not stop.is_set():
@@ -90,7 +36,15 @@ def sample_rss(pid, stop, out):
         time.sleep(0.02)
 
 
-async def run(hub, n, frames, rate):
+def build_client():
+    """Compiles bench/fanout_client.cpp (g++ -O2, as bench/fanout.sh does) into a temp dir."""
+    out = os.path.join(tempfile.mkdtemp(prefix="sluice-burst-"), "fanout_client")
+    subprocess.run(["g++", "-std=c++20", "-O2", "-pthread", os.path.join(HERE, "fanout_client.cpp"),
+                    "-o", out], check=True)
+    return out
+
+
+def run(hub, client, n, frames, rate, row_bytes, threads):
     seat = hub.new_seat("burst")
     time.sleep(0.5)
     base = rss_kib(hub.pid)
@@ -98,58 +52,44 @@ async def run(hub, n, frames, rate):
     sampling = threading.Event()
     sampler = threading.Thread(target=sample_rss, args=(hub.pid, sampling, samples))
     sampler.start()
-    window_max = 0
-    stop = asyncio.Event()
-    seen = [Seen() for _ in range(n)]
     burst_s = frames / rate
-    hub.post(f"/v1/seats/{seat}/messages", {"text": f"N={frames} RATE={rate}"})
+    spread = burst_s * 0.9  # joins spread over the first 90 % of the burst: the window moves
+    hub.post(f"/v1/seats/{seat}/messages", {"text": f"N={frames} RATE={rate} BYTES={row_bytes}"})
     began = time.time()
-    await asyncio.sleep(min(0.2, burst_s / 10))
-    tasks = []
-    # Joins spread over the first 60 % of the burst: the window moves between them.
-    spread = burst_s * 0.6
-    for i in range(n):
-        tasks.append(asyncio.create_task(subscriber(hub, seat, seen[i], stop)))
-        due = began + 0.2 + spread * (i + 1) / n
-        await asyncio.sleep(max(0, due - time.time()))
-    joined = time.time() - began
+    time.sleep(0.2)
+    swarm = subprocess.Popen(
+        [client, "join", str(hub.port), f"/v1/seats/{seat}/events", str(n), str(frames), "120",
+         str(threads), str(spread)], stdout=subprocess.PIPE, text=True,
+        env=dict(os.environ, SLUICE_TOKEN=hub.token))
+    window_max = 0
+    burst_end = None
     while True:
-        info = await asyncio.to_thread(hub.get, f"/v1/seats/{seat}")
+        info = hub.get(f"/v1/seats/{seat}")
         window_max = max(window_max, info["window"]["bytes"])
         if info.get("state") == "idle" and info.get("turns", 0) >= 1:
+            burst_end = time.time() - began
             break
-        await asyncio.sleep(0.2)
-    last_seq = frames - 1  # the burst's last row
-    deadline = time.time() + 60
-    while time.time() < deadline and not all(s.last == last_seq or s.closed_early for s in seen):
-        await asyncio.sleep(0.1)
+        time.sleep(0.1)
+    out = swarm.communicate(timeout=180)[0].strip()
     took = time.time() - began
-    stop.set()
-    await asyncio.gather(*tasks, return_exceptions=True)
     sampling.set()
     sampler.join()
-    lagged = hub.metric('sluice_subscriber_let_go_total{reason="lagged"}')
-    timed_out = hub.metric('sluice_subscriber_let_go_total{reason="write_timeout"}')
+    result = dict(kv.split("=", 1) for kv in out.split())
+    result = {k: (float(v) if "." in v else int(v)) for k, v in result.items()}
     wmem = tcp_wmem()
     peak = max(samples)
     goal_kib = (2 * window_max + n * wmem[1]) / 1024
-    complete = [s for s in seen if s.last == last_seq and s.lost == 0 and s.dup == 0]
     return {
-        "subscribers": n, "frames": frames, "rate": rate, "joined_within_s": round(joined, 2),
-        "took_s": round(took, 1), "seat_frames": info["frames"], "window_bytes_max": window_max,
-        "rss_before_kib": base, "rss_peak_kib": peak,
-        "tcp_wmem": wmem, "goal_kib": round(goal_kib),
-        "goal_met": peak < goal_kib,
+        "subscribers": n, "frames": frames, "rate": rate, "row_bytes": row_bytes,
+        "join_spread_s": round(spread, 2),
+        "burst_s": round(burst_end, 2), "took_s": round(took, 1), "seat_frames": info["frames"],
+        "window_bytes_max": window_max, "rss_before_kib": base, "rss_peak_kib": peak,
+        "rss_growth_kib": peak - base, "tcp_wmem": wmem, "goal_kib": round(goal_kib),
+        "goal_met_by_peak": peak < goal_kib, "goal_met_by_growth": peak - base < goal_kib,
         "goal_kib_with_wmem_max": round((2 * window_max + n * wmem[2]) / 1024),
-        "complete_subscribers": len(complete),
-        "lost_total": sum(s.lost for s in seen), "dup_total": sum(s.dup for s in seen),
-        "closed_early": sum(1 for s in seen if s.closed_early),
-        "not_at_last_seq": sum(1 for s in seen if s.last != last_seq),
-        "frames_received_total": sum(s.count for s in seen),
-        "first_row_range": [min(s.first for s in seen if s.first is not None),
-                            max(s.first for s in seen if s.first is not None)],
-        "let_go_lagged": lagged, "let_go_write_timeout": timed_out,
-        "bye_comments": sorted({s.comments.decode(errors="replace") for s in seen if s.comments}),
+        "let_go_lagged": hub.metric('sluice_subscriber_let_go_total{reason="lagged"}'),
+        "let_go_write_timeout": hub.metric('sluice_subscriber_let_go_total{reason="write_timeout"}'),
+        "swarm": result,
     }
 
 
@@ -158,12 +98,16 @@ def main():
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
     frames = int(sys.argv[3]) if len(sys.argv) > 3 else 6000
     rate = float(sys.argv[4]) if len(sys.argv) > 4 else 2000
+    row_bytes = int(sys.argv[5]) if len(sys.argv) > 5 else 1024
+    threads = int(sys.argv[6]) if len(sys.argv) > 6 else 2
     raise_nofile(n + 256)
+    client = build_client()
     hub = Hub(binary, agent=f"python3 {FANOUT_AGENT}")
     try:
-        print(json.dumps(asyncio.run(run(hub, n, frames, rate))), flush=True)
+        print(json.dumps(run(hub, client, n, frames, rate, row_bytes, threads)), flush=True)
     finally:
         hub.stop()
+        subprocess.run(["rm", "-rf", os.path.dirname(client)])
 
 
 main()
