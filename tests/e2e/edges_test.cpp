@@ -604,14 +604,15 @@ TEST(HubEdges, ASubscriberThatLagsPastTheWindowFrontIsToldWhy) {
     RawWs ws(hub.port(), 4096);
     ws.upgrade("/v1/seats/" + seat + "/ws");
     ASSERT_EQ(wait_metric(hub, "sluice_subscribers", 2), 2U);
-    // Three turns of 1 MB frames (held whole) while neither reads: their writers block on the
-    // first one, and the window (4 frames) moves past their cursors.
-    for (int turn = 1; turn <= 3; ++turn) {
+    // Four turns of 3 MB frames (held whole) while neither reads: 12 MB, more than the socket
+    // buffers take (the send buffer grows to net.ipv4.tcp_wmem's 4 MiB), so their writers
+    // block, and the window (4 frames) moves past their cursors.
+    for (int turn = 1; turn <= 4; ++turn) {
         ASSERT_EQ(
             http(
                 "POST",
                 hub.base() + "/v1/seats/" + seat + "/messages",
-                R"({"text":"bigmany 1000000"})")
+                R"({"text":"bigmany 3000000"})")
                 .status,
             202U);
         bool ended = false;
