@@ -157,7 +157,7 @@ void scan_tokens(Conn& c, std::int64_t expect, Totals& t, std::int64_t now) {
 
 void feed_payload(Conn& c, const char* p, std::size_t n) {
     c.scan.append(p, n);
-    if (join_mode && !c.bye && memmem(p, n, "\n: bye: ", 8) != nullptr) {
+    if (join_mode && !c.bye && memmem(p, n, ": bye: ", 7) != nullptr) {
         c.bye = true;
     }
 }
