@@ -14,7 +14,8 @@ last: none lost, none duplicated. RSS is sampled every 20 ms.
 Goal: peak RSS < 2 x the window + N x socket buffers, where the window is the seat's window
 bytes (GET /v1/seats/{id}: window.bytes, its largest during the run) and the socket-buffer term
 is the send buffer an accepted TCP socket starts with (net.ipv4.tcp_wmem's default; the kernel
-may autotune it up to tcp_wmem's max, reported too). Kernel socket buffers are not in the
+may autotune it up to tcp_wmem's max, reported too, with what `ss -tm` shows of the hub's
+sockets once every subscriber has joined). Kernel socket buffers are not in the
 process's RSS, so the term is a generous bound on what each connection costs in user space.
 
 Usage: bench/burst_join.py SLUICE_BINARY [N=1000] [F=6000] [RATE=2000] [BYTES=1024] [THREADS=2]
@@ -22,6 +23,7 @@ Bounded: loopback only, one hub process (ended by its pid at exit), about a minu
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -44,6 +46,17 @@ def build_client():
     return out
 
 
+def send_buffers(port):
+    """The hub's side of its established connections now (`ss -tmn`): how many, and the mean and
+    largest send buffer (skmem tb: SO_SNDBUF as the kernel has autotuned it), bytes."""
+    out = subprocess.run(["ss", "-tmnH", "state", "established", f"sport = :{port}"],
+                         capture_output=True, text=True).stdout
+    tbs = [int(m) for m in re.findall(r"tb(\d+)", out)]
+    if not tbs:
+        return {"sockets": 0}
+    return {"sockets": len(tbs), "mean_tb": sum(tbs) // len(tbs), "max_tb": max(tbs)}
+
+
 def run(hub, client, n, frames, rate, row_bytes, threads):
     seat = hub.new_seat("burst")
     time.sleep(0.5)
@@ -63,7 +76,10 @@ def run(hub, client, n, frames, rate, row_bytes, threads):
         env=dict(os.environ, SLUICE_TOKEN=hub.token))
     window_max = 0
     burst_end = None
+    sndbuf = None
     while True:
+        if sndbuf is None and time.time() - began > spread + 0.2:
+            sndbuf = send_buffers(hub.port)  # once every subscriber has joined
         info = hub.get(f"/v1/seats/{seat}")
         window_max = max(window_max, info["window"]["bytes"])
         if info.get("state") == "idle" and info.get("turns", 0) >= 1:
@@ -87,6 +103,7 @@ def run(hub, client, n, frames, rate, row_bytes, threads):
         "rss_growth_kib": peak - base, "tcp_wmem": wmem, "goal_kib": round(goal_kib),
         "goal_met_by_peak": peak < goal_kib, "goal_met_by_growth": peak - base < goal_kib,
         "goal_kib_with_wmem_max": round((2 * window_max + n * wmem[2]) / 1024),
+        "send_buffers_after_joins": sndbuf,
         "let_go_lagged": hub.metric('sluice_subscriber_let_go_total{reason="lagged"}'),
         "let_go_write_timeout": hub.metric('sluice_subscriber_let_go_total{reason="write_timeout"}'),
         "swarm": result,
