@@ -22,12 +22,11 @@ import asyncio
 import json
 import random
 import re
-import socket
 import sys
 import threading
 import time
 
-from sluice_bench import FANOUT_AGENT, Hub, raise_nofile, read_head, rss_kib
+from sluice_bench import FANOUT_AGENT, Hub, open_sse, raise_nofile, read_head, rss_kib
 
 FRAME_SEQ = re.compile(rb'data: \{"seq":(\d+),"row":')
 
@@ -79,13 +78,7 @@ class Watcher:
 
 
 async def connect(hub, w):
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
-    sock.setblocking(False)
-    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", hub.port))
-    reader, writer = await asyncio.open_connection(sock=sock, limit=1 << 26)
-    writer.write(hub.events_request(w.seat, w.last_id).encode())
-    await writer.drain()
+    reader, writer = await open_sse(hub, w.seat, w.last_id, rcvbuf=16 * 1024)
     w.connects += 1
     return reader, writer
 
