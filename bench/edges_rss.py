@@ -18,44 +18,24 @@ Bounded: loopback only, one hub process per scenario (ended at exit), ~2 minutes
 import base64
 import json
 import os
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FAKE = os.path.join(HERE, "..", "tests", "support", "fake_agent.py")
+from sluice_bench import FAKE_AGENT, Hub as BenchHub, large_anon_mappings, rss_by_mapping, rss_kib
 
-
-# The hub's bearer token (read from its data dir at start); every request carries it.
+# The hub under test (one at a time); the helpers below call it.
+HUB = None
 TOKEN = ""
 
 
-def auth():
-    return {"Authorization": f"Bearer {TOKEN}"}
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
-
-
 def post(port, path, body):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                 method="POST", headers={"Content-Type": "application/json", **auth()})
-    return json.load(urllib.request.urlopen(req, timeout=60))
+    return HUB.post(path, body)
 
 
 def get(port, path):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=auth())
-    return json.load(urllib.request.urlopen(req, timeout=60))
+    return HUB.get(path)
 
 
 def wait_turns(port, seat, turns, limit=120):
@@ -68,27 +48,11 @@ def wait_turns(port, seat, turns, limit=120):
     raise RuntimeError("turns did not finish")
 
 
-class Hub:
-    def __init__(self, binary):
-        self.data = tempfile.mkdtemp(prefix="sluice-edges-")
-        self.proc = subprocess.Popen(
-            [binary, "serve", "--listen", "127.0.0.1:0", "--data", self.data, "--threads", "2",
-             "--agent-cmd", f"python3 {FAKE}"], stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        while "listening on" not in line:
-            line = self.proc.stdout.readline()
-        self.port = int(line.strip().rsplit(":", 1)[1])
-        global TOKEN
-        with open(os.path.join(self.data, "token")) as f:
-            TOKEN = f.read().strip()
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        subprocess.run(["rm", "-rf", self.data])
+def start_hub(binary):
+    global HUB, TOKEN
+    HUB = BenchHub(binary, agent=f"python3 {FAKE_AGENT}")
+    TOKEN = HUB.token
+    return HUB
 
 
 def heavy_seat(hub, mb=26):
@@ -114,7 +78,7 @@ def ws_request(seat):
 
 
 def scenario(binary, name, n):
-    hub = Hub(binary)
+    hub = start_hub(binary)
     try:
         seat = heavy_seat(hub)
         window = get(hub.port, f"/v1/seats/{seat}")["window"]["bytes"]
@@ -160,7 +124,7 @@ def reader(port, seat, stop, counts):
 
 
 def oversize(binary, m):
-    hub = Hub(binary)
+    hub = start_hub(binary)
     try:
         seat = post(hub.port, "/v1/seats", {"name": "big", "agent": "process"})["seat"]
         stop = threading.Event()
@@ -170,6 +134,7 @@ def oversize(binary, m):
             t.start()
         time.sleep(2)
         base = rss_kib(hub.proc.pid)
+        base_maps = rss_by_mapping(hub.proc.pid)
         peak = base
         post(hub.port, f"/v1/seats/{seat}/messages", {"text": "big 12000000"})
         deadline = time.time() + 60
@@ -181,13 +146,25 @@ def oversize(binary, m):
             time.sleep(0.02)
         time.sleep(2)
         after = rss_kib(hub.proc.pid)
+        # Where what stayed is resident ([heap]: the main arena; anon: thread arenas and mmapped
+        # chunks), and (PROBE_TRIM=1) what a malloc_trim(0) run now, in the hub through gdb,
+        # hands back: if it is all of it, the memory was free but kept by the allocator.
+        after_maps = rss_by_mapping(hub.proc.pid)
+        probe = {"large_anon_mappings_after": large_anon_mappings(hub.proc.pid)}
+        if os.environ.get("PROBE_TRIM") == "1":
+            import subprocess
+            subprocess.run(["gdb", "-p", str(hub.proc.pid), "-batch", "-ex",
+                            "call (int)malloc_trim(0)"], capture_output=True, timeout=60)
+            probe["after_probe_trim_kib"] = rss_kib(hub.proc.pid)
         stop.set()
         for t in threads:
             t.join()
         return {"scenario": "oversize_12MB", "subscribers": m, "rss_before_kib": base,
                 "peak_kib": peak, "peak_growth_mib": round((peak - base) / 1024, 1),
                 "after_kib": after, "after_growth_mib": round((after - base) / 1024, 1),
-                "bytes_read_per_subscriber": sum(counts) // max(1, m)}
+                "bytes_read_per_subscriber": sum(counts) // max(1, m),
+                "growth_by_mapping_kib": {k: after_maps[k] - base_maps[k] for k in base_maps},
+                **probe}
     finally:
         hub.stop()
 

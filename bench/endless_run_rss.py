@@ -18,6 +18,8 @@ import sys
 import threading
 import time
 
+from sluice_bench import rss_kib
+
 
 def sse(obj):
     return f"event: {obj['type']}\ndata: {json.dumps(obj)}\n\n".encode()
@@ -54,17 +56,6 @@ class Endless(http.server.BaseHTTPRequestHandler):
                 sent += len(piece)
         except (BrokenPipeError, ConnectionResetError):
             pass
-
-
-def rss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except FileNotFoundError:
-        pass
-    return 0
 
 
 def main():

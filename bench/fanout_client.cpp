@@ -4,6 +4,12 @@
 //     opens N SSE connections to 127.0.0.1:PORT PATH, prints "READY" once every response header
 //     arrived, then counts every "MSG<k>;T<ns>;" token per connection until each saw k = EXPECT-1
 //     (or TIMEOUT_S passed), checking order (loss / duplicates) and publish-to-receive latency.
+//   fanout_client join PORT PATH N EXPECT TIMEOUT_S THREADS SPREAD_S
+//     as `sub`, but the N connections are opened over SPREAD_S seconds (while the tokens flow:
+//     subscribers joining during a burst), each counting from the first token it sees (a
+//     joiner's `connected` window starts mid-burst); the Authorization header carries
+//     $SLUICE_TOKEN when set. Prints the range of first tokens seen and how many connections
+//     saw every token from their first to EXPECT-1 with none lost or duplicated.
 //   fanout_client pub PORT PATH M DEPTH
 //     publishes M bodies of 1024 bytes ("MSG<k>;T<ns>;xxx...") as keep-alive POSTs on one
 //     connection, pipelined DEPTH deep (responses read in order).
@@ -72,7 +78,12 @@ struct Conn {
     std::string size_line;
     std::int64_t next_k = 0;
     std::int64_t received = 0, lost = 0, dup = 0, connected_events = 0;
+    bool started = false; // join mode: the first token seen sets next_k
+    std::int64_t first_k = -1;
+    bool bye = false; // the stream carried a `: bye: …` comment (the hub let it go, saying why)
 };
+
+bool join_mode = false; // set once in main, before any thread starts
 
 struct Totals {
     std::int64_t received = 0, lost = 0, dup = 0, resyncs = 0, incomplete = 0, closed = 0;
@@ -114,6 +125,11 @@ void scan_tokens(Conn& c, std::int64_t expect, Totals& t, std::int64_t now) {
             break;
         }
         pos = i;
+        if (join_mode && !c.started) {
+            c.started = true;
+            c.next_k = k;
+            c.first_k = k;
+        }
         if (k == c.next_k) {
             ++c.received;
             ++c.next_k;
@@ -141,6 +157,9 @@ void scan_tokens(Conn& c, std::int64_t expect, Totals& t, std::int64_t now) {
 
 void feed_payload(Conn& c, const char* p, std::size_t n) {
     c.scan.append(p, n);
+    if (join_mode && !c.bye && memmem(p, n, ": bye: ", 7) != nullptr) {
+        c.bye = true;
+    }
 }
 
 void feed(Conn& c, const char* p, std::size_t n) {
@@ -336,6 +355,162 @@ int run_sub(
     return 0;
 }
 
+// Join mode: each worker opens its share of the connections on a schedule spread over
+// `spread_s` (connection i at i/n of it) while reading those already open.
+void join_worker(
+    int port,
+    const std::string* req,
+    int n,
+    int threads,
+    int w,
+    double spread_s,
+    std::int64_t start_ns,
+    std::int64_t expect,
+    std::vector<Conn>* conns,
+    Totals* t,
+    std::int64_t deadline_ns) {
+    int ep = epoll_create1(0);
+    std::vector<int> mine;
+    for (int i = w; i < n; i += threads) {
+        mine.push_back(i);
+    }
+    conns->reserve(mine.size());
+    std::size_t next = 0, open = 0;
+    std::vector<char> buf(256 * 1024);
+    std::vector<epoll_event> evs(256);
+    while ((next < mine.size() || open > 0) && now_ns() < deadline_ns) {
+        const std::int64_t now0 = now_ns();
+        while (next < mine.size()
+               && start_ns + static_cast<std::int64_t>(spread_s * 1e9 * mine[next] / n) <= now0) {
+            Conn c;
+            c.fd = connect_to(port, false);
+            if (send(c.fd, req->data(), req->size(), MSG_NOSIGNAL)
+                != static_cast<ssize_t>(req->size())) {
+                std::perror("send");
+                std::exit(2);
+            }
+            fcntl(c.fd, F_SETFL, fcntl(c.fd, F_GETFL) | O_NONBLOCK);
+            conns->push_back(std::move(c));
+            epoll_event ev{};
+            ev.events = EPOLLIN;
+            ev.data.u64 = conns->size() - 1;
+            epoll_ctl(ep, EPOLL_CTL_ADD, conns->back().fd, &ev);
+            ++next;
+            ++open;
+        }
+        int m =
+            epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), next < mine.size() ? 1 : 200);
+        std::int64_t now = now_ns();
+        for (int e = 0; e < m; ++e) {
+            Conn& c = (*conns)[evs[static_cast<std::size_t>(e)].data.u64];
+            ssize_t r = recv(c.fd, buf.data(), buf.size(), 0);
+            if (r <= 0) {
+                if (r < 0 && (errno == EAGAIN || errno == EINTR))
+                    continue;
+                c.closed = true;
+                epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+                --open;
+                continue;
+            }
+            feed(c, buf.data(), static_cast<std::size_t>(r));
+            if (c.header_done)
+                scan_tokens(c, expect, *t, now);
+            if (c.done) {
+                epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+                --open;
+            }
+        }
+    }
+    close(ep);
+}
+
+int run_join(
+    int port,
+    const std::string& path,
+    int n,
+    std::int64_t expect,
+    double timeout_s,
+    int threads,
+    double spread_s) {
+    join_mode = true;
+    std::string req =
+        "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n";
+    if (const char* tok = std::getenv("SLUICE_TOKEN"); tok != nullptr && *tok != '\0') {
+        req += "Authorization: Bearer " + std::string(tok) + "\r\n";
+    }
+    req += "\r\n";
+    const std::int64_t start = now_ns();
+    const std::int64_t deadline = start + static_cast<std::int64_t>(timeout_s * 1e9);
+    std::vector<std::vector<Conn>> parts(static_cast<std::size_t>(threads));
+    std::vector<Totals> totals(static_cast<std::size_t>(threads));
+    std::vector<std::thread> ts;
+    for (int w = 0; w < threads; ++w) {
+        ts.emplace_back(
+            join_worker,
+            port,
+            &req,
+            n,
+            threads,
+            w,
+            spread_s,
+            start,
+            expect,
+            &parts[static_cast<std::size_t>(w)],
+            &totals[static_cast<std::size_t>(w)],
+            deadline);
+    }
+    for (auto& th : ts)
+        th.join();
+    std::int64_t received = 0, lost = 0, dup = 0, incomplete = 0, closed = 0, complete = 0;
+    std::int64_t first_min = -1, first_max = -1, connected = 0, byes = 0, bye_clean = 0;
+    int opened = 0;
+    for (auto& part : parts) {
+        for (auto& c : part) {
+            ++opened;
+            received += c.received;
+            lost += c.lost;
+            dup += c.dup;
+            connected += c.connected_events;
+            if (!c.done) {
+                ++incomplete;
+            } else if (c.lost == 0 && c.dup == 0) {
+                ++complete;
+            }
+            if (c.closed)
+                ++closed;
+            if (c.bye) {
+                ++byes;
+                bye_clean += c.lost == 0 && c.dup == 0 ? 1 : 0; // correct up to its let-go
+            }
+            if (c.first_k >= 0) {
+                first_min = first_min < 0 ? c.first_k : std::min(first_min, c.first_k);
+                first_max = std::max(first_max, c.first_k);
+            }
+            close(c.fd);
+        }
+    }
+    std::printf(
+        "subscribers=%d opened=%d headers=%d connected_events=%lld received=%lld lost=%lld "
+        "dup=%lld incomplete=%lld closed=%lld complete=%lld byes=%lld byes_clean=%lld "
+        "first_k_min=%lld first_k_max=%lld seconds=%.3f\n",
+        n,
+        opened,
+        headers_ready.load(),
+        static_cast<long long>(connected),
+        static_cast<long long>(received),
+        static_cast<long long>(lost),
+        static_cast<long long>(dup),
+        static_cast<long long>(incomplete),
+        static_cast<long long>(closed),
+        static_cast<long long>(complete),
+        static_cast<long long>(byes),
+        static_cast<long long>(bye_clean),
+        static_cast<long long>(first_min),
+        static_cast<long long>(first_max),
+        static_cast<double>(now_ns() - start) / 1e9);
+    return 0;
+}
+
 int run_pub(int port, const std::string& path, std::int64_t m, int depth) {
     int fd = connect_to(port, false);
     std::string head = "POST " + path
@@ -419,12 +594,23 @@ int main(int argc, char** argv) {
             std::atof(argv[6]),
             std::max(1, std::atoi(argv[7])));
     }
+    if (argc >= 9 && std::string_view(argv[1]) == "join") {
+        return run_join(
+            std::atoi(argv[2]),
+            argv[3],
+            std::atoi(argv[4]),
+            std::atoll(argv[5]),
+            std::atof(argv[6]),
+            std::max(1, std::atoi(argv[7])),
+            std::atof(argv[8]));
+    }
     if (argc >= 6 && std::string_view(argv[1]) == "pub") {
         return run_pub(
             std::atoi(argv[2]), argv[3], std::atoll(argv[4]), std::max(1, std::atoi(argv[5])));
     }
     std::fprintf(
         stderr,
-        "usage: fanout_client sub PORT PATH N EXPECT TIMEOUT_S THREADS | pub PORT PATH M DEPTH\n");
+        "usage: fanout_client sub PORT PATH N EXPECT TIMEOUT_S THREADS | join PORT PATH N EXPECT "
+        "TIMEOUT_S THREADS SPREAD_S | pub PORT PATH M DEPTH\n");
     return 2;
 }

@@ -16,13 +16,7 @@ import tempfile
 import time
 import urllib.request
 
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
+from sluice_bench import rss_kib
 
 
 async def subscribe(port, seat, ready):

@@ -3,6 +3,7 @@
 #include "runtime_flags.hpp"
 
 #include <sluice/cluster/node.hpp>
+#include <sluice/conversation/frame_ref.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/runtime/agent.hpp>
@@ -16,6 +17,10 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -165,6 +170,25 @@ std::optional<std::string> serve_token(const ServeOptions& o, bool& created) {
         return std::nullopt;
     }
     return *t;
+}
+
+/// Fixes glibc's mmap and trim thresholds for the hub's life. By default both are dynamic: once a
+/// large mmapped block is freed, the mmap threshold rises to its size (up to 32 MiB) and the trim
+/// threshold to twice that, so the next blocks of that size come from an arena's heap, and the
+/// free top of a thread arena's heap is kept (free trims it only past the trim threshold, and
+/// malloc_trim never shrinks a thread arena's top). Measured (bench/edges_rss.py `oversize`,
+/// bench/RESULTS.md): after a 12 MB tool result, in 2 runs of 5 a thread arena kept ~12.6 MiB
+/// resident at its top, and a malloc_trim(0) then did not hand it back. Fixed thresholds
+/// (mallopt turns the dynamic ones off): a block over FRAME_INLINE_MAX_BYTES (a window page, an
+/// oversize frame's parse: made once per window front or per oversize frame, where a mmap costs
+/// little beside filling megabytes) is mmapped and handed back when freed; frames held inline
+/// come from the arenas as before; a heap's free top over two such frames is given back.
+void fix_malloc_thresholds() {
+#if defined(__GLIBC__)
+    constexpr int MMAP_THRESHOLD = static_cast<int>(FRAME_INLINE_MAX_BYTES);
+    (void)::mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD); // advice: a failure leaves the defaults
+    (void)::mallopt(M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD);
+#endif
 }
 
 /// Descriptors kept for everything but client connections: the listener, the log, the
@@ -327,6 +351,7 @@ server_config(const ServeOptions& o, const std::string& token, std::size_t seats
 }
 
 int run_serve(const ServeOptions& o) {
+    fix_malloc_thresholds();    // before the first thread (and its arena) starts
     (void)descriptor_budget(0); // raise the soft limit before any seat opens its files
     bool created = false;
     const auto token = serve_token(o, created);

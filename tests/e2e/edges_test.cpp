@@ -563,4 +563,85 @@ TEST(HubEdges, OutOfDescriptorsTheHubAnswersHealthRefusesClientsAndDoesNotSpin) 
     EXPECT_NE(hub.output().find("listening"), std::string::npos);
 }
 
+// Reads `sock` until the hub closes it (or `limit` passes); returns everything read.
+std::string read_to_end(tcp::socket& sock, std::chrono::milliseconds limit) {
+    std::string got;
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+        ::pollfd p{sock.native_handle(), POLLIN, 0};
+        if (::poll(&p, 1, 200) == 0) {
+            continue;
+        }
+        std::array<char, 64 * 1024> chunk{};
+        boost::system::error_code ec;
+        const auto n = sock.read_some(net::buffer(chunk), ec);
+        got.append(chunk.data(), n);
+        if (ec) {
+            break;
+        }
+    }
+    return got;
+}
+
+// A subscriber that falls behind the window front is let go with a reason it can see: an SSE
+// comment (`: bye: …`, the last thing on its stream) and a WebSocket close 1013 (try again
+// later) with the reason; counted per reason in /metrics. Its writer notices once the write it
+// is blocked in completes (the client reads again); a client that never reads at all is let go
+// by the write timeout instead (AStalledSubscriberIsLetGoAfterTheWriteTimeout).
+TEST(HubEdges, ASubscriberThatLagsPastTheWindowFrontIsToldWhy) {
+    TempDir dir;
+    SluiceProcess hub(hub_args(dir, {"--agent-cmd", fake_agent_cmd(), "--window-cap", "4"}));
+    const std::string lagged = R"(sluice_subscriber_let_go_total{reason="lagged"})";
+    const std::string why = "lagged behind the window front; reconnect with Last-Event-ID";
+    const auto seat = new_seat(hub, {.name = "t", .agent = "process", .token = {}});
+    net::io_context io;
+    tcp::socket sse(io);
+    sse.open(tcp::v4());
+    sse.set_option(net::socket_base::receive_buffer_size(4096));
+    sse.connect({net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(hub.port())});
+    net::write(
+        sse, net::buffer("GET /v1/seats/" + seat + "/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    RawWs ws(hub.port(), 4096);
+    ws.upgrade("/v1/seats/" + seat + "/ws");
+    ASSERT_EQ(wait_metric(hub, "sluice_subscribers", 2), 2U);
+    // Four turns of 3 MB frames (held whole) while neither reads: 12 MB, more than the socket
+    // buffers take (the send buffer grows to net.ipv4.tcp_wmem's 4 MiB), so their writers
+    // block, and the window (4 frames) moves past their cursors.
+    for (int turn = 1; turn <= 4; ++turn) {
+        ASSERT_EQ(
+            http(
+                "POST",
+                hub.base() + "/v1/seats/" + seat + "/messages",
+                R"({"text":"bigmany 3000000"})")
+                .status,
+            202U);
+        bool ended = false;
+        for (int i = 0; i < 300 && !ended; ++i) {
+            const auto s = http("GET", hub.base() + "/v1/seats/" + seat).json;
+            ended = s.at("turns").to_number<int>() >= turn && s.at("state").as_string() == "idle";
+            std::this_thread::sleep_for(100ms);
+        }
+        ASSERT_TRUE(ended) << "turn " << turn << " did not end";
+    }
+    EXPECT_EQ(metric(http("GET", hub.base() + "/metrics").body, lagged), 0U);
+
+    // They read again: the blocked write completes, the next collect finds the cursor behind
+    // the window front, and the stream ends with the reason.
+    const auto body = read_to_end(sse, 20s);
+    const auto bye = body.rfind(": bye: ");
+    ASSERT_NE(bye, std::string::npos) << "read " << body.size() << " bytes, no bye comment";
+    EXPECT_EQ(body.substr(bye), ": bye: " + why + "\n\n");
+    std::pair<int, std::string> close{0, {}};
+    for (int i = 0; i < 10'000 && close.first != 8; ++i) {
+        close = ws.read();
+    }
+    ASSERT_EQ(close.first, 8) << "no close frame";
+    ASSERT_GE(close.second.size(), 2U);
+    const int code = (static_cast<unsigned char>(close.second[0]) << 8)
+                     | static_cast<unsigned char>(close.second[1]);
+    EXPECT_EQ(code, 1013); // try again later
+    EXPECT_EQ(close.second.substr(2), why);
+    EXPECT_EQ(wait_metric(hub, lagged, 2), 2U);
+}
+
 } // namespace

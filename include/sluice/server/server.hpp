@@ -41,6 +41,19 @@ struct ServerConfig {
     /// heartbeats, through a slow link) is never cut, while a stalled one holds its socket
     /// buffers and one batch for at most 30 s (counted: subscriber_let_go_total{reason=
     /// "write_timeout"}).
+    ///
+    /// What the client sees of a let-go. Lagged (its cursor fell behind the window front,
+    /// noticed when its writer next collects, i.e. once the write it was in completes): its
+    /// stream ends with the reason, as an SSE comment `: bye: lagged behind the window front;
+    /// reconnect with Last-Event-ID` or a WebSocket close 1013 (try again later) with that
+    /// reason (tests/e2e/edges_test.cpp, ASubscriberThatLagsPastTheWindowFrontIsToldWhy). Write
+    /// timeout: no reason can reach it. Its socket took no bytes for the timeout, and the write
+    /// it is stuck in stops mid-event (a piece is 64 KiB of gathered events): after an SSE event
+    /// cut short any comment would complete a truncated event with the wrong data (EventSource
+    /// discards an unterminated event at the end of the stream, so the close alone loses
+    /// nothing), and a WebSocket whose frame was cut cannot send a close frame after it. So
+    /// the connection is closed, the let-go counted (`reason="write_timeout"`) and logged
+    /// once, at info; the client resumes by Last-Event-ID from the last event it read whole.
     std::chrono::milliseconds write_timeout{30'000};
     /// Scale-out (`--redis`): carries commands for a seat another node owns to that node
     /// (null: they are refused, 409).
