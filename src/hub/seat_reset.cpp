@@ -177,9 +177,8 @@ void Seat::run_reset() {
     spec_.epoch = new_id("e");
     spec_.published = 0;
     spec_.unsynced = false;
-    if (reset_.rebuild_agent) {
-        spec_.turns = 0; // idle (the owner's reset is refused otherwise): numbering starts again
-    }
+    // Turn numbers go on counting (`turns`): a turn event names one prompt of the seat's life,
+    // so a client's wait for "turn N ended" never matches a turn of the old conversation.
     spdlog::info(
         "seat {}: conversation reset ({}): epoch {} becomes {}, transcript kept as {}",
         spec_.id,
