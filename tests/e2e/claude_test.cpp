@@ -630,6 +630,19 @@ TEST(BuiltinSeat, ResetEmptiesItsHistoryAndStaysResetAfterARestart) {
     const auto last = turn_requests(fake).back();
     EXPECT_NE(last.find("third prompt gamma"), std::string::npos) << last;
     EXPECT_EQ(last.find("first prompt alpha"), std::string::npos) << last;
+    ASSERT_EQ(hub.terminate(), 0);
+
+    // A reset the hub left half-done (the transcript archived, meta.json not yet rewritten) is
+    // finished on open: a new epoch, an empty conversation, the archive kept.
+    const auto seat_dir = fs::path(data.path()) / "seats" / seat;
+    fs::rename(seat_dir / "transcript.jsonl", seat_dir / ("transcript." + e2 + ".jsonl"));
+    SluiceProcess again(args);
+    const auto now = http("GET", again.base() + "/v1/seats/" + seat).json;
+    EXPECT_NE(now.at("epoch").as_string(), e2);
+    EXPECT_EQ(now.at("frames"), 0);
+    EXPECT_NE(
+        slurp(seat_dir / ("transcript." + e2 + ".jsonl")).find("fourth prompt delta"),
+        std::string::npos);
 }
 
 // The shape of a row, ids, timestamps, durations and costs aside.
