@@ -508,6 +508,8 @@ private:
             printer_.line(
                 "permission " + std::string(ro.at("behavior").as_string()) + " by "
                 + std::string(ro.at("by").as_string()));
+        } else if (sub == "conversation_reset") {
+            printer_.line("conversation reset: a new conversation starts here");
         }
         return true;
     }

@@ -487,8 +487,13 @@ TEST(ClaudeSeat, FollowsClaudesOwnClearWithANewEpoch) {
     ASSERT_TRUE(a.wait_for(ended(t), 60s));
     const auto e1 = epoch_of(hub, seat);
     const std::string s1(json::parse(slurp(meta_dir / "meta.json")).at("session_id").as_string());
-    t = send(hub, seat, "/clear");
-    ASSERT_TRUE(a.wait_for(ended(t), 60s));
+    // From the CLI, which says so.
+    const std::string cmd = std::string(SLUICE_BINARY) + " send --hub " + hub.base() + " " + seat
+                            + " /clear >" + dir.file("clear.out") + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir.file("clear.out"));
+    EXPECT_NE(slurp(dir.file("clear.out")).find("conversation reset"), std::string::npos)
+        << slurp(dir.file("clear.out"));
+    ASSERT_TRUE(a.wait_for(ended(t + 1), 60s));
     const auto e2 = epoch_of(hub, seat);
     EXPECT_NE(e2, e1);
     const auto c = connected_of(a.events());
