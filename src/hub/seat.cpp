@@ -18,6 +18,7 @@
 
 #include <exception>
 #include <fstream>
+#include <utility>
 
 namespace sluice::hub {
 
@@ -305,6 +306,12 @@ void Seat::close(bool then_remove) {
     }
     closed_ = true;
     turns_.queue.clear();
+    if (reset_.wanted) {
+        reset_.wanted = false; // not begun on disk: the seat closes with its old conversation
+        for (auto& d : std::exchange(reset_.done, {})) {
+            d(Failure::of(errc::conflict, "the seat was closed before the reset"));
+        }
+    }
     if (turns_.cancel) {
         turns_.cancel->cancel(
             then_remove ? "cancelled: the seat was deleted" : "interrupted by a hub restart");
