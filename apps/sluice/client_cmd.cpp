@@ -1,5 +1,5 @@
-// `sluice seats|new|continue|send|approve|deny|tail|cancel|stats`: clients of a running hub over
-// its HTTP API.
+// `sluice seats|new|continue|send|approve|deny|tail|cancel|reset|stats`: clients of a running
+// hub over its HTTP API.
 #include "commands.hpp"
 
 #include <sluice/core/error.hpp>
@@ -508,6 +508,8 @@ private:
             printer_.line(
                 "permission " + std::string(ro.at("behavior").as_string()) + " by "
                 + std::string(ro.at("by").as_string()));
+        } else if (sub == "conversation_reset") {
+            printer_.line("conversation reset: a new conversation starts here");
         }
         return true;
     }
@@ -766,6 +768,25 @@ void add_client_commands(CLI::App& app) {
             return 1;
         }
         std::printf("%s\n", v->at("cancelled").as_bool() ? "cancelled" : "no turn was running");
+        return 0;
+    });
+
+    auto* reset = app.add_subcommand(
+        "reset",
+        "Start a seat's conversation over (a new epoch; the old transcript is kept on disk)");
+    common(reset);
+    auto rseat = std::make_shared<std::string>();
+    reset->add_option("seat", *rseat, "seat id")->required();
+    on_selected(reset, [o, rseat] {
+        auto v = call(*o, "POST", "/v1/seats/" + *rseat + "/reset");
+        if (!v) {
+            return 1;
+        }
+        std::printf(
+            "reset: epoch %s (was %s, kept as %s)\n",
+            std::string(v->at("epoch").as_string()).c_str(),
+            std::string(v->at("previous_epoch").as_string()).c_str(),
+            std::string(v->at("archived").as_string()).c_str());
         return 0;
     });
 

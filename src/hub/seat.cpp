@@ -18,6 +18,7 @@
 
 #include <exception>
 #include <fstream>
+#include <utility>
 
 namespace sluice::hub {
 
@@ -127,6 +128,24 @@ Result<std::shared_ptr<Seat>> Seat::open(net::io_context& io, SeatSpec spec, Sea
     }
     std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
     const auto file = seat->opt_.dir / "transcript.jsonl";
+    if (std::error_code aec; std::filesystem::exists(
+            seat->opt_.dir / ("transcript." + seat->spec_.epoch + ".jsonl"), aec)) {
+        // A conversation reset archived this epoch's transcript, then the hub stopped before
+        // meta.json took the new epoch (seat_reset.cpp): finish it, so the seat is reset.
+        const auto old = seat->spec_.epoch;
+        seat->spec_.epoch = new_id("e");
+        seat->spec_.published = 0;
+        seat->spec_.unsynced = false;
+        seat->spec_.session_id.clear();
+        if (auto w = write_meta(seat->opt_.dir, seat->spec_); !w) {
+            return w.error();
+        }
+        spdlog::warn(
+            "seat {}: finished a conversation reset the hub left half-done: epoch {} becomes {}",
+            seat->spec_.id,
+            old,
+            seat->spec_.epoch);
+    }
     auto tr = Transcript::open(file);
     if (!tr && write_errc(tr.error()) == errc::read_only) {
         // A read-only data directory: history and streams work; prompts are refused.
@@ -287,6 +306,12 @@ void Seat::close(bool then_remove) {
     }
     closed_ = true;
     turns_.queue.clear();
+    if (reset_.wanted) {
+        reset_.wanted = false; // not begun on disk: the seat closes with its old conversation
+        for (auto& d : std::exchange(reset_.done, {})) {
+            d(Failure::of(errc::conflict, "the seat was closed before the reset"));
+        }
+    }
     if (turns_.cancel) {
         turns_.cancel->cancel(
             then_remove ? "cancelled: the seat was deleted" : "interrupted by a hub restart");
@@ -348,6 +373,9 @@ Result<Submitted> Seat::submit(std::string text) {
     }
     if (text.empty()) {
         return Failure::of(errc::bad_request, "the prompt is empty");
+    }
+    if (reset_.wanted) {
+        return Failure::of(errc::conflict, "the seat's conversation is being reset; send again");
     }
     const bool busy = turns_.cancel.has_value();
     if (busy && turns_.queue.size() >= opt_.max_queued_prompts) {
@@ -438,57 +466,6 @@ bool Seat::cancel(const char* why) {
     return true;
 }
 
-Result<void> Seat::change_settings(runtime::AgentSettings settings) {
-    SLUICE_ASSERT(strand_.running_in_this_thread());
-    if (!settings.permission_mode && !settings.model) {
-        return Failure::of(errc::bad_request, "nothing to change");
-    }
-    if (settings.permission_mode
-        && !runtime::stream_json::is_permission_mode(*settings.permission_mode)) {
-        return Failure::of(
-            errc::bad_request,
-            "field 'permission_mode' must be one of "
-                + std::string(runtime::stream_json::PERMISSION_MODES));
-    }
-    if (settings.model
-        && (settings.model->empty() || settings.model->size() > SEAT_MODEL_MAX_BYTES)) {
-        return Failure::of(
-            errc::bad_request,
-            "field 'model' must be a model name of 1 to " + std::to_string(SEAT_MODEL_MAX_BYTES)
-                + R"( bytes ("default": the agent's default))");
-    }
-    if (foreign_) {
-        return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
-    }
-    if (closed_) {
-        return Failure::of(errc::conflict, "the seat is closed");
-    }
-    if (spec_.agent != "claude") {
-        return Failure::of(
-            errc::conflict,
-            R"(fields 'permission_mode' and 'model' can change on agent "claude" only )"
-            R"((this seat: ")"
-                + spec_.agent + "\")");
-    }
-    if (!agent_ || !agent_->takes_settings()) {
-        return Failure::of(
-            errc::conflict,
-            "the seat's agent is not running here"
-                + (unavailable_.empty() ? std::string() : ": " + unavailable_));
-    }
-    const auto stored = [](const std::string& v) { return v == "default" ? std::string() : v; };
-    if (settings.permission_mode) {
-        spec_.permission_mode = stored(*settings.permission_mode);
-    }
-    if (settings.model) {
-        spec_.model = stored(*settings.model);
-    }
-    save_meta();
-    agent_->apply_settings(settings);
-    update_summary();
-    return {};
-}
-
 void Seat::on_row(std::uint64_t turn, json::object row) {
     if (turn != turns_.running || !turns_.cancel || !turns_.failure.empty() || closed_) {
         return; // a late call, or the turn failed a write: nothing more of it is kept
@@ -496,6 +473,14 @@ void Seat::on_row(std::uint64_t turn, json::object row) {
     if (const auto type = runtime::str_field(row, "type"); !is_frame_type(type)) {
         if (type.empty()) {
             return; // not a row at all
+        }
+        if (type == "conversation_reset") {
+            // The agent replaced its conversation itself (Claude Code's `/clear`): so does the
+            // seat, under a new epoch; the rows after this one are the new conversation's.
+            row["type"] = "system";
+            row["subtype"] = "conversation_reset";
+            begin_reset(std::move(row), /*rebuild_agent=*/false, nullptr);
+            return;
         }
         // A row type this sluice does not know (a newer agent's): kept, forward-compatible, as
         // a system row carrying it whole, so the transcript's frames stay the four kinds.

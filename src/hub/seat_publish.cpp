@@ -43,8 +43,8 @@ void Seat::enqueue_frame(FramePtr frame) {
 void Seat::pump_appends(bool force) {
     // One batch on the writer at a time (the rest batch behind it), unless `force` (close):
     // the writer runs jobs in order, so a second batch still lands after the first.
-    if ((disk_.appending > 0 && !force) || disk_.pending.empty()) {
-        return;
+    if ((disk_.appending > 0 && !force) || disk_.pending.empty() || (reset_.wanted && !force)) {
+        return; // a reset waits for the batches in flight: what is pending is the new epoch's
     }
     std::vector<FramePtr> batch(
         std::make_move_iterator(disk_.pending.begin()),
@@ -127,6 +127,9 @@ void Seat::on_appended(
         disk_.pending.clear();
         disk_.held_previews.discard_all(/*report=*/false);
         fail_turn(disk_.degraded);
+    }
+    if (reset_.wanted && disk_.appending == 0) {
+        run_reset(); // the old epoch's frames are all in: the epoch changes now
     }
     if (!disk_.pending.empty()) {
         pump_appends();

@@ -47,6 +47,25 @@ auto on_seat(hub::Seat& seat, const Fn& fn) {
         std::move(initiate), net::use_awaitable, Fn(fn));
 }
 
+// Runs `fn(done)` on the seat's strand, where `done(Result<void>)` may be called later (after
+// a writer job, an agent's answer); the result comes back on the caller's executor. As for
+// on_seat, callers pass a NAMED callable (GCC 12).
+template <class Fn>
+auto on_seat_later(hub::Seat& seat, const Fn& fn) {
+    using R = hub::Result<void>;
+    auto initiate = [&seat](auto handler, Fn f) {
+        auto ex = net::get_associated_executor(handler);
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        net::post(seat.strand(), [h, f = std::move(f), ex]() mutable {
+            f([h, ex](R r) {
+                net::post(ex, [h, r = std::move(r)]() mutable { std::move (*h)(std::move(r)); });
+            });
+        });
+    };
+    return net::async_initiate<decltype(net::use_awaitable), void(R)>(
+        std::move(initiate), net::use_awaitable, Fn(fn));
+}
+
 // A history page, handed back on the caller's executor: the seat answers from its window, or
 // reads below it on the hub's writer (never on an I/O thread).
 auto read_history(
@@ -476,7 +495,8 @@ bool is_command(http::verb method, const std::vector<std::string>& parts) {
         return parts[3] == "history" || parts[3] == "frames";
     }
     return method == http::verb::post
-           && (parts[3] == "messages" || parts[3] == "cancel" || parts[3] == "permissions");
+           && (parts[3] == "messages" || parts[3] == "cancel" || parts[3] == "permissions"
+               || parts[3] == "reset");
 }
 
 // Scale-out: a command for a mirror goes to the seat's owner node; its answer is the answer
@@ -551,23 +571,28 @@ net::awaitable<Response> seat_routes(
             if (auto refused = validate_seat_change(*body, *change)) {
                 co_return bad(req, *refused);
             }
-            const auto do_change = [seat, change]() -> hub::Result<void> {
+            // A claude seat's settings are asked of its running agent first: the PATCH answers
+            // once it has answered (its refusal is the error); the rename follows a success.
+            const auto do_change = [seat, change](const hub::Seat::Done& done) {
                 if (change->name) {
                     if (auto refused = hub::Seat::check_name(*change->name)) {
-                        return *refused; // nothing changed: all of the request, or none
+                        done(*refused); // nothing changed: all of the request, or none
+                        return;
                     }
                 }
-                if (change->settings.permission_mode || change->settings.model) {
-                    if (auto r = seat->change_settings(change->settings); !r) {
-                        return r;
+                if (!change->settings.permission_mode && !change->settings.model) {
+                    done(seat->rename(std::move(*change->name)));
+                    return;
+                }
+                seat->change_settings(change->settings, [seat, change, done](hub::Result<void> r) {
+                    if (r && change->name) {
+                        r = seat->rename(std::move(*change->name));
                     }
-                }
-                if (change->name) {
-                    return seat->rename(std::move(*change->name));
-                }
-                return {};
+                    done(std::move(r));
+                });
             };
-            auto r = co_await on_seat(*seat, do_change);
+            auto op = on_seat_later(*seat, do_change); // named: GCC 12 co_await
+            auto r = co_await std::move(op);
             if (!r) {
                 co_return error_response(req, r.error().code, r.error().message);
             }
@@ -615,6 +640,33 @@ net::awaitable<Response> seat_routes(
             req,
             201,
             json::serialize(json::object{{"seat", (*made)->id()}, {"continued", parts[2]}}));
+    }
+    if (action == "reset") {
+        // POST /v1/seats/{id}/reset {}: the conversation starts over under a new epoch (the
+        // old transcript is kept); 409 while a turn runs (cancel first).
+        Response not_post;
+        auto body = post_body(req, not_post);
+        if (!body) {
+            co_return not_post;
+        }
+        if (!body->empty()) {
+            co_return bad(req, "a reset takes no fields (send {} or nothing)");
+        }
+        const auto before = seat->summary().epoch;
+        const auto do_reset = [seat](hub::Seat::Done done) { seat->reset(std::move(done)); };
+        auto op = on_seat_later(*seat, do_reset); // named: GCC 12 co_await
+        auto r = co_await std::move(op);
+        if (!r) {
+            co_return error_response(req, r.error().code, r.error().message);
+        }
+        co_return json_response(
+            req,
+            200,
+            json::serialize(json::object{
+                {"reset", true},
+                {"epoch", seat->summary().epoch},
+                {"previous_epoch", before},
+                {"archived", "transcript." + before + ".jsonl"}}));
     }
     if (action == "cancel") {
         if (method != http::verb::post) {

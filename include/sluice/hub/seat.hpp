@@ -203,12 +203,29 @@ public:
     /// SEAT_NAME_MAX_BYTES), or nothing when it can.
     [[nodiscard]] static std::optional<Failure> check_name(std::string_view name);
 
-    /// Changes a claude seat's permission mode and/or model: kept in its metadata (every later
-    /// start of its agent uses them) and applied to the running agent at once (Claude Code's
-    /// set_permission_mode / set_model). "default" returns either to Claude Code's default.
-    /// Refused: bad_request for a mode Claude Code does not know or a model name over
-    /// SEAT_MODEL_MAX_BYTES; conflict for other agents and foreign, unavailable or closed seats.
-    Result<void> change_settings(runtime::AgentSettings settings);
+    /// What `change_settings` and `reset` hand back, on the strand.
+    using Done = std::function<void(Result<void>)>;
+
+    /// Changes a claude seat's permission mode and/or model (Claude Code's set_permission_mode
+    /// / set_model). A running agent process is asked first and `done` gets its answer; only a
+    /// change the agent took (or one for a process not running: it applies at the next start)
+    /// is kept in the metadata, so every later start of its agent uses it. "default" returns
+    /// either to Claude Code's default. Refused: bad_request for a mode Claude Code does not
+    /// know or a model name over SEAT_MODEL_MAX_BYTES; conflict for other agents, foreign,
+    /// unavailable or closed seats, and when the agent refuses (its words: e.g.
+    /// bypassPermissions on a session not launched for it); nothing is changed then.
+    void change_settings(runtime::AgentSettings settings, Done done);
+
+    /// Replaces the seat's conversation with an empty one under a new epoch (the owner's
+    /// `POST /v1/seats/{id}/reset`). Refused (conflict) while a turn runs or prompts are queued
+    /// (cancel first), and for foreign, mirror, closed, unavailable, read-only or degraded
+    /// seats. The old transcript is kept, renamed `transcript.<old epoch>.jsonl`; meta.json
+    /// gets the new epoch and forgets the agent's session (the next agent process starts
+    /// without `--resume`); the agent is rebuilt with no history (its process ends). Every
+    /// subscriber starts again with `connected` (recovered:false) of the new epoch, whose first
+    /// frame is a `system/conversation_reset` row `{trigger, previous_epoch, archived}`.
+    /// `done` runs once the reset is on disk (or failed: the seat is then degraded).
+    void reset(Done done);
 
     /// Adds a subscriber. `last` is a Last-Event-ID ("<epoch>:<seq>"): if it is still in the
     /// window the subscriber resumes after it, otherwise it starts with `connected`.
@@ -305,6 +322,12 @@ private:
     void note_permission_row(const boost::json::object& row);
     void resolve_permission(const std::string& id, std::string_view behavior, std::string_view by);
     void withdraw_permissions();
+    // conversation reset (seat_reset.cpp)
+    std::optional<Failure> reset_refused() const;
+    void begin_reset(boost::json::object row, bool rebuild_agent, Done done);
+    void run_reset();
+    void reset_written(boost::system::error_code ec, const std::string& why);
+    void settings_answered(const runtime::AgentSettings& settings, std::string error, Done done);
     // persistence and publishing (seat_publish.cpp)
     void enqueue_frame(FramePtr frame);
     void pump_appends(bool force = false);
@@ -359,6 +382,17 @@ private:
     } turns_;
 
     TurnClose turn_close_; // what the running (or last) turn lacks to be whole
+
+    // A conversation reset (seat_reset.cpp): asked for, waiting for the appends in flight to
+    // finish (no batch is sent to the writer meanwhile); then the epoch changes at once and the
+    // writer archives the transcript before any frame of the new epoch.
+    struct Reset {
+        bool wanted{false};        // begun, not yet run
+        bool writing{false};       // its writer job is in flight
+        bool rebuild_agent{false}; // the owner asked: the agent starts over (no session)
+        boost::json::object row;   // its system/conversation_reset frame (new epoch's first)
+        std::vector<Done> done;    // who waits for it to be on disk
+    } reset_;
 
     struct Disk {
         boost::container::deque<FramePtr> pending;           // frames waiting for the writer

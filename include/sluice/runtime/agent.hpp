@@ -10,6 +10,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,9 +100,17 @@ public:
     /// Whether this agent takes AgentSettings (apply_settings does something).
     [[nodiscard]] virtual bool takes_settings() const { return false; }
 
-    /// Applies `settings`: to the running process at once (control requests) and to every
-    /// process started later (its command line); returns at once. Default: nothing.
-    virtual void apply_settings(const AgentSettings& /*settings*/) {}
+    /// How `apply_settings` ends: "" when the agent took the settings, else its refusal.
+    using SettingsDone = std::function<void(std::string error)>;
+
+    /// Applies `settings`: to the running process (control requests; `done` gets the process's
+    /// answer: "" or its error, also when the process ends before answering) and to every
+    /// process started later (its command line; with no process running, `done("")`). Returns
+    /// at once; `done` runs once, on the agent's executor. A field the process refused is not
+    /// kept for later processes. Default: `done("")` (nothing to apply).
+    // By value: an override takes the callback.
+    // NOLINTNEXTLINE(performance-unnecessary-value-param)
+    virtual void apply_settings(const AgentSettings& /*settings*/, SettingsDone done) { done({}); }
 };
 
 /// An agent run by sluice's own Runtime (`config` as for `Runtime`); rows come from a

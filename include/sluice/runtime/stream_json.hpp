@@ -35,8 +35,8 @@ namespace stream_json {
 inline constexpr std::string_view PERMISSION_MODES =
     "default, acceptEdits, plan, bypassPermissions, dontAsk, auto";
 
-/// A line that is no row of the turn: blank, not JSON, not an object, a `control_response` or
-/// `keep_alive`, or the echo of a prompt (a `user`
+/// A line that is no row of the turn: blank, not JSON, not an object, `keep_alive`, or the
+/// echo of a prompt (a `user`
 /// row without tool results: the caller records prompts itself).
 struct Ignored {};
 
@@ -71,14 +71,29 @@ struct ControlRequest {
     boost::json::object row{};
 };
 
+/// The agent's answer to a control request sluice made (`control_response`): `error` is
+/// empty for success, else the agent's message (with its `error_code` in brackets when given).
+struct ControlResponse {
+    std::string request_id;
+    std::string error;
+    boost::json::object response{}; ///< success: the response's `response` object
+};
+
 /// The `result` row: a frame, and the end of the turn.
 struct TurnResult {
     boost::json::object row{};
 };
 
 /// What one stdout line is.
-using Decoded =
-    std::variant<Ignored, Frame, Preview, StreamRow, ControlRequest, ControlCancel, TurnResult>;
+using Decoded = std::variant<
+    Ignored,
+    Frame,
+    Preview,
+    StreamRow,
+    ControlRequest,
+    ControlCancel,
+    ControlResponse,
+    TurnResult>;
 
 /// Decodes an agent's stdout lines, one at a time. Sans-I/O: no Asio, no process.
 ///

@@ -23,6 +23,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <utility>
 
 namespace sluice::runtime {
 
@@ -186,37 +187,46 @@ public:
 
     [[nodiscard]] bool takes_settings() const noexcept { return config_.live_settings; }
 
-    // Claude Code's set_permission_mode / set_model: the running process is told at once (its
-    // control_response is not waited for: a refusal shows in the agent's own output), and the
-    // command line of every later process carries the new values.
-    void apply_settings(const AgentSettings& a) {
+    // Claude Code's set_permission_mode / set_model: the running process is asked, and `done`
+    // gets its answer (control_response) once every field is answered; a field it took is kept
+    // in the command line of every later process, a refused one is not. With no process
+    // running, the command line alone changes.
+    void apply_settings(const AgentSettings& a, Agent::SettingsDone done) {
+        auto wait = std::make_shared<SettingsWait>();
+        wait->done = std::move(done);
         if (!config_.live_settings) {
+            settle(*wait);
             return;
         }
-        const auto apply = [this](
-                               const char* flag,
-                               const char* subtype,
-                               const char* field,
-                               const std::string& value) {
-            set_flag(config_.argv, flag, value == "default" ? std::string() : value);
-            if (child_ && child_->child->in().is_open()) {
-                json::object req{{"subtype", subtype}};
-                if (std::string_view(field) == "model" && value == "default") {
-                    req[field] = nullptr; // the session's default model
-                } else {
-                    req[field] = value;
-                }
-                send(
-                    child_,
-                    stream_json::encode_control_request(
-                        "sluice-settings-" + std::to_string(++request_seq_), std::move(req)));
+        const bool live = child_ && !child_->gone && child_->child->in().is_open();
+        const auto ask = [&](const char* flag,
+                             const char* subtype,
+                             const char* field,
+                             const std::string& value) {
+            std::string arg = value == "default" ? std::string() : value;
+            if (!live) {
+                set_flag(config_.argv, flag, arg);
+                return;
             }
+            json::object req{{"subtype", subtype}};
+            if (std::string_view(field) == "model" && arg.empty()) {
+                req[field] = nullptr; // the session's default model
+            } else {
+                req[field] = value;
+            }
+            auto id = "sluice-settings-" + std::to_string(++request_seq_);
+            settings_pending_[id] = PendingSettings{child_, flag, std::move(arg), wait};
+            ++wait->left;
+            send(child_, stream_json::encode_control_request(id, std::move(req)));
         };
         if (a.permission_mode) {
-            apply("--permission-mode", "set_permission_mode", "mode", *a.permission_mode);
+            ask("--permission-mode", "set_permission_mode", "mode", *a.permission_mode);
         }
         if (a.model) {
-            apply("--model", "set_model", "model", *a.model);
+            ask("--model", "set_model", "model", *a.model);
+        }
+        if (wait->left == 0) {
+            settle(*wait);
         }
     }
 
@@ -227,6 +237,7 @@ public:
         if (child_) {
             terminate(child_);
         }
+        settings_gone(nullptr, "the agent was closed before it answered");
     }
 
 private:
@@ -472,6 +483,10 @@ private:
             control_request(proc, *req, ours);
             return;
         }
+        if (auto* answer = std::get_if<stream_json::ControlResponse>(&decoded)) {
+            settings_answered(answer->request_id, std::move(answer->error));
+            return; // answers to interrupts and settings, whenever they come
+        }
         if (!ours) {
             return; // output between turns (or of a process being replaced) belongs to no turn
         }
@@ -492,6 +507,9 @@ private:
         } else if (auto* f = std::get_if<stream_json::Frame>(&decoded)) {
             if (const auto sid = stream_json::init_session_id(f->row); !sid.empty()) {
                 session_id_ = std::string(sid); // a later process resumes this session
+            } else if (str_field(f->row, "type") == "conversation_reset") {
+                session_id_
+                    .clear(); // `/clear`: the old session is over; the new one's init follows
             }
             active_->sink->on_row(std::move(f->row));
         } else if (auto* r = std::get_if<stream_json::TurnResult>(&decoded)) {
@@ -576,6 +594,7 @@ private:
         if (child_ == proc) {
             child_.reset();
         }
+        settings_gone(proc, "the agent exited before it answered");
         if (!active_ || turn_proc_ != proc) {
             return;
         }
@@ -616,6 +635,58 @@ private:
     };
 
     std::map<std::string, PendingPermission> permissions_; // of the running turn
+
+    // A settings change waiting for the process's answers (one per field asked).
+    struct SettingsWait {
+        std::size_t left{0};
+        std::string error; // the first refusal
+        Agent::SettingsDone done;
+    };
+
+    struct PendingSettings {
+        std::shared_ptr<Proc> proc; // the process asked
+        std::string flag;           // the command-line flag it sets once taken
+        std::string value;          // its value ("" removes the flag)
+        std::shared_ptr<SettingsWait> wait;
+    };
+
+    std::map<std::string, PendingSettings> settings_pending_; // by request id
+
+    static void settle(SettingsWait& w) {
+        if (auto done = std::exchange(w.done, nullptr)) {
+            done(w.error);
+        }
+    }
+
+    void settings_answered(const std::string& id, std::string error) {
+        auto it = settings_pending_.find(id);
+        if (it == settings_pending_.end()) {
+            return; // an interrupt's answer, or one nobody waits for any more
+        }
+        auto p = std::move(it->second);
+        settings_pending_.erase(it);
+        if (error.empty()) {
+            set_flag(config_.argv, p.flag, p.value);
+        } else if (p.wait->error.empty()) {
+            p.wait->error = std::move(error);
+        }
+        if (--p.wait->left == 0) {
+            settle(*p.wait);
+        }
+    }
+
+    // The process asked (null: every one) ended before answering: those changes failed.
+    void settings_gone(const std::shared_ptr<Proc>& proc, const char* why) {
+        std::vector<std::string> ids;
+        for (const auto& [id, p] : settings_pending_) {
+            if (!proc || p.proc == proc) {
+                ids.push_back(id);
+            }
+        }
+        for (const auto& id : ids) {
+            settings_answered(id, why);
+        }
+    }
 };
 
 } // namespace

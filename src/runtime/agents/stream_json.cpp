@@ -87,7 +87,28 @@ Decoded Decoder::decode_value(json::value v) {
     if (type == "control_cancel_request") {
         return ControlCancel{std::string(str_field(row, "request_id"))};
     }
-    if (type == "control_response" || type == "keep_alive") {
+    if (type == "control_response") {
+        const auto* r = object_at(row, "response");
+        if (r == nullptr) {
+            return Ignored{};
+        }
+        ControlResponse out{std::string(str_field(*r, "request_id")), {}, {}};
+        if (str_field(*r, "subtype") == "success") {
+            if (const auto* body = object_at(*r, "response")) {
+                out.response = *body;
+            }
+        } else {
+            out.error = std::string(str_field(*r, "error"));
+            if (out.error.empty()) {
+                out.error = "the agent refused the request";
+            }
+            if (const auto code = str_field(*r, "error_code"); !code.empty()) {
+                out.error += " [" + std::string(code) + "]";
+            }
+        }
+        return out;
+    }
+    if (type == "keep_alive") {
         return Ignored{};
     }
     if (type == "stream_event") {

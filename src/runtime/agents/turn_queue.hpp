@@ -107,17 +107,23 @@ public:
     [[nodiscard]] std::string kind() const override { return kind_; }
 
     [[nodiscard]] bool takes_settings() const override {
-        if constexpr (requires(State & s, const AgentSettings& a) { s.apply_settings(a); }) {
+        if constexpr (requires(State & s) { s.takes_settings(); }) {
             return state_->takes_settings(); // immutable configuration: safe from any thread
         } else {
             return false;
         }
     }
 
-    void apply_settings(const AgentSettings& settings) override {
-        if constexpr (requires(State & s, const AgentSettings& a) { s.apply_settings(a); }) {
+    void apply_settings(const AgentSettings& settings, SettingsDone done) override {
+        if constexpr (requires(State & s, const AgentSettings& a, SettingsDone d) {
+                          s.apply_settings(a, std::move(d));
+                      }) {
             boost::asio::post(
-                state_->executor(), [s = state_, a = settings] { s->apply_settings(a); });
+                state_->executor(), [s = state_, a = settings, d = std::move(done)]() mutable {
+                    s->apply_settings(a, std::move(d));
+                });
+        } else {
+            boost::asio::post(state_->executor(), [d = std::move(done)] { d({}); });
         }
     }
 

@@ -31,6 +31,8 @@ std::string kind(const Decoded& d) {
         return "control";
     case 5:
         return "cancel";
+    case 6:
+        return "response";
     default:
         return "result";
     }
@@ -69,7 +71,8 @@ TEST(StreamJsonDecoder, ClassifiesEachKindOfLine) {
          "control"},
         {"control response",
          R"({"type":"control_response","response":{"subtype":"success"}})",
-         "ignored"},
+         "response"},
+        {"control response without response", R"({"type":"control_response"})", "ignored"},
         {"control cancel", R"({"type":"control_cancel_request","request_id":"r1"})", "cancel"},
         {"keep alive", R"({"type":"keep_alive"})", "ignored"},
         {"system init", R"({"type":"system","subtype":"init","session_id":"s"})", "frame"},
@@ -298,6 +301,29 @@ TEST(StreamJsonPermissions, RecordsARequestAndAnswersIt) {
         R"({"type":"control_response","response":{"subtype":"success","request_id":"r9",)"
         R"("response":{"behavior":"deny","message":"denied"}}})"
         "\n");
+}
+
+TEST(StreamJsonDecoder, ReadsTheAgentsAnswerToAControlRequest) {
+    Decoder d;
+    // Claude Code 2.1.328's answers to set_permission_mode, as it printed them.
+    auto ok =
+        d.decode(R"({"type":"control_response","response":{"subtype":"success","request_id":"r2",)"
+                 R"("response":{"mode":"plan"}}})");
+    ASSERT_TRUE(std::holds_alternative<ControlResponse>(ok));
+    EXPECT_EQ(std::get<ControlResponse>(ok).request_id, "r2");
+    EXPECT_EQ(std::get<ControlResponse>(ok).error, "");
+    EXPECT_EQ(json::serialize(std::get<ControlResponse>(ok).response), R"({"mode":"plan"})");
+    auto refused =
+        d.decode(R"({"type":"control_response","response":{"subtype":"error","request_id":"r6",)"
+                 R"("error":"Cannot set permission mode to bypassPermissions","error_code":)"
+                 R"("bypass_not_launched"}})");
+    ASSERT_TRUE(std::holds_alternative<ControlResponse>(refused));
+    EXPECT_EQ(std::get<ControlResponse>(refused).request_id, "r6");
+    EXPECT_EQ(
+        std::get<ControlResponse>(refused).error,
+        "Cannot set permission mode to bypassPermissions [bypass_not_launched]");
+    auto bare = d.decode(R"({"type":"control_response","response":{"subtype":"error"}})");
+    EXPECT_EQ(std::get<ControlResponse>(bare).error, "the agent refused the request");
 }
 
 TEST(StreamJsonNotice, SaysWhatAnApiRetryIs) {

@@ -1,0 +1,315 @@
+// Seat: the owner's controls over its conversation — agent settings, and a reset to a new epoch.
+#include "ids.hpp"
+#include "seat_store.hpp"
+
+#include <sluice/core/assert.hpp>
+#include <sluice/core/safe_write.hpp>
+#include <sluice/hub/hub.hpp>
+#include <sluice/hub/seat.hpp>
+#include <sluice/runtime/stream_json.hpp>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/json.hpp>
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <exception>
+
+namespace sluice::hub {
+
+namespace json = boost::json;
+namespace net = boost::asio;
+
+// ---- settings ------------------------------------------------------------------------------
+
+void Seat::change_settings(runtime::AgentSettings settings, Done done) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (!settings.permission_mode && !settings.model) {
+        done(Failure::of(errc::bad_request, "nothing to change"));
+        return;
+    }
+    if (settings.permission_mode
+        && !runtime::stream_json::is_permission_mode(*settings.permission_mode)) {
+        done(Failure::of(
+            errc::bad_request,
+            "field 'permission_mode' must be one of "
+                + std::string(runtime::stream_json::PERMISSION_MODES)));
+        return;
+    }
+    if (settings.model
+        && (settings.model->empty() || settings.model->size() > SEAT_MODEL_MAX_BYTES)) {
+        done(Failure::of(
+            errc::bad_request,
+            "field 'model' must be a model name of 1 to " + std::to_string(SEAT_MODEL_MAX_BYTES)
+                + R"( bytes ("default": the agent's default))"));
+        return;
+    }
+    if (foreign_) {
+        done(Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY)));
+        return;
+    }
+    if (closed_) {
+        done(Failure::of(errc::conflict, "the seat is closed"));
+        return;
+    }
+    if (spec_.agent != "claude") {
+        done(Failure::of(
+            errc::conflict,
+            R"(fields 'permission_mode' and 'model' can change on agent "claude" only )"
+            R"((this seat: ")"
+                + spec_.agent + "\")"));
+        return;
+    }
+    if (!agent_ || !agent_->takes_settings()) {
+        done(Failure::of(
+            errc::conflict,
+            "the seat's agent is not running here"
+                + (unavailable_.empty() ? std::string() : ": " + unavailable_)));
+        return;
+    }
+    // The agent answers on its executor, which is this strand (the factory's contract); a
+    // late answer for a closed seat changes nothing.
+    agent_->apply_settings(
+        settings,
+        [weak = weak_from_this(), settings, done = std::move(done)](std::string error) mutable {
+            if (auto self = weak.lock()) {
+                self->settings_answered(settings, std::move(error), std::move(done));
+            } else {
+                done(Failure::of(errc::conflict, "the seat is gone"));
+            }
+        });
+}
+
+void Seat::settings_answered(const runtime::AgentSettings& settings, std::string error, Done done) {
+    if (!error.empty()) {
+        done(Failure::of(errc::conflict, "the agent refused the change: " + error));
+        return;
+    }
+    const auto stored = [](const std::string& v) { return v == "default" ? std::string() : v; };
+    if (settings.permission_mode) {
+        spec_.permission_mode = stored(*settings.permission_mode);
+    }
+    if (settings.model) {
+        spec_.model = stored(*settings.model);
+    }
+    save_meta();
+    update_summary();
+    done({});
+}
+
+// ---- reset ---------------------------------------------------------------------------------
+
+std::optional<Failure> Seat::reset_refused() const {
+    if (foreign_) {
+        return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
+    }
+    if (closed_) {
+        return Failure::of(errc::conflict, "the seat is closed");
+    }
+    if (mirror()) {
+        return Failure::of(errc::conflict, "the seat is owned by node " + mirror_owner_);
+    }
+    if (!unavailable_.empty()) {
+        return Failure::of(errc::conflict, "the seat is unavailable: " + unavailable_);
+    }
+    if (!read_only_.empty()) {
+        return Failure::of(errc::read_only, "the seat is read-only: " + read_only_);
+    }
+    if (!disk_.degraded.empty()) {
+        return Failure::of(errc::conflict, "the seat is degraded: " + disk_.degraded);
+    }
+    if (reset_.wanted || reset_.writing) {
+        return Failure::of(errc::conflict, "the seat's conversation is being reset already");
+    }
+    if (turns_.cancel || !turns_.queue.empty()) {
+        return Failure::of(
+            errc::conflict,
+            "a turn is running (or prompts are queued): cancel it first "
+            "(POST /v1/seats/"
+                + spec_.id + "/cancel), then reset");
+    }
+    return std::nullopt;
+}
+
+void Seat::reset(Done done) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (auto refused = reset_refused()) {
+        done(std::move(*refused));
+        return;
+    }
+    json::object row{{"type", "system"}, {"subtype", "conversation_reset"}, {"trigger", "api"}};
+    begin_reset(std::move(row), /*rebuild_agent=*/true, std::move(done));
+}
+
+void Seat::begin_reset(json::object row, bool rebuild_agent, Done done) {
+    if (done) {
+        reset_.done.push_back(std::move(done));
+    }
+    if (reset_.wanted) {
+        return; // one reset at a time; a second `/clear` row before it ran is the same reset
+    }
+    reset_.wanted = true;
+    reset_.rebuild_agent = rebuild_agent;
+    reset_.row = std::move(row);
+    // The old session is over now: a session id the agent names after this is the new one's.
+    spec_.session_id.clear();
+    disk_.held_previews.discard_all(/*report=*/false); // the old conversation's
+    pump_appends(/*force=*/true); // what is pending is the old epoch's: in before the reset
+    if (disk_.appending == 0) {
+        run_reset();
+    }
+}
+
+void Seat::run_reset() {
+    reset_.wanted = false;
+    if (!disk_.degraded.empty() || !store_) {
+        // A write of the old epoch failed: nothing can be archived safely; the seat stays.
+        const auto why = disk_.degraded.empty() ? std::string("no transcript") : disk_.degraded;
+        for (auto& d : std::exchange(reset_.done, {})) {
+            d(Failure::of(errc::conflict, "cannot reset the seat: " + why));
+        }
+        return;
+    }
+    const std::string old = spec_.epoch;
+    const std::string archived = "transcript." + old + ".jsonl";
+    spec_.epoch = new_id("e");
+    spec_.published = 0;
+    spec_.unsynced = false;
+    // Turn numbers go on counting (`turns`): a turn event names one prompt of the seat's life,
+    // so a client's wait for "turn N ended" never matches a turn of the old conversation.
+    spdlog::info(
+        "seat {}: conversation reset ({}): epoch {} becomes {}, transcript kept as {}",
+        spec_.id,
+        runtime::str_field(reset_.row, "trigger"),
+        old,
+        spec_.epoch,
+        archived);
+    // The new conversation, empty, for every viewer at once: each starts again with
+    // `connected` of the new epoch (its Last-Event-ID of the old one would not resume).
+    window_ = Window(opt_.budget);
+    connected_cache_.reset();
+    connected_page_ = {};
+    history_page_ = {};
+    frame_text_ = {};
+    partial_.clear();
+    partial_cache_.reset();
+    permissions_pending_.clear(); // none wait (the reset came between prompts)
+    permissions_json_ = "[]";
+    turn_close_ = TurnClose{};
+    if (turns_.cancel) {
+        turn_close_.start(); // the agent's `/clear` turn goes on in the new conversation
+    }
+    for (const auto& sub : subscribers_) {
+        sub->frames_published(); // previews of the old conversation are gone with it
+        sub->start(window_, spec_.epoch, std::nullopt);
+    }
+    // Its first frame says what happened, ahead of what the agent wrote since (pending).
+    auto row = std::move(reset_.row);
+    row["previous_epoch"] = old;
+    row["archived"] = archived;
+    if (!row.contains("uuid")) {
+        row["uuid"] = new_id("r");
+    }
+    if (!row.contains("timestamp")) {
+        row["timestamp"] = iso_now();
+    }
+    row["session_id"] = spec_.id;
+    auto marker = Frame::from_row(std::move(row));
+    turn_close_.observe(*marker);
+    disk_.pending.push_front(std::move(marker));
+    // On the writer, before any frame of the new epoch (the writer runs jobs in order): the
+    // old transcript synced and renamed (never deleted), a new one, then meta.json (the commit:
+    // a crash before it is completed on open, see Seat::open), the unsynced marker removed.
+    reset_.writing = true;
+    auto why = std::make_shared<std::string>();
+    const bool queued = submit_job(
+        [store = store_, dir = opt_.dir, spec = spec_, archived, why]()
+            -> boost::system::error_code {
+            std::lock_guard lock(store->mu);
+            if (store->broken) {
+                *why = "an earlier write failed";
+                return store->broken;
+            }
+            const auto fail = [&](boost::system::error_code ec, std::string what) {
+                store->broken = ec; // nothing more is appended to a transcript in doubt
+                *why = std::move(what) + ": " + ec.message();
+                return ec;
+            };
+            if (auto r = store->transcript.sync(); !r) {
+                return fail(r.error(), "cannot sync the transcript");
+            }
+            const auto path = store->transcript.path();
+            const auto to = dir / archived;
+            std::error_code fec;
+            std::filesystem::rename(
+                Transcript::index_path(path), Transcript::index_path(to), fec); // may be absent
+            std::filesystem::rename(path, to, fec);
+            if (fec) {
+                return fail(
+                    boost::system::error_code(fec.value(), boost::system::system_category()),
+                    "cannot archive the transcript as " + to.string());
+            }
+            auto fresh = Transcript::open(path);
+            if (!fresh) {
+                return fail(fresh.error(), "cannot create " + path.string());
+            }
+            store->transcript = std::move(*fresh);
+            if (auto w = write_meta(dir, spec); !w) { // its directory fsync covers the renames
+                return fail(w.error().code, w.error().message);
+            }
+            if (::unlink(store->marker.c_str()) != 0 && errno != ENOENT) {
+                return fail(last_os_error(), "cannot remove " + store->marker.string());
+            }
+            store->marked = false;
+            return {};
+        },
+        [weak = weak_from_this(), why](boost::system::error_code ec) {
+            if (auto self = weak.lock()) {
+                self->reset_written(ec, *why);
+            }
+        });
+    if (!queued) {
+        {
+            std::lock_guard lock(store_->mu);
+            store_->broken = make_error_code(errc::overloaded); // nothing lands in the old file
+        }
+        reset_written(make_error_code(errc::overloaded), "the writer queue is full");
+    }
+    if (reset_.rebuild_agent && agent_) {
+        // The old agent (and its process: stdin closed, SIGTERM, SIGKILL after a grace) goes;
+        // the new one has no history and no session to resume.
+        agent_.reset();
+        AgentOrReason made;
+        try {
+            made = opt_.make_agent(spec_, {}, strand_);
+        } catch (const std::exception& e) {
+            made.reason = e.what();
+        }
+        agent_ = std::move(made.agent);
+        if (!agent_) {
+            unavailable_ = made.reason.empty() ? "no agent after the reset" : made.reason;
+        }
+    }
+    pump_appends();
+    wake_all();
+    update_summary();
+}
+
+void Seat::reset_written(boost::system::error_code ec, const std::string& why) {
+    reset_.writing = false;
+    if (ec) {
+        degrade("conversation reset failed: " + why, write_errc(ec));
+    }
+    for (auto& d : std::exchange(reset_.done, {})) {
+        if (ec) {
+            d(Failure::of(write_errc(ec), "conversation reset failed: " + why));
+        } else {
+            d({});
+        }
+    }
+    update_summary();
+}
+
+} // namespace sluice::hub
