@@ -165,6 +165,28 @@ answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDo
                 {"behavior", allow ? "allow" : "deny"},
                 {"by", answer.by}});
     }
+    if (name->get_string() == "reset") {
+        // The owner's `POST /v1/seats/{id}/reset` over the socket: answered once the new epoch
+        // is on disk (this viewer, like every other, then gets the new epoch's `connected`).
+        if (op->size() != 1) {
+            return ws_refusal(Refusal::of(errc::bad_request, "a reset takes no fields but 'op'"));
+        }
+        auto self = seat.shared_from_this();
+        const auto before = self->summary().epoch;
+        seat.reset([done, self, before](hub::Result<void> r) {
+            if (!r) {
+                done(ws_refusal(r.error()));
+                return;
+            }
+            done(ws_event(
+                "reset",
+                json::object{
+                    {"epoch", self->summary().epoch},
+                    {"previous_epoch", before},
+                    {"archived", "transcript." + before + ".jsonl"}}));
+        });
+        return std::nullopt;
+    }
     if (name->get_string() == "more") {
         MoreOp more;
         if (auto refused =
@@ -186,7 +208,7 @@ answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDo
     return ws_refusal(Refusal::of(
         errc::bad_request,
         "unknown op '" + std::string(name->get_string().subview(0, 64))
-            + "' (send, cancel, more, answer)"));
+            + "' (send, cancel, more, answer, reset)"));
 }
 
 } // namespace

@@ -23,11 +23,12 @@ using namespace sluice::test;
 using namespace std::chrono_literals;
 
 // An executable `claude` that runs the stand-in with the flags sluice passes.
-std::string fake_claude(const TempDir& dir) {
+std::string fake_claude(const TempDir& dir, const std::string& flags = {}) {
     const auto agent = fs::weakly_canonical(
         fs::absolute(fs::path(__FILE__).parent_path() / "../support/fake_agent.py"));
     const auto path = dir.file("claude");
-    std::ofstream(path) << "#!/bin/sh\nexec python3 '" << agent.string() << "' \"$@\"\n";
+    std::ofstream(path) << "#!/bin/sh\nexec python3 '" << agent.string() << "' " << flags
+                        << " \"$@\"\n";
     fs::permissions(path, fs::perms::owner_all);
     return path;
 }
@@ -152,6 +153,23 @@ TEST(ClaudeSeatControls, RequiresActionIsWaitingAndUnknownRowTypesAreKept) {
         }
     }
     EXPECT_TRUE(kept) << json::serialize(page);
+}
+
+TEST(ClaudeSeatControls, AnAgentThatNeverAnswersASettingsChangeDoesNotHoldItsCaller) {
+    TempDir dir;
+    SluiceProcess hub(serve(dir, fake_claude(dir, "--ignore-settings")));
+    const auto seat = new_seat(hub, {.name = "c", .agent = "claude", .token = {}});
+    ASSERT_FALSE(seat.empty());
+    ASSERT_EQ(run_turn(hub, seat, "hello"), "you said: hello"); // its process is running
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = patch(hub, seat, R"({"model":"fake-2"})");
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(r.status, 409U) << r.body;
+    EXPECT_NE(r.body.find("did not answer within 10 s"), std::string::npos) << r.body;
+    EXPECT_GE(took, 9s);
+    EXPECT_LT(took, 30s);
+    EXPECT_FALSE(seat_of(hub, seat).as_object().contains("model")) << "nothing was changed";
+    EXPECT_EQ(run_turn(hub, seat, "again"), "you said: again"); // the seat still works
 }
 
 } // namespace

@@ -95,6 +95,29 @@ TEST(HubWebSocket, CarriesTheSameEventsAndAnswersOps) {
     auto cancelled = read_message(ws);
     EXPECT_EQ(cancelled.at("event").as_string(), "cancelled");
     EXPECT_FALSE(cancelled.at("data").at("cancelled").as_bool()); // nothing was running
+
+    // The conversation starts over under a new epoch: this socket gets the reply and the new
+    // epoch's `connected` (in either order: the reply waits for the disk, the stream does not).
+    ws.write(net::buffer(std::string(R"({"op":"reset","keep":true})")));
+    EXPECT_EQ(read_message(ws).at("event").as_string(), "error");
+    ws.write(net::buffer(std::string(R"({"op":"reset"})")));
+    const std::string old_epoch(first.at("data").at("epoch").as_string());
+    std::string replied_epoch;
+    std::string connected_epoch;
+    for (int guard = 0; guard < 50 && (replied_epoch.empty() || connected_epoch.empty()); ++guard) {
+        auto m = read_message(ws);
+        const std::string event(m.at("event").as_string());
+        if (event == "reset") {
+            EXPECT_EQ(m.at("data").at("previous_epoch").as_string(), old_epoch);
+            replied_epoch = std::string(m.at("data").at("epoch").as_string());
+        } else if (event == "connected") {
+            EXPECT_FALSE(m.at("data").at("recovered").as_bool());
+            connected_epoch = std::string(m.at("data").at("epoch").as_string());
+        }
+    }
+    EXPECT_FALSE(replied_epoch.empty());
+    EXPECT_NE(replied_epoch, old_epoch);
+    EXPECT_EQ(connected_epoch, replied_epoch);
     ws.close(websocket::close_code::normal);
 }
 

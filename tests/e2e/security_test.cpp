@@ -318,6 +318,7 @@ TEST(HubSecurity, AViewerTokenWatchesButCannotAct) {
         {"POST", "/v1/seats", R"({"name":"x"})"},
         {"POST", "/v1/seats/" + seat + "/messages", R"({"text":"hi"})"},
         {"POST", "/v1/seats/" + seat + "/cancel", ""},
+        {"POST", "/v1/seats/" + seat + "/reset", "{}"},
         {"DELETE", "/v1/seats/" + seat, ""},
         {"POST", "/v1/seats/" + seat + "/permissions/p1", R"({"behavior":"allow"})"},
         {"PUT", "/v1/seats/" + seat, "{}"},
@@ -346,6 +347,8 @@ TEST(HubSecurity, AViewerTokenWatchesButCannotAct) {
     EXPECT_EQ(refused.at("event").as_string(), "error");
     EXPECT_NE(json::serialize(refused).find("viewer"), std::string::npos);
     ws.write(net::buffer(std::string(R"({"op":"cancel"})")));
+    EXPECT_EQ(read().at("event").as_string(), "error");
+    ws.write(net::buffer(std::string(R"({"op":"reset"})")));
     EXPECT_EQ(read().at("event").as_string(), "error");
     ws.write(net::buffer(std::string(R"({"op":"more","turns":1})")));
     EXPECT_EQ(read().at("event").as_string(), "history");

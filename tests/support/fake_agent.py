@@ -26,6 +26,7 @@ import sys
 
 SESSION = "fake-session-0001"
 IGNORE_INTERRUPT = "--ignore-interrupt" in sys.argv
+IGNORE_SETTINGS = "--ignore-settings" in sys.argv  # never answers set_permission_mode/set_model
 seq = 0
 
 
@@ -128,6 +129,8 @@ def main():
         if kind == "control_request" and row.get("request", {}).get("subtype") in ("set_permission_mode", "set_model"):
             req = row["request"]
             settings.append("%s=%s" % (req["subtype"], req.get("mode", req.get("model"))))
+            if IGNORE_SETTINGS:
+                continue
             out({"type": "control_response", "response": {"subtype": "success", "request_id": row.get("request_id")}})
             continue
         if kind == "control_request":

@@ -237,8 +237,10 @@ Reply http(
     transport::HttpOptions opt;
     opt.max_attempts = 1;
     opt.connect_timeout = std::chrono::seconds(10);
-    opt.first_byte_timeout = std::chrono::seconds(10);
-    opt.idle_timeout = std::chrono::seconds(10);
+    // Longer than any bound the hub itself answers within (e.g. 10 s for an agent's settings
+    // answer): a passing test never waits for it.
+    opt.first_byte_timeout = std::chrono::seconds(30);
+    opt.idle_timeout = std::chrono::seconds(30);
     opt.proxy = "";
     transport::HttpClient client(opt);
     transport::HttpRequest req;

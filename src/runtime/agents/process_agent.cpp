@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <deque>
 #include <exception>
@@ -24,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace sluice::runtime {
 
@@ -152,6 +154,11 @@ void set_flag(std::vector<std::string>& argv, std::string_view flag, const std::
     }
 }
 
+/// How long a settings change waits for the agent's control_response. Basis: Claude Code
+/// answers set_permission_mode / set_model at once (set_model after a probe request to the
+/// API); 10 s covers a slow API, and a caller is told "no" rather than left waiting.
+constexpr std::chrono::seconds SETTINGS_ANSWER_TIMEOUT{10};
+
 class ProcessState : public std::enable_shared_from_this<ProcessState> {
 public:
     ProcessState(const net::any_io_executor& ex, ProcessAgentConfig config)
@@ -227,7 +234,26 @@ public:
         }
         if (wait->left == 0) {
             settle(*wait);
+            return;
         }
+        // An agent that never answers does not hold its caller: past the bound the change is
+        // refused (the process may still take it; the next one starts with the old flags).
+        wait->timer = std::make_shared<net::steady_timer>(ex_, SETTINGS_ANSWER_TIMEOUT);
+        wait->timer->async_wait([weak = weak_from_this(), wait](boost::system::error_code ec) {
+            auto self = weak.lock();
+            if (ec || !self) {
+                return; // answered in time (settle cancels it), or the agent is gone
+            }
+            std::vector<std::string> ids;
+            for (const auto& [id, p] : self->settings_pending_) {
+                if (p.wait == wait) {
+                    ids.push_back(id);
+                }
+            }
+            for (const auto& id : ids) {
+                self->settings_answered(id, "the agent did not answer within 10 s");
+            }
+        });
     }
 
     // The Agent is gone: end every turn, terminate the process (asynchronously).
@@ -641,6 +667,7 @@ private:
         std::size_t left{0};
         std::string error; // the first refusal
         Agent::SettingsDone done;
+        std::shared_ptr<net::steady_timer> timer; // SETTINGS_ANSWER_TIMEOUT, cancelled once settled
     };
 
     struct PendingSettings {
@@ -653,6 +680,9 @@ private:
     std::map<std::string, PendingSettings> settings_pending_; // by request id
 
     static void settle(SettingsWait& w) {
+        if (w.timer) {
+            w.timer->cancel();
+        }
         if (auto done = std::exchange(w.done, nullptr)) {
             done(w.error);
         }
