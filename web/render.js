@@ -157,6 +157,14 @@ window.sluiceRender = (() => {
       line.classList.add('retry');
       return;
     }
+    if (sub === 'conversation_reset') {
+      // The seat's conversation started over (the owner's reset, or claude's own /clear): what
+      // came before is archived, not shown; one divider says so.
+      const how = row.trigger === 'clear' ? '/clear' : 'reset by the owner';
+      f.append(el('div', 'system reset', `Conversation reset (${how}) · a new conversation starts here`));
+      if (row.archived) f.title = `earlier turns are kept in ${row.archived}`;
+      return;
+    }
     if (sub === 'session_state_changed') {
       f.classList.add('folded'); // the header's state says it
       return;

@@ -439,6 +439,7 @@ test('Stop: "Turn cancelled" once, the note goes when the turn ends, header and 
 
 // Claude Code rows as its stream-json writes them, rendered by the page as served by the hub.
 const CLAUDE_ROWS = [
+  { type: 'system', subtype: 'conversation_reset', trigger: 'clear', previous_epoch: 'e-1', archived: 'transcript.e-1.jsonl' },
   { type: 'system', subtype: 'init', model: 'claude-opus-4', cwd: '/home/me/project', tools: ['Bash', 'Edit', 'Read'], session_id: 's1' },
   { type: 'user', message: { role: 'user', content: '<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>src/app.js</command-args>' } },
   { type: 'system', subtype: 'status', status: 'thinking' },
@@ -477,7 +478,7 @@ test('Claude Code rows: init one line, counters and retries folded, a command ch
     host.append(...window.sluiceRender.buildTurns(v, rows.map((row, seq) => ({ seq, row })), null));
     const text = (sel) => [...host.querySelectorAll(sel)].filter((e) => !e.closest('.folded')).map((e) => e.textContent.trim());
     return {
-      init: text('.system.init'), lines: text('.turn-line'), chip: text('.command-chip'), raw: host.textContent.includes('<command-'),
+      init: text('.system.init'), reset: text('.system.reset'), lines: text('.turn-line'), chip: text('.command-chip'), raw: host.textContent.includes('<command-'),
       todos: text('.todo'), todoDone: host.querySelectorAll('.todo-completed').length,
       diffs: host.querySelectorAll('.tool-edit pre.diff').length, adds: text('.tool-edit .diff-line.add'),
       read: text('.tool-read .tool-detail'), readOut: text('.tool-read .tool-result pre'),
@@ -488,6 +489,7 @@ test('Claude Code rows: init one line, counters and retries folded, a command ch
     };
   }, CLAUDE_ROWS);
   assert.deepEqual(seen.init, ['Session · claude-opus-4 · /home/me/project · 3 tools']);
+  assert.deepEqual(seen.reset, ['Conversation reset (/clear) · a new conversation starts here'], 'a reset is one divider');
   assert.deepEqual(seen.lines, ['thinking · ~120 tokens', 'retrying: 401 authentication_failed · attempt 8/10 · next in 90 s'],
     'status and thinking_tokens fold into one line, api_retry into one live line');
   assert.deepEqual(seen.bare, [], 'no bare "system · …" lines');
