@@ -346,8 +346,7 @@ void Seat::close(bool then_remove) {
 
 // ---- turns ---------------------------------------------------------------------------------
 
-Result<Submitted> Seat::submit(std::string text) {
-    SLUICE_ASSERT(strand_.running_in_this_thread());
+std::optional<Failure> Seat::not_writable() const {
     if (foreign_) {
         return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
     }
@@ -370,6 +369,14 @@ Result<Submitted> Seat::submit(std::string text) {
             disk_.degraded_code == errc::insufficient_storage ? errc::insufficient_storage
                                                               : errc::conflict,
             "the seat is degraded: " + disk_.degraded);
+    }
+    return std::nullopt;
+}
+
+Result<Submitted> Seat::submit(std::string text) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (auto refused = not_writable()) {
+        return *refused;
     }
     if (text.empty()) {
         return Failure::of(errc::bad_request, "the prompt is empty");

@@ -20,7 +20,6 @@
 namespace sluice::hub {
 
 namespace json = boost::json;
-namespace net = boost::asio;
 
 // ---- settings ------------------------------------------------------------------------------
 
@@ -73,16 +72,17 @@ void Seat::change_settings(runtime::AgentSettings settings, Done done) {
     // late answer for a closed seat changes nothing.
     agent_->apply_settings(
         settings,
-        [weak = weak_from_this(), settings, done = std::move(done)](std::string error) mutable {
+        [weak = weak_from_this(), settings, done = std::move(done)](const std::string& error) {
             if (auto self = weak.lock()) {
-                self->settings_answered(settings, std::move(error), std::move(done));
+                self->settings_answered(settings, error, done);
             } else {
                 done(Failure::of(errc::conflict, "the seat is gone"));
             }
         });
 }
 
-void Seat::settings_answered(const runtime::AgentSettings& settings, std::string error, Done done) {
+void Seat::settings_answered(
+    const runtime::AgentSettings& settings, const std::string& error, const Done& done) {
     if (!error.empty()) {
         done(Failure::of(errc::conflict, "the agent refused the change: " + error));
         return;
@@ -102,23 +102,8 @@ void Seat::settings_answered(const runtime::AgentSettings& settings, std::string
 // ---- reset ---------------------------------------------------------------------------------
 
 std::optional<Failure> Seat::reset_refused() const {
-    if (foreign_) {
-        return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
-    }
-    if (closed_) {
-        return Failure::of(errc::conflict, "the seat is closed");
-    }
-    if (mirror()) {
-        return Failure::of(errc::conflict, "the seat is owned by node " + mirror_owner_);
-    }
-    if (!unavailable_.empty()) {
-        return Failure::of(errc::conflict, "the seat is unavailable: " + unavailable_);
-    }
-    if (!read_only_.empty()) {
-        return Failure::of(errc::read_only, "the seat is read-only: " + read_only_);
-    }
-    if (!disk_.degraded.empty()) {
-        return Failure::of(errc::conflict, "the seat is degraded: " + disk_.degraded);
+    if (auto refused = not_writable()) {
+        return refused;
     }
     if (reset_.wanted || reset_.writing) {
         return Failure::of(errc::conflict, "the seat's conversation is being reset already");

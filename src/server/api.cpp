@@ -530,6 +530,97 @@ net::awaitable<Response> forward_route(Server::Impl& s, const Request& req, cons
     co_return json_response(req, status, std::move(body));
 }
 
+// POST /v1/seats/{id}/messages {"text":…}: 202 {"turn","queued"}.
+net::awaitable<Response>
+messages_route(const Request& req, const std::shared_ptr<hub::Seat>& seat) {
+    Response not_post;
+    auto body = post_body(req, not_post);
+    if (!body) {
+        co_return not_post;
+    }
+    SendOp send;
+    if (auto refused = validate_send(*body, send)) {
+        co_return bad(req, *refused);
+    }
+    auto t = std::make_shared<std::string>(std::move(send.text));
+    const auto submit = [seat, t] { return seat->submit(std::move(*t)); };
+    auto r = co_await on_seat(*seat, submit);
+    if (!r) {
+        co_return error_response(req, r.error().code, r.error().message);
+    }
+    co_return json_response(
+        req, 202, json::serialize(json::object{{"turn", r->turn}, {"queued", r->queued}}));
+}
+
+// POST /v1/seats/{id}/continue: a foreign session file becomes a hosted claude seat resuming it
+// (201 {"seat","continued"}).
+net::awaitable<Response>
+continue_route(Server::Impl& s, const Request& req, const std::string& id) {
+    if (req.method() != http::verb::post) {
+        co_return method_not_allowed(req, "POST");
+    }
+    auto make = continue_seat(s.hub, id); // named: GCC 12 co_await
+    auto made = co_await std::move(make);
+    if (!made) {
+        co_return error_response(req, made.error().code, made.error().message);
+    }
+    co_return json_response(
+        req, 201, json::serialize(json::object{{"seat", (*made)->id()}, {"continued", id}}));
+}
+
+// POST /v1/seats/{id}/reset {}: the conversation starts over under a new epoch (the old
+// transcript is kept); 409 while a turn runs (cancel first).
+net::awaitable<Response> reset_route(const Request& req, const std::shared_ptr<hub::Seat>& seat) {
+    Response not_post;
+    auto body = post_body(req, not_post);
+    if (!body) {
+        co_return not_post;
+    }
+    if (!body->empty()) {
+        co_return bad(req, "a reset takes no fields (send {} or nothing)");
+    }
+    const auto before = seat->summary().epoch;
+    const auto do_reset = [seat](hub::Seat::Done done) { seat->reset(std::move(done)); };
+    auto op = on_seat_later(*seat, do_reset); // named: GCC 12 co_await
+    auto r = co_await std::move(op);
+    if (!r) {
+        co_return error_response(req, r.error().code, r.error().message);
+    }
+    co_return json_response(
+        req,
+        200,
+        json::serialize(json::object{
+            {"reset", true},
+            {"epoch", seat->summary().epoch},
+            {"previous_epoch", before},
+            {"archived", "transcript." + before + ".jsonl"}}));
+}
+
+// GET /v1/seats/{id}/history?before=&turns=: a page of whole turns, shared by every client
+// asking for the same one.
+net::awaitable<Response> history_route(
+    const Request& req, const boost::urls::url_view& url, const std::shared_ptr<hub::Seat>& seat) {
+    if (req.method() != http::verb::get) {
+        co_return method_not_allowed(req, "GET");
+    }
+    const auto b = query_param(url, "before");
+    const auto t = query_param(url, "turns");
+    const json::value bv = b ? query_value(*b) : json::value(nullptr);
+    const json::value tv = t ? query_value(*t) : json::value(nullptr);
+    MoreOp more;
+    if (auto refused = validate_more(b ? &bv : nullptr, t ? &tv : nullptr, more)) {
+        co_return bad(req, *refused);
+    }
+    auto read = read_history(seat, more.before, more.turns); // named: GCC 12 co_await
+    auto page = co_await std::move(read);
+    if (!page) {
+        co_return error_response(req, page.error().code, page.error().message);
+    }
+    auto res = json_response(req, 200, {});
+    res.body() = std::move(page->body); // shared with every client asking for this page
+    co_return res;
+}
+
 net::awaitable<Response> seat_routes(
     Server::Impl& s,
     const Request& req,
@@ -609,64 +700,13 @@ net::awaitable<Response> seat_routes(
             req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
     }
     if (action == "messages") {
-        Response not_post;
-        auto body = post_body(req, not_post);
-        if (!body) {
-            co_return not_post;
-        }
-        SendOp send;
-        if (auto refused = validate_send(*body, send)) {
-            co_return bad(req, *refused);
-        }
-        auto t = std::make_shared<std::string>(std::move(send.text));
-        const auto submit = [seat, t] { return seat->submit(std::move(*t)); };
-        auto r = co_await on_seat(*seat, submit);
-        if (!r) {
-            co_return error_response(req, r.error().code, r.error().message);
-        }
-        co_return json_response(
-            req, 202, json::serialize(json::object{{"turn", r->turn}, {"queued", r->queued}}));
-    }
-    if (action == "continue") {
-        if (method != http::verb::post) {
-            co_return method_not_allowed(req, "POST");
-        }
-        auto make = continue_seat(s.hub, parts[2]); // named: GCC 12 co_await
-        auto made = co_await std::move(make);
-        if (!made) {
-            co_return error_response(req, made.error().code, made.error().message);
-        }
-        co_return json_response(
-            req,
-            201,
-            json::serialize(json::object{{"seat", (*made)->id()}, {"continued", parts[2]}}));
+        co_return co_await messages_route(req, seat);
     }
     if (action == "reset") {
-        // POST /v1/seats/{id}/reset {}: the conversation starts over under a new epoch (the
-        // old transcript is kept); 409 while a turn runs (cancel first).
-        Response not_post;
-        auto body = post_body(req, not_post);
-        if (!body) {
-            co_return not_post;
-        }
-        if (!body->empty()) {
-            co_return bad(req, "a reset takes no fields (send {} or nothing)");
-        }
-        const auto before = seat->summary().epoch;
-        const auto do_reset = [seat](hub::Seat::Done done) { seat->reset(std::move(done)); };
-        auto op = on_seat_later(*seat, do_reset); // named: GCC 12 co_await
-        auto r = co_await std::move(op);
-        if (!r) {
-            co_return error_response(req, r.error().code, r.error().message);
-        }
-        co_return json_response(
-            req,
-            200,
-            json::serialize(json::object{
-                {"reset", true},
-                {"epoch", seat->summary().epoch},
-                {"previous_epoch", before},
-                {"archived", "transcript." + before + ".jsonl"}}));
+        co_return co_await reset_route(req, seat);
+    }
+    if (action == "continue") {
+        co_return co_await continue_route(s, req, parts[2]);
     }
     if (action == "cancel") {
         if (method != http::verb::post) {
@@ -677,25 +717,7 @@ net::awaitable<Response> seat_routes(
         co_return json_response(req, 200, json::serialize(json::object{{"cancelled", was}}));
     }
     if (action == "history") {
-        if (method != http::verb::get) {
-            co_return method_not_allowed(req, "GET");
-        }
-        const auto b = query_param(url, "before");
-        const auto t = query_param(url, "turns");
-        const json::value bv = b ? query_value(*b) : json::value(nullptr);
-        const json::value tv = t ? query_value(*t) : json::value(nullptr);
-        MoreOp more;
-        if (auto refused = validate_more(b ? &bv : nullptr, t ? &tv : nullptr, more)) {
-            co_return bad(req, *refused);
-        }
-        auto read = read_history(seat, more.before, more.turns); // named: GCC 12 co_await
-        auto page = co_await std::move(read);
-        if (!page) {
-            co_return error_response(req, page.error().code, page.error().message);
-        }
-        auto res = json_response(req, 200, {});
-        res.body() = std::move(page->body); // shared with every client asking for this page
-        co_return res;
+        co_return co_await history_route(req, url, seat);
     }
     if (action == "permissions") {
         co_return co_await permission_route(req, seat, parts);

@@ -173,7 +173,7 @@ answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDo
         }
         auto self = seat.shared_from_this();
         const auto before = self->summary().epoch;
-        seat.reset([done, self, before](hub::Result<void> r) {
+        seat.reset([done, self, before](const hub::Result<void>& r) {
             if (!r) {
                 done(ws_refusal(r.error()));
                 return;

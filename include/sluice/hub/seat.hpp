@@ -322,12 +322,16 @@ private:
     void note_permission_row(const boost::json::object& row);
     void resolve_permission(const std::string& id, std::string_view behavior, std::string_view by);
     void withdraw_permissions();
+    // Why nothing can be written to this seat now (foreign, closed, mirror, unavailable,
+    // read-only, degraded), if so: what refuses a prompt and a reset alike.
+    [[nodiscard]] std::optional<Failure> not_writable() const;
     // conversation reset (seat_reset.cpp)
     std::optional<Failure> reset_refused() const;
     void begin_reset(boost::json::object row, bool rebuild_agent, Done done);
     void run_reset();
     void reset_written(boost::system::error_code ec, const std::string& why);
-    void settings_answered(const runtime::AgentSettings& settings, std::string error, Done done);
+    void settings_answered(
+        const runtime::AgentSettings& settings, const std::string& error, const Done& done);
     // persistence and publishing (seat_publish.cpp)
     void enqueue_frame(FramePtr frame);
     void pump_appends(bool force = false);

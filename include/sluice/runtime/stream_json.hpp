@@ -108,7 +108,7 @@ public:
     [[nodiscard]] Decoded decode(std::string_view line);
 
     /// Decodes one line already parsed (null: empty or not JSON), as `decode` does.
-    [[nodiscard]] Decoded decode_value(boost::json::value line);
+    [[nodiscard]] Decoded decode_value(boost::json::value v);
 
     /// Forgets per-message state (a new process).
     void reset() { tool_ids_.clear(); }

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <array>
 
 namespace sluice::runtime {
 
@@ -50,13 +51,9 @@ std::string line_of(const json::object& row) {
 } // namespace
 
 bool is_permission_mode(std::string_view mode) noexcept {
-    for (std::string_view m :
-         {"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"}) {
-        if (m == mode) {
-            return true;
-        }
-    }
-    return false;
+    constexpr std::array<std::string_view, 6> MODES{
+        "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"};
+    return std::find(MODES.begin(), MODES.end(), mode) != MODES.end();
 }
 
 Decoded Decoder::decode(std::string_view line) {
