@@ -214,25 +214,35 @@ TEST(ClaudeSeat, RefusesACwdOutsideTheWorkspaceRoot) {
     EXPECT_TRUE(fs::is_directory(fs::path(root) / seat)) << "a per-seat folder by default";
 }
 
+// A claude seat's world: a workspace root with `work` in it, the fake API scripted for that
+// folder, the wrapper running the pinned CLI against it, and the hub's data dir.
+struct ClaudeWorld {
+    TempDir dir;
+    fs::path root = dir.file("root");
+    fs::path cwd = made_dir(root / "work");
+    FakeAnthropic fake{dir, script_for(cwd)};
+    std::string claude = claude_wrapper(dir, fake);
+    TempDir data;
+
+    static fs::path made_dir(fs::path p) {
+        fs::create_directories(p);
+        return p;
+    }
+};
+
 // Three prompts; a Bash call denied from one client and allowed from another (the CLI) while a
 // second viewer and a late joiner see the prompt; an interrupt mid-stream; a hub restart, after
 // which claude still knows prompts 1-3.
 TEST(ClaudeSeat, RemembersPromptsAndPutsPermissionPromptsOnEveryScreen) {
     SLUICE_NEED_CLAUDE();
-    TempDir dir;
-    const fs::path root = dir.file("root");
-    const fs::path cwd = root / "work";
-    fs::create_directories(cwd);
-    FakeAnthropic fake(dir, script_for(cwd));
-    const auto claude = claude_wrapper(dir, fake);
-    TempDir data;
+    ClaudeWorld w;
     std::string seat;
     {
-        SluiceProcess hub(serve_args(data, claude, root));
+        SluiceProcess hub(serve_args(w.data, w.claude, w.root));
         auto r = http(
             "POST",
             hub.base() + "/v1/seats",
-            json::serialize(json::object{{"agent", "claude"}, {"cwd", cwd.string()}}));
+            json::serialize(json::object{{"agent", "claude"}, {"cwd", w.cwd.string()}}));
         ASSERT_EQ(r.status, 201U) << r.body;
         seat = std::string(r.json.at("seat").as_string());
         const auto events = hub.base() + "/v1/seats/" + seat + "/events";
@@ -245,7 +255,8 @@ TEST(ClaudeSeat, RemembersPromptsAndPutsPermissionPromptsOnEveryScreen) {
         }
         const auto said = assistant_text(a.events());
         EXPECT_NE(said.find("echo: second prompt beta"), std::string::npos) << said;
-        const auto meta = json::parse(slurp(fs::path(data.path()) / "seats" / seat / "meta.json"));
+        const auto meta =
+            json::parse(slurp(fs::path(w.data.path()) / "seats" / seat / "meta.json"));
         ASSERT_TRUE(meta.as_object().contains("session_id")) << meta;
         const std::string session(meta.at("session_id").as_string());
         EXPECT_EQ(system_rows(a.events(), "init").back().at("session_id").as_string(), session);
@@ -279,8 +290,8 @@ TEST(ClaudeSeat, RemembersPromptsAndPutsPermissionPromptsOnEveryScreen) {
             EXPECT_EQ(done.front().at("behavior"), "deny");
             EXPECT_EQ(done.front().at("by"), "alice");
         }
-        EXPECT_FALSE(fs::exists(cwd / "made.txt"));
-        EXPECT_NE(json::serialize(fake.requests().back()).find("not today"), std::string::npos)
+        EXPECT_FALSE(fs::exists(w.cwd / "made.txt"));
+        EXPECT_NE(json::serialize(w.fake.requests().back()).find("not today"), std::string::npos)
             << "claude was told why";
 
         // Allowed from another client (the CLI) in a later turn: the file is made.
@@ -288,10 +299,10 @@ TEST(ClaudeSeat, RemembersPromptsAndPutsPermissionPromptsOnEveryScreen) {
         ASSERT_TRUE(b.wait_for(
             [](const auto& ev) { return system_rows(ev, "permission_request").size() == 2; }, 90s));
         const std::string cmd = std::string(SLUICE_BINARY) + " approve --hub " + hub.base() + " "
-                                + seat + " >" + dir.file("approve.out") + " 2>&1";
-        EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(dir.file("approve.out"));
+                                + seat + " >" + w.dir.file("approve.out") + " 2>&1";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(w.dir.file("approve.out"));
         ASSERT_TRUE(a.wait_for(ended(t), 90s));
-        EXPECT_TRUE(fs::exists(cwd / "made.txt"));
+        EXPECT_TRUE(fs::exists(w.cwd / "made.txt"));
         EXPECT_EQ(system_rows(b.events(), "permission_resolved").back().at("behavior"), "allow");
         EXPECT_EQ(system_rows(b.events(), "permission_resolved").back().at("by"), "cli");
 
@@ -312,11 +323,11 @@ TEST(ClaudeSeat, RemembersPromptsAndPutsPermissionPromptsOnEveryScreen) {
         EXPECT_NE(assistant_text(a.events()).find("echo: after the interrupt"), std::string::npos);
     }
     // A new hub: a new claude, which resumes the session.
-    SluiceProcess hub(serve_args(data, claude, root));
+    SluiceProcess hub(serve_args(w.data, w.claude, w.root));
     SseClient a(hub.base() + "/v1/seats/" + seat + "/events");
     const auto t = send(hub, seat, "fourth prompt delta");
     ASSERT_TRUE(a.wait_for(ended(t), 90s));
-    const auto last = json::serialize(fake.requests().back());
+    const auto last = json::serialize(w.fake.requests().back());
     for (const auto* p :
          {"first prompt alpha",
           "second prompt beta",
@@ -359,20 +370,14 @@ std::string epoch_of(const SluiceProcess& hub, const std::string& seat) {
 // does not resume, the old transcript is kept, and a hub restart keeps the seat reset.
 TEST(ClaudeSeat, ResetStartsANewEpochAndAClaudeThatForgot) {
     SLUICE_NEED_CLAUDE();
-    TempDir dir;
-    const fs::path root = dir.file("root");
-    const fs::path cwd = root / "work";
-    fs::create_directories(cwd);
-    FakeAnthropic fake(dir, script_for(cwd));
-    const auto claude = claude_wrapper(dir, fake);
-    TempDir data;
+    ClaudeWorld w;
     std::string seat, e1, e2, old_session;
     {
-        SluiceProcess hub(serve_args(data, claude, root));
+        SluiceProcess hub(serve_args(w.data, w.claude, w.root));
         auto r = http(
             "POST",
             hub.base() + "/v1/seats",
-            json::serialize(json::object{{"agent", "claude"}, {"cwd", cwd.string()}}));
+            json::serialize(json::object{{"agent", "claude"}, {"cwd", w.cwd.string()}}));
         ASSERT_EQ(r.status, 201U) << r.body;
         seat = std::string(r.json.at("seat").as_string());
         const auto base = hub.base() + "/v1/seats/" + seat;
@@ -380,7 +385,7 @@ TEST(ClaudeSeat, ResetStartsANewEpochAndAClaudeThatForgot) {
         auto t = send(hub, seat, "first prompt alpha");
         ASSERT_TRUE(a.wait_for(ended(t), 60s));
         e1 = epoch_of(hub, seat);
-        const auto meta_dir = fs::path(data.path()) / "seats" / seat;
+        const auto meta_dir = fs::path(w.data.path()) / "seats" / seat;
         old_session =
             std::string(json::parse(slurp(meta_dir / "meta.json")).at("session_id").as_string());
 
@@ -402,12 +407,12 @@ TEST(ClaudeSeat, ResetStartsANewEpochAndAClaudeThatForgot) {
 
         // From the CLI.
         const std::string cmd = std::string(SLUICE_BINARY) + " reset --hub " + hub.base() + " "
-                                + seat + " >" + dir.file("reset.out") + " 2>&1";
-        ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir.file("reset.out"));
+                                + seat + " >" + w.dir.file("reset.out") + " 2>&1";
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(w.dir.file("reset.out"));
         e2 = epoch_of(hub, seat);
         EXPECT_NE(e2, e1);
-        EXPECT_NE(slurp(dir.file("reset.out")).find("reset: epoch " + e2), std::string::npos)
-            << slurp(dir.file("reset.out"));
+        EXPECT_NE(slurp(w.dir.file("reset.out")).find("reset: epoch " + e2), std::string::npos)
+            << slurp(w.dir.file("reset.out"));
         // The viewer is resynced: a new `connected` of the new epoch, holding only the reset.
         ASSERT_TRUE(a.wait_for(
             [&](const auto& ev) {
@@ -437,10 +442,10 @@ TEST(ClaudeSeat, ResetStartsANewEpochAndAClaudeThatForgot) {
         EXPECT_FALSE(json::parse(slurp(meta_dir / "meta.json")).as_object().contains("session_id"))
             << "the session is forgotten";
 
-        const auto before = turn_requests(fake).size();
+        const auto before = turn_requests(w.fake).size();
         t = send(hub, seat, "second prompt beta");
         ASSERT_TRUE(a.wait_for(ended(t), 60s));
-        const auto reqs = turn_requests(fake);
+        const auto reqs = turn_requests(w.fake);
         ASSERT_GT(reqs.size(), before);
         EXPECT_NE(reqs.back().find("second prompt beta"), std::string::npos);
         EXPECT_EQ(reqs.back().find("first prompt alpha"), std::string::npos)
@@ -452,12 +457,12 @@ TEST(ClaudeSeat, ResetStartsANewEpochAndAClaudeThatForgot) {
     }
     // After a restart the seat is still reset: the new epoch, and claude resumes the new
     // session (prompt 2), not the old one (prompt 1).
-    SluiceProcess hub(serve_args(data, claude, root));
+    SluiceProcess hub(serve_args(w.data, w.claude, w.root));
     EXPECT_EQ(epoch_of(hub, seat), e2);
     SseClient a(hub.base() + "/v1/seats/" + seat + "/events");
     const auto t = send(hub, seat, "third prompt gamma");
     ASSERT_TRUE(a.wait_for(ended(t), 60s));
-    const auto last = turn_requests(fake).back();
+    const auto last = turn_requests(w.fake).back();
     EXPECT_NE(last.find("second prompt beta"), std::string::npos) << last.substr(0, 2000);
     EXPECT_EQ(last.find("first prompt alpha"), std::string::npos) << last.substr(0, 2000);
     EXPECT_EQ(assistant_text(a.events()).find("echo: first prompt alpha"), std::string::npos);
@@ -467,21 +472,15 @@ TEST(ClaudeSeat, ResetStartsANewEpochAndAClaudeThatForgot) {
 // the seat follows it with a new epoch and records the new session id.
 TEST(ClaudeSeat, FollowsClaudesOwnClearWithANewEpoch) {
     SLUICE_NEED_CLAUDE();
-    TempDir dir;
-    const fs::path root = dir.file("root");
-    const fs::path cwd = root / "work";
-    fs::create_directories(cwd);
-    FakeAnthropic fake(dir, script_for(cwd));
-    const auto claude = claude_wrapper(dir, fake);
-    TempDir data;
-    SluiceProcess hub(serve_args(data, claude, root));
+    ClaudeWorld w;
+    SluiceProcess hub(serve_args(w.data, w.claude, w.root));
     auto r = http(
         "POST",
         hub.base() + "/v1/seats",
-        json::serialize(json::object{{"agent", "claude"}, {"cwd", cwd.string()}}));
+        json::serialize(json::object{{"agent", "claude"}, {"cwd", w.cwd.string()}}));
     ASSERT_EQ(r.status, 201U) << r.body;
     const std::string seat(r.json.at("seat").as_string());
-    const auto meta_dir = fs::path(data.path()) / "seats" / seat;
+    const auto meta_dir = fs::path(w.data.path()) / "seats" / seat;
     SseClient a(hub.base() + "/v1/seats/" + seat + "/events");
     auto t = send(hub, seat, "first prompt alpha");
     ASSERT_TRUE(a.wait_for(ended(t), 60s));
@@ -489,10 +488,10 @@ TEST(ClaudeSeat, FollowsClaudesOwnClearWithANewEpoch) {
     const std::string s1(json::parse(slurp(meta_dir / "meta.json")).at("session_id").as_string());
     // From the CLI, which says so.
     const std::string cmd = std::string(SLUICE_BINARY) + " send --hub " + hub.base() + " " + seat
-                            + " /clear >" + dir.file("clear.out") + " 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir.file("clear.out"));
-    EXPECT_NE(slurp(dir.file("clear.out")).find("conversation reset"), std::string::npos)
-        << slurp(dir.file("clear.out"));
+                            + " /clear >" + w.dir.file("clear.out") + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(w.dir.file("clear.out"));
+    EXPECT_NE(slurp(w.dir.file("clear.out")).find("conversation reset"), std::string::npos)
+        << slurp(w.dir.file("clear.out"));
     ASSERT_TRUE(a.wait_for(ended(t + 1), 60s));
     const auto e2 = epoch_of(hub, seat);
     EXPECT_NE(e2, e1);
@@ -512,7 +511,7 @@ TEST(ClaudeSeat, FollowsClaudesOwnClearWithANewEpoch) {
     EXPECT_NE(slurp(meta_dir / ("transcript." + e1 + ".jsonl")).find("/clear"), std::string::npos);
     t = send(hub, seat, "after the clear");
     ASSERT_TRUE(a.wait_for(ended(t), 60s));
-    const auto last = turn_requests(fake).back();
+    const auto last = turn_requests(w.fake).back();
     EXPECT_NE(last.find("after the clear"), std::string::npos);
     EXPECT_EQ(last.find("first prompt alpha"), std::string::npos) << last.substr(0, 2000);
 }
