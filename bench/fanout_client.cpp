@@ -216,6 +216,40 @@ void feed(Conn& c, const char* p, std::size_t n) {
     }
 }
 
+// Reads each of the `n` ready connections once, feeds and scans what came; a connection that
+// closed or is done leaves the epoll set. @return how many left it.
+std::size_t read_ready(
+    int ep,
+    std::vector<Conn>& conns,
+    const std::vector<epoll_event>& evs,
+    int n,
+    std::vector<char>& buf,
+    std::int64_t expect,
+    Totals& t) {
+    std::size_t left = 0;
+    std::int64_t now = now_ns();
+    for (int e = 0; e < n; ++e) {
+        Conn& c = conns[evs[static_cast<std::size_t>(e)].data.u64];
+        ssize_t r = recv(c.fd, buf.data(), buf.size(), 0);
+        if (r <= 0) {
+            if (r < 0 && (errno == EAGAIN || errno == EINTR))
+                continue;
+            c.closed = true;
+            epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+            ++left;
+            continue;
+        }
+        feed(c, buf.data(), static_cast<std::size_t>(r));
+        if (c.header_done)
+            scan_tokens(c, expect, t, now);
+        if (c.done) {
+            epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+            ++left;
+        }
+    }
+    return left;
+}
+
 void sub_worker(
     std::vector<Conn>* conns,
     std::int64_t expect,
@@ -237,26 +271,7 @@ void sub_worker(
         if (now_ns() > deadline_ns)
             break;
         int n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), 200);
-        std::int64_t now = now_ns();
-        for (int e = 0; e < n; ++e) {
-            Conn& c = (*conns)[evs[static_cast<std::size_t>(e)].data.u64];
-            ssize_t r = recv(c.fd, buf.data(), buf.size(), 0);
-            if (r <= 0) {
-                if (r < 0 && (errno == EAGAIN || errno == EINTR))
-                    continue;
-                c.closed = true;
-                epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
-                --open;
-                continue;
-            }
-            feed(c, buf.data(), static_cast<std::size_t>(r));
-            if (c.header_done)
-                scan_tokens(c, expect, *t, now);
-            if (c.done) {
-                epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
-                --open;
-            }
-        }
+        open -= read_ready(ep, *conns, evs, n, buf, expect, *t);
     }
     close(ep);
 }
@@ -400,26 +415,7 @@ void join_worker(
         }
         int m =
             epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), next < mine.size() ? 1 : 200);
-        std::int64_t now = now_ns();
-        for (int e = 0; e < m; ++e) {
-            Conn& c = (*conns)[evs[static_cast<std::size_t>(e)].data.u64];
-            ssize_t r = recv(c.fd, buf.data(), buf.size(), 0);
-            if (r <= 0) {
-                if (r < 0 && (errno == EAGAIN || errno == EINTR))
-                    continue;
-                c.closed = true;
-                epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
-                --open;
-                continue;
-            }
-            feed(c, buf.data(), static_cast<std::size_t>(r));
-            if (c.header_done)
-                scan_tokens(c, expect, *t, now);
-            if (c.done) {
-                epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
-                --open;
-            }
-        }
+        open -= read_ready(ep, *conns, evs, m, buf, expect, *t);
     }
     close(ep);
 }
