@@ -411,6 +411,10 @@ FramePtr Frame::from_row(json::object row) {
     return std::make_shared<const Frame>(Key{}, std::move(row), true);
 }
 
+FramePtr Frame::from_row_compact(json::object row) {
+    return std::make_shared<const Frame>(Key{}, std::move(row), false);
+}
+
 const json::object& Frame::row() const {
     if (!row_kept_) {
         std::call_once(row_once_, [this] {

@@ -496,25 +496,25 @@ void Seat::on_row(std::uint64_t turn, json::object row) {
         wrapped["row"] = std::move(row);
         row = std::move(wrapped);
     }
-    FramePtr frame = Frame::from_row(std::move(row));
-    if (frame->type() == "system") {
-        if (runtime::str_field(frame->row(), "subtype") == "session_state_changed") {
-            const bool waits = runtime::str_field(frame->row(), "state") == "requires_action";
+    if (runtime::str_field(row, "type") == "system") {
+        if (runtime::str_field(row, "subtype") == "session_state_changed") {
+            const bool waits = runtime::str_field(row, "state") == "requires_action";
             if (waits != agent_requires_action_) {
                 agent_requires_action_ = waits;
                 update_summary();
             }
         }
-        note_permission_row(frame->row());
-        const auto sid = runtime::str_field(frame->row(), "subtype") == "init"
-                             ? runtime::str_field(frame->row(), "session_id")
+        note_permission_row(row);
+        const auto sid = runtime::str_field(row, "subtype") == "init"
+                             ? runtime::str_field(row, "session_id")
                              : std::string_view{};
         if (spec_.agent == "claude" && !sid.empty() && sid != spec_.session_id) {
             spec_.session_id = std::string(sid); // a restarted agent resumes it (meta.json)
             save_meta();
         }
     }
-    enqueue_frame(std::move(frame));
+    // The window keeps the row's JSON only (its object goes): a window costs its wire bytes.
+    enqueue_frame(Frame::from_row_compact(std::move(row)));
 }
 
 namespace {

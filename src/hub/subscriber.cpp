@@ -114,7 +114,8 @@ void Subscriber::emit_frames(const SeatView& view, std::vector<OutEvent>& out) {
     const Window& window = *view.window;
     const std::string prefix = std::string(view.epoch) + ":";
     std::size_t frames = 0;
-    while (frames < SUBSCRIBER_BATCH_FRAMES) {
+    std::size_t bytes = 0;
+    while (frames < SUBSCRIBER_BATCH_FRAMES && bytes < SUBSCRIBER_BATCH_BYTES) {
         if (!control_.empty() && cursor_ >= control_.front().first) {
             OutEvent ev;
             ev.kind = OutEvent::Kind::turn;
@@ -131,6 +132,7 @@ void Subscriber::emit_frames(const SeatView& view, std::vector<OutEvent>& out) {
         ev.seq = cursor_;
         ev.id = prefix + std::to_string(cursor_);
         ev.frame = window.at(cursor_);
+        bytes += ev.frame ? ev.frame->wire_bytes() : 0;
         out.push_back(std::move(ev));
         ++cursor_;
         ++frames_sent_;

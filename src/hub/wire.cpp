@@ -261,32 +261,52 @@ static void splice_partial(const OutEvent& ev, Pieces& p, std::string_view tail)
     p.tail = tail;
 }
 
-SsePieces sse_pieces(const OutEvent& ev) {
-    SsePieces p;
+SsePlaced sse_append(const OutEvent& ev, std::string& heads) {
+    SsePlaced p;
+    p.head_offset = heads.size();
     if (!ev.id.empty()) {
-        p.head += "id: ";
-        p.head += ev.id;
-        p.head += '\n';
+        heads += "id: ";
+        heads += ev.id;
+        heads += '\n';
     }
-    p.head += "event: ";
-    p.head += event_name(ev.kind);
-    p.head += "\ndata: ";
+    heads += "event: ";
+    heads += event_name(ev.kind);
+    heads += "\ndata: ";
     if (ev.kind == OutEvent::Kind::frame) {
         static constexpr std::string_view FRAME_TAIL = "}\n\n";
-        p.head += frame_data_head(ev.seq);
+        heads += R"({"seq":)";
+        heads += std::to_string(ev.seq);
+        heads += R"(,"row":)";
         if (ev.frame) {
             p.body = ev.frame->json();
         }
         p.tail = FRAME_TAIL;
     } else if (ev.partial && !ev.json().empty()) {
-        splice_partial(ev, p, "}\n\n");
+        const std::string_view whole = ev.json();
+        if (ev.shared) {
+            p.body = whole.substr(0, whole.size() - 1);
+        } else {
+            heads += whole.substr(0, whole.size() - 1);
+        }
+        p.extra = *ev.partial;
+        p.tail = "}\n\n";
     } else if (ev.shared) {
         p.body = *ev.shared;
         p.tail = "\n\n";
     } else {
-        p.head += ev.data;
+        heads += ev.data;
         p.tail = "\n\n";
     }
+    p.head_size = heads.size() - p.head_offset;
+    return p;
+}
+
+SsePieces sse_pieces(const OutEvent& ev) {
+    SsePieces p;
+    const auto placed = sse_append(ev, p.head);
+    p.body = placed.body;
+    p.extra = placed.extra;
+    p.tail = placed.tail;
     return p;
 }
 

@@ -1,6 +1,8 @@
 // Subscriber streams: the encoders, the WebSocket ops, and the instantiation for tcp_stream.
 #include "streams_impl.hpp"
 
+#include <boost/container/small_vector.hpp>
+
 namespace sluice::server::stream_detail {
 
 namespace json = boost::json;
@@ -60,26 +62,26 @@ bool Batches::next(
 
 void encode_sse(
     const std::vector<hub::OutEvent>& batch,
-    std::vector<std::string>& heads,
+    std::string& heads,
     std::vector<net::const_buffer>& bufs) {
     heads.clear();
     bufs.clear();
-    heads.reserve(batch.size()); // no reallocation below: the buffers point into these strings
-    std::vector<hub::wire::SsePieces> pieces;
-    pieces.reserve(batch.size());
+    // Every head of the batch goes into one text first (it may move while it grows), then the
+    // buffers are taken: one head allocation per batch, the frames and pages gathered.
+    boost::container::small_vector<hub::wire::SsePlaced, hub::SUBSCRIBER_BATCH_FRAMES + 8> placed;
     for (const auto& ev : batch) {
-        pieces.push_back(hub::wire::sse_pieces(ev));
-        heads.push_back(std::move(pieces.back().head));
+        placed.push_back(hub::wire::sse_append(ev, heads));
     }
-    for (std::size_t i = 0; i < pieces.size(); ++i) {
-        bufs.emplace_back(net::buffer(heads[i]));
-        if (!pieces[i].body.empty()) {
-            bufs.push_back(net::buffer(pieces[i].body.data(), pieces[i].body.size())); // gathered
+    bufs.reserve(placed.size() * 3);
+    for (const auto& p : placed) {
+        bufs.emplace_back(heads.data() + p.head_offset, p.head_size);
+        if (!p.body.empty()) {
+            bufs.emplace_back(p.body.data(), p.body.size()); // gathered
         }
-        if (!pieces[i].extra.empty()) {
-            bufs.push_back(net::buffer(pieces[i].extra.data(), pieces[i].extra.size()));
+        if (!p.extra.empty()) {
+            bufs.emplace_back(p.extra.data(), p.extra.size());
         }
-        bufs.push_back(net::buffer(pieces[i].tail.data(), pieces[i].tail.size()));
+        bufs.emplace_back(p.tail.data(), p.tail.size());
     }
 }
 

@@ -29,6 +29,7 @@
 
 #include <array>
 #include <deque>
+#include <span>
 #include <vector>
 
 namespace sluice::server {
@@ -137,25 +138,58 @@ private:
 /// but reading client.
 inline constexpr std::size_t WRITE_PIECE_BYTES = 64 * 1024;
 
-/// Writes `bufs` whole, each WRITE_PIECE_BYTES under a fresh write deadline (WriteDeadline).
-template <class Stream, class Buffers>
+/// Most buffers handed to one write (an SSE batch is three per event; IOV_MAX is 1,024).
+inline constexpr std::size_t WRITE_PIECE_BUFFERS = 64;
+
+/// Writes `bufs` whole, at most WRITE_PIECE_BYTES (and WRITE_PIECE_BUFFERS buffers) per write,
+/// each under a fresh write deadline (WriteDeadline). Each piece is a small array in this frame
+/// over `bufs`, which the caller keeps alive and unchanged: the buffer list is never copied
+/// (a writing subscriber holds its batch and one list, bench/burst_join.py).
+template <class Stream>
 net::awaitable<boost::system::error_code>
-write_with_progress(Server::Impl& s, Stream& stream, const Buffers& bufs) {
+write_with_progress(Server::Impl& s, Stream& stream, std::span<const net::const_buffer> bufs) {
     const auto ex = co_await net::this_coro::executor;
-    beast::buffers_suffix<Buffers> rest(bufs);
-    while (beast::buffer_bytes(rest) > 0) {
+    std::array<net::const_buffer, WRITE_PIECE_BUFFERS> piece{};
+    std::size_t first = 0; // the first buffer not wholly written
+    std::size_t done = 0;  // bytes of bufs[first] already written
+    for (;;) {
+        while (first < bufs.size() && bufs[first].size() == done) {
+            ++first; // written (or empty)
+            done = 0;
+        }
+        if (first == bufs.size()) {
+            co_return boost::system::error_code{};
+        }
+        std::size_t count = 0;
+        std::size_t bytes = 0;
+        for (std::size_t j = first;
+             j < bufs.size() && count < piece.size() && bytes < WRITE_PIECE_BYTES;
+             ++j) {
+            net::const_buffer b = bufs[j] + (j == first ? done : 0);
+            if (b.size() > WRITE_PIECE_BYTES - bytes) {
+                b = net::buffer(b.data(), WRITE_PIECE_BYTES - bytes);
+            }
+            piece[count++] = b;
+            bytes += b.size();
+        }
+        const std::span<const net::const_buffer> part(piece.data(), count);
         WriteDeadline<Stream> deadline(s, stream, ex);
-        auto [ec, n] = co_await net::async_write(
-            stream,
-            beast::buffers_prefix(WRITE_PIECE_BYTES, rest),
-            net::as_tuple(net::use_awaitable));
+        auto [ec, n] = co_await net::async_write(stream, part, net::as_tuple(net::use_awaitable));
         deadline.note(ec);
         if (ec) {
             co_return ec;
         }
-        rest.consume(n);
+        while (n > 0) {
+            const std::size_t left = bufs[first].size() - done;
+            if (n < left) {
+                done += n;
+                break;
+            }
+            n -= left;
+            ++first;
+            done = 0;
+        }
     }
-    co_return boost::system::error_code{};
 }
 
 /// What a subscriber stream asks of its seat: `connected` or a resume from Last-Event-ID, and
@@ -244,10 +278,11 @@ inline auto idle_wait(StreamControl& ctl, std::chrono::milliseconds heartbeat) {
     return ctl.wake.async_wait(net::as_tuple(net::use_awaitable));
 }
 
-/// Encodes a batch as SSE into `heads` (owned text) and `bufs` (gathered, frames not copied).
+/// Encodes a batch as SSE into `heads` (the batch's heads, one owned text) and `bufs`
+/// (gathered: frames and pages are not copied).
 void encode_sse(
     const std::vector<hub::OutEvent>& batch,
-    std::vector<std::string>& heads,
+    std::string& heads,
     std::vector<net::const_buffer>& bufs);
 
 /// The response head of an SSE stream (the first event, `retry`, follows it).
@@ -266,7 +301,7 @@ net::awaitable<void> sse_writer(
     using net::use_awaitable;
     const EndOnExit<Stream> end(stream); // the reader sees the end when this writer returns
     std::vector<hub::OutEvent> batch;
-    std::vector<std::string> heads;
+    std::string heads;
     std::vector<net::const_buffer> bufs;
     constexpr std::string_view heartbeat = hub::wire::SSE_HEARTBEAT;
     const auto ex = co_await net::this_coro::executor;
@@ -285,7 +320,7 @@ net::awaitable<void> sse_writer(
             // An idle stream keeps no batch buffers; the next batch rebuilds them (one
             // allocation per wake-up; bench/hub_idle_rss.py).
             std::vector<hub::OutEvent>().swap(batch);
-            std::vector<std::string>().swap(heads);
+            std::string().swap(heads);
             std::vector<net::const_buffer>().swap(bufs);
             auto [woken] = co_await idle_wait(ctl, s.cfg.heartbeat);
             if (co_await cancelled()) {

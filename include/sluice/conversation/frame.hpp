@@ -55,7 +55,8 @@ struct TurnFacts {
 ///
 /// A frame built by `parse` keeps its compact JSON and the facts the scan needs; its JSON object
 /// (`row()`) is materialized again on first use, so a window of parsed frames costs about its
-/// wire bytes in memory. A frame built by `from_row` keeps the object it was given.
+/// wire bytes in memory. A frame built by `from_row` keeps the object it was given;
+/// `from_row_compact` keeps only the JSON, as `parse` does.
 ///
 /// @par Thread safety
 /// Immutable after construction: safe to share and read from any thread (`row()` materializes
@@ -68,6 +69,12 @@ public:
 
     /// Wraps a row built in memory (the runtime's own frames).
     static FramePtr from_row(boost::json::object row);
+
+    /// Wraps a row built in memory and lets its object go once serialized, as `parse` does:
+    /// for the rows a seat streams into its window, so a window costs about its wire bytes
+    /// (a kept object costs ~1.4x them again), whatever the agent. `row()` parses it back on
+    /// first use.
+    static FramePtr from_row_compact(boost::json::object row);
 
     /// The row as a JSON object.
     const boost::json::object& row() const;

@@ -43,6 +43,14 @@ inline constexpr std::size_t SUBSCRIBER_IDLE_BYTES = 128 * 1024;
 /// Most frames (and most previews) handed to a subscriber's writer in one batch.
 inline constexpr std::size_t SUBSCRIBER_BATCH_FRAMES = 64;
 
+/// A batch also ends once its frames weigh this much on the wire (at least one frame goes):
+/// what a writing subscriber holds besides its socket is its batch (an event, a head and three
+/// buffer references per frame, ~200 B), so a thousand subscribers writing a burst of large
+/// rows at once hold ~16 batches of 1 KiB rows each, not 64. Basis: one write then fills about
+/// what a fresh socket's send buffer takes (net.ipv4.tcp_wmem's default, 16 KiB), so a batch
+/// is still one system call; small rows still batch by SUBSCRIBER_BATCH_FRAMES.
+inline constexpr std::size_t SUBSCRIBER_BATCH_BYTES = 16 * 1024;
+
 /// Most turn-state events held for a stalled subscriber before it is resynced instead.
 inline constexpr std::size_t SUBSCRIBER_CONTROL_CAP = 256;
 

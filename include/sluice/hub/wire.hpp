@@ -142,6 +142,21 @@ using SsePieces = Pieces;
 /// Encodes one event as SSE pieces, so frames and shared pages are gathered, never copied.
 [[nodiscard]] SsePieces sse_pieces(const OutEvent& ev);
 
+/// One event of a batch encoded as SSE: its head is a range of the batch's one head text, the
+/// rest as in `Pieces`.
+struct SsePlaced {
+    std::size_t head_offset{}; ///< where the head starts in the batch's head text
+    std::size_t head_size{};   ///< its length
+    std::string_view body;     ///< gathered, not copied (as Pieces::body)
+    std::string_view extra;    ///< gathered after `body` (as Pieces::extra)
+    std::string_view tail;     ///< static text
+};
+
+/// Appends `ev`'s SSE head to `heads` and says where it went: a batch's heads share one text
+/// (one allocation for the batch, not one per event), so a writing subscriber holds little
+/// more than its references. The pieces equal `sse_pieces(ev)`'s.
+SsePlaced sse_append(const OutEvent& ev, std::string& heads);
+
 /// Encodes one event as SSE text (the pieces concatenated).
 [[nodiscard]] std::string sse_text(const OutEvent& ev);
 

@@ -41,6 +41,23 @@ TEST(Frame, JsonIsCompactAndTypeIsRead) {
     EXPECT_EQ(f->row().at("message").at("content").as_string(), "hi");
 }
 
+// A compact frame (a seat's live rows) is the same frame as a kept one: same JSON, weight,
+// facts and row; only its object is parsed back when asked for.
+TEST(Frame, ACompactFrameEqualsAKeptOne) {
+    const auto row =
+        boost::json::parse(R"({"type":"assistant","message":{"role":"assistant","content":[)"
+                           R"({"type":"tool_use","id":"tu_1","name":"Bash","input":{"c":"ls"}}]}})")
+            .as_object();
+    const auto kept = Frame::from_row(row);
+    const auto compact = Frame::from_row_compact(row);
+    EXPECT_EQ(compact->json(), kept->json());
+    EXPECT_EQ(compact->wire_bytes(), kept->wire_bytes());
+    EXPECT_EQ(compact->type(), "assistant");
+    EXPECT_EQ(compact->facts().tool_call, kept->facts().tool_call);
+    EXPECT_TRUE(compact->facts().tool_call);
+    EXPECT_EQ(compact->row(), kept->row());
+}
+
 TEST(Frame, FrameTypesAreTheFourConversationTypes) {
     for (auto t : {"user", "assistant", "system", "result"}) {
         EXPECT_TRUE(sluice::is_frame_type(t)) << t;

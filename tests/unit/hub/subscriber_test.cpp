@@ -155,6 +155,36 @@ TEST(Subscriber, FallingBehindTheFrontDuringABurstIsLetGo) {
     EXPECT_EQ(out[0].id, "e:12");
 }
 
+// Large rows batch by weight, not by count: what a writing subscriber holds stays small
+// however many rows it is behind, and every row still comes, in order.
+TEST(Subscriber, BatchesLargeRowsByTheirWeight) {
+    FakeSeat seat;
+    Subscriber sub;
+    sub.start(seat.window, "e", std::nullopt);
+    (void)seat.collect(sub);
+    const std::string big(4000, 'x');
+    for (int i = 0; i < 40; ++i) {
+        seat.window.append(
+            Frame::from_row(boost::json::object{
+                {"type", "user"},
+                {"message", boost::json::object{{"role", "user"}, {"content", big}}}}),
+            /*opens=*/true);
+    }
+    const std::size_t weight = seat.window.at(1)->wire_bytes();
+    const std::size_t per_batch = (SUBSCRIBER_BATCH_BYTES + weight - 1) / weight;
+    ASSERT_LT(per_batch, SUBSCRIBER_BATCH_FRAMES);
+    std::uint64_t next = 0;
+    while (next < seat.window.end()) {
+        const auto out = seat.collect(sub);
+        ASSERT_FALSE(out.empty());
+        EXPECT_LE(out.size(), per_batch);
+        for (const auto& e : out) {
+            EXPECT_EQ(e.seq, next++);
+        }
+    }
+    EXPECT_EQ(sub.frames_sent(), 40U);
+}
+
 TEST(Subscriber, SendsPreviewsOnlyOnceEveryFrameIsOut) {
     FakeSeat seat;
     Subscriber sub;
