@@ -130,7 +130,8 @@ TEST(ClaudeProjectsListing, CheapTurnCountReadsOddRowsAsTheFullParseDoes) {
         R"({"type":"user","message":{"content":"after a command"}})",
         R"({"type":"system","subtype":"compact_boundary"})",
         R"({"type":"user","message":{"content":"continuation"}})",
-        R"({"type":"assistant","message":{"content":[{"type":"tool_use","name":"Skill","id":"s"}]}})",
+        R"({"type":"assistant","message":{"content":)"
+        R"([{"type":"tool_use","name":"Skill","id":"s"}]}})",
         R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"s"}]}})",
         R"({"type":"user","message":{"content":"skill body"}})",
         R"({"type":"user","message":{"content":"prompt again"}})"};
