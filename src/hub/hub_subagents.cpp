@@ -1,13 +1,49 @@
 // Hub: the sub-agent transcripts of foreign seats, listed and paged on the writer.
+#include <sluice/conversation/frame.hpp>
 #include <sluice/conversation/transcript.hpp>
+#include <sluice/conversation/window.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/wire.hpp>
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
+
 namespace sluice::hub {
 
 namespace net = boost::asio;
+
+namespace {
+
+// A page of an inline sub-agent's rows: those before `before` (default: all), newest first up
+// to the window's byte cap, as one group (a sub-agent's rows open no turn of their own).
+std::string inline_page(const std::vector<std::string>& rows, std::optional<std::uint64_t> before) {
+    std::vector<FramePtr> frames;
+    for (const auto& line : rows) {
+        if (auto f = Frame::parse(line); f && (*f)->is_frame()) {
+            frames.push_back(std::move(*f));
+        }
+    }
+    const auto end = std::min<std::uint64_t>(before.value_or(frames.size()), frames.size());
+    auto first = end;
+    std::uint64_t bytes = 0;
+    while (first > 0
+           && (first == end || bytes + frames[first - 1]->wire_bytes() <= CONVERSATION_CAP_BYTES)) {
+        bytes += frames[--first]->wire_bytes();
+    }
+    Page page;
+    if (end > 0) {
+        const auto lo = static_cast<std::ptrdiff_t>(first);
+        const auto hi = static_cast<std::ptrdiff_t>(end);
+        page.turns.push_back(PageTurn{first, {frames.begin() + lo, frames.begin() + hi}});
+    }
+    if (first > 0) {
+        page.cursor = first;
+    }
+    return wire::page_json(page);
+}
+
+} // namespace
 
 Result<std::filesystem::path> Hub::foreign_file(std::string_view id) {
     {
@@ -70,6 +106,9 @@ void Hub::subagent_history(
     }
     auto job =
         [f = std::move(*file), a = std::string(agent), before, turns]() -> Result<std::string> {
+        if (auto rows = read_inline_subagent(f, a)) {
+            return inline_page(*rows, before);
+        }
         auto p = find_subagent_file(f, a);
         if (!p) {
             return Failure::of(errc::not_found, "no such sub-agent: " + a);

@@ -20,6 +20,7 @@ namespace {
 
 constexpr std::string_view AGENT_PREFIX = "agent-";
 constexpr std::string_view JSONL = ".jsonl";
+constexpr std::string_view INLINE_PREFIX = "inline-";
 // Rows of a sub-agent file looked at for its session id and first prompt (both in its first
 // rows in every fixture).
 constexpr int HEAD_ROWS = 8;
@@ -155,6 +156,41 @@ struct TaskCalls {
         }
     }
 
+    // Sub-agents written inline (older Claude Code: `isSidechain` rows in the session file),
+    // one chain per sub-agent: its first row has no parent, each next row names one of it.
+    struct Chain {
+        std::string id, prompt;
+        std::uint64_t rows{};
+    };
+
+    std::vector<Chain> chains;
+    std::unordered_map<std::string, std::size_t> chain_of; // row uuid → chain
+
+    // The chain `row` (an isSidechain row) belongs to, a new one at a parentless prompt.
+    std::optional<std::size_t> chain(const json::object& row) {
+        const auto uuid = std::string(str_of(row, "uuid"));
+        const auto* parent = row.if_contains("parentUuid");
+        std::optional<std::size_t> at;
+        if (parent == nullptr || parent->is_null()) {
+            if (str_of(row, "type") != "user" || uuid.empty()) {
+                return std::nullopt;
+            }
+            chains.push_back(Chain{std::string(INLINE_PREFIX) + uuid, prompt_of(row), 0});
+            at = chains.size() - 1;
+        } else if (parent->is_string()) {
+            if (auto it = chain_of.find(std::string(parent->get_string())); it != chain_of.end()) {
+                at = it->second;
+            }
+        }
+        if (at) {
+            ++chains[*at].rows;
+            if (!uuid.empty()) {
+                chain_of[uuid] = *at;
+            }
+        }
+        return at;
+    }
+
     [[nodiscard]] const Call* call(std::string_view id) const {
         for (const auto& c : calls) {
             if (c.id == id) {
@@ -165,20 +201,40 @@ struct TaskCalls {
     }
 };
 
-TaskCalls read_task_calls(const fs::path& session_file) {
+// Reads the session file: its Task calls and results, and its inline sub-agents' chains;
+// `keep` (an inline agent id), when set, collects that chain's rows (whole lines) in `kept`.
+TaskCalls read_task_calls(
+    const fs::path& session_file,
+    std::string_view keep = {},
+    std::vector<std::string>* kept = nullptr) {
     TaskCalls t;
     std::ifstream in(session_file, std::ios::binary);
     std::string line;
     while (std::getline(in, line)) {
-        // Only lines that can be a Task call or its result are parsed.
+        if (in.eof()) {
+            break; // a last row still being written
+        }
+        // Only lines that can be a Task call, its result or a sub-agent's row are parsed.
         const bool result = line.find("\"agentId\":\"") != std::string::npos;
         const bool call = line.find("\"name\":\"Task\"") != std::string::npos
                           || line.find("\"name\":\"Agent\"") != std::string::npos;
-        if (result || call) {
-            if (auto row = parse_object(line)) {
-                t.see(*row);
-            }
+        const bool side = line.find("\"isSidechain\":true") != std::string::npos;
+        if (!result && !call && !side) {
+            continue;
         }
+        auto row = parse_object(line);
+        if (!row) {
+            continue;
+        }
+        const auto* flag = row->if_contains("isSidechain");
+        if (flag != nullptr && flag->is_bool() && flag->get_bool()) {
+            const auto at = t.chain(*row);
+            if (at && kept != nullptr && t.chains[*at].id == keep) {
+                kept->push_back(line);
+            }
+            continue; // a sub-agent's own calls are not its session's
+        }
+        t.see(*row);
     }
     return t;
 }
@@ -219,6 +275,18 @@ find_subagent_file(const fs::path& session_file, std::string_view agent_id) {
     auto a = read_agent_file(p);
     return a && a->session_id == session_file.stem().string() ? std::optional<fs::path>(p)
                                                               : std::nullopt;
+}
+
+std::optional<std::vector<std::string>>
+read_inline_subagent(const fs::path& session_file, std::string_view agent_id) {
+    if (!agent_id.starts_with(INLINE_PREFIX) || !valid_agent_id(agent_id)) {
+        return std::nullopt;
+    }
+    std::vector<std::string> rows;
+    const auto calls = read_task_calls(session_file, agent_id, &rows);
+    const bool known = std::any_of(
+        calls.chains.begin(), calls.chains.end(), [&](const auto& c) { return c.id == agent_id; });
+    return known ? std::optional<std::vector<std::string>>(std::move(rows)) : std::nullopt;
 }
 
 std::vector<Subagent> list_subagents(const fs::path& session_file) {
@@ -263,8 +331,17 @@ std::vector<Subagent> list_subagents(const fs::path& session_file) {
             prompts.push_back(add(id, p, std::move(*a)));
         }
     }
-    if (!out.empty()) {
-        const auto calls = read_task_calls(session_file);
+    const auto calls = read_task_calls(session_file);
+    for (const auto& c : calls.chains) {
+        Subagent s;
+        s.agent_id = c.id;
+        s.rows = c.rows;
+        s.live = written_lately(session_file);
+        s.file = session_file;
+        out.push_back(std::move(s));
+        prompts.push_back(c.prompt);
+    }
+    {
         for (std::size_t i = 0; i < out.size(); ++i) {
             auto& s = out[i];
             if (auto it = calls.by_agent.find(s.agent_id); it != calls.by_agent.end()) {

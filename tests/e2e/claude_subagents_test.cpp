@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -234,6 +235,50 @@ TEST(ClaudeSubagents, LiveRowsOfASubAgentAreServedAndMakeNoSeat) {
     // The session itself still serves, and its stream is still open.
     r = http("GET", hub.base() + "/v1/seats/" + parent + "/history?turns=1");
     EXPECT_EQ(r.status, 200U) << r.body;
+}
+
+// Older Claude Code wrote sub-agents inline: `isSidechain` rows in the session file itself.
+inline constexpr Session INLINE_SESSION{
+    "d-kimuson_claude-code-viewer/"
+    "mock-global-claude-dir_projects_sample-project_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    "-sample-project",
+    "fe5e1c67-53e7-4862-81ae-d0e013e3270b"};
+
+TEST(ClaudeSubagents, InlineSidechainsAreListedUnderTheirTaskCallAndPaged) {
+    TempDir tree;
+    TempDir data;
+    const fs::path dir = tree.path();
+    put(session_path(dir, INLINE_SESSION), slurp(fixture_path(INLINE_SESSION.fixture)));
+    SluiceProcess hub(serve_args(data, dir));
+    ASSERT_EQ(seats_of(hub).size(), 1U);
+    const auto subs = subagents_of(hub, INLINE_SESSION);
+    ASSERT_EQ(subs.size(), 5U) << "five Task calls, five sidechains";
+    std::set<std::string> calls;
+    std::int64_t rows = 0;
+    for (const auto& [id, a] : subs) {
+        EXPECT_TRUE(id.starts_with("inline-")) << id;
+        ASSERT_TRUE(a.at("tool_use_id").is_string()) << id << " is linked by its prompt";
+        calls.emplace(a.at("tool_use_id").as_string());
+        EXPECT_FALSE(a.at("description").as_string().empty()) << id;
+        rows += a.at("rows").as_int64();
+    }
+    EXPECT_EQ(calls.size(), 5U) << "each to its own call";
+    EXPECT_EQ(rows, 405) << "every sidechain row of the fixture, in one chain or another";
+    const auto& [id, a] = *subs.begin();
+    auto r = http(
+        "GET",
+        hub.base() + "/v1/seats/" + seat_id(INLINE_SESSION) + "/subagents/" + id + "/history");
+    ASSERT_EQ(r.status, 200U) << r.body;
+    const auto frames = page_frames(r.json);
+    ASSERT_EQ(static_cast<std::int64_t>(frames.size()), a.at("rows").as_int64());
+    for (const auto& f : frames) {
+        EXPECT_TRUE(f.at("isSidechain").as_bool());
+    }
+    EXPECT_EQ(frames.front().at("uuid").as_string(), id.substr(std::string("inline-").size()));
+    r = http(
+        "GET",
+        hub.base() + "/v1/seats/" + seat_id(INLINE_SESSION) + "/subagents/inline-nope/history");
+    EXPECT_EQ(r.status, 404U) << r.body;
 }
 
 TEST(ClaudeProjects, ListedSessionsShowTheSameBeforeAndAfterTheirSeatIsMade) {

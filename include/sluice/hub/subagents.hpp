@@ -20,9 +20,10 @@ struct Subagent {
     std::filesystem::path file; ///< the sub-agent file (never written)
 };
 
-/// The sub-agent files of `session_file` (`<project>/<session>.jsonl`): Claude Code's layout
-/// `<project>/<session>/subagents/agent-*.jsonl`, and the older `<project>/agent-*.jsonl` whose
-/// first row names the session (`sessionId`), ordered by agent id. Each is linked to the Task
+/// The sub-agents of `session_file` (`<project>/<session>.jsonl`): Claude Code's layout
+/// `<project>/<session>/subagents/agent-*.jsonl`, the older `<project>/agent-*.jsonl` whose
+/// first row names the session (`sessionId`), and the oldest, inline in the session file
+/// (read_inline_subagent), ordered by agent id. Each is linked to the Task
 /// (or Agent) tool_use of the session it answers: by the `toolUseResult.agentId` of the tool
 /// result row, else (a sub-agent still running has no result yet) by its first prompt, which is
 /// the tool_use's `input.prompt`.
@@ -37,6 +38,13 @@ struct Subagent {
 /// nullopt when the session has no such sub-agent. Blocking (a stat, a head read).
 [[nodiscard]] std::optional<std::filesystem::path>
 find_subagent_file(const std::filesystem::path& session_file, std::string_view agent_id);
+
+/// The rows (whole JSONL lines, oldest first) of an inline sub-agent of `session_file`: older
+/// Claude Code wrote sub-agents into the session file itself, as `isSidechain` rows chained by
+/// `parentUuid` from a parentless prompt; list_subagents names each `inline-<its first uuid>`.
+/// @return nullopt when the session has no such chain. Blocking: reads the session file.
+[[nodiscard]] std::optional<std::vector<std::string>>
+read_inline_subagent(const std::filesystem::path& session_file, std::string_view agent_id);
 
 /// Whether `agent_id` can name a sub-agent file (letters, digits, `-`, `_`; 1–64 bytes).
 [[nodiscard]] bool valid_agent_id(std::string_view agent_id);
