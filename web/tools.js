@@ -112,11 +112,42 @@ window.sluiceTools = (() => {
     box.append(ul);
   }
 
-  function renderTask(box, name, input) {
+  function renderTask(box, name, input, v, id) {
     header(box, input.subagent_type ? `${name} · ${input.subagent_type}` : name, input.description || '');
     const d = el('details', 'task-prompt');
     d.append(el('summary', null, 'Prompt for the sub-agent'), markdownBlock(str(input.prompt)));
     box.append(d);
+    if (v && String(v.id || '').startsWith('c-') && id && window.sluiceApi) box.append(taskTranscript(v.id, id));
+  }
+
+  /** A Claude Code session's sub-agent transcript of one Task call, read when first opened. */
+  function taskTranscript(seat, toolId) {
+    const d = el('details', 'task-transcript');
+    d.append(el('summary', null, 'Sub-agent transcript'));
+    d.addEventListener('toggle', async () => {
+      if (!d.open || d.dataset.loaded) return;
+      d.dataset.loaded = '1';
+      const { api } = window.sluiceApi;
+      const out = el('pre', null, 'loading…');
+      d.append(out);
+      try {
+        const s = await api('GET', `/v1/seats/${encodeURIComponent(seat)}/subagents`);
+        const agent = s && s.by_tool_use && s.by_tool_use[toolId];
+        if (!agent) { out.textContent = 'no transcript of this sub-agent here'; return; }
+        const page = await api('GET', `/v1/seats/${encodeURIComponent(seat)}/subagents/${encodeURIComponent(agent)}/history`);
+        const lines = [];
+        for (const t of page.turns || []) {
+          for (const f of t.frames || []) {
+            const c = f && f.message && f.message.content;
+            lines.push(`${f.type}: ${typeof c === 'string' ? c : resultText(c)}`);
+          }
+        }
+        out.textContent = lines.join('\n\n') || '(empty)';
+      } catch (err) {
+        out.textContent = `could not read the sub-agent: ${err.message}`;
+      }
+    });
+    return d;
   }
 
   /** A tool_use block as a `.tool-call` box; remembers it so its result can join it. */
@@ -132,7 +163,7 @@ window.sluiceTools = (() => {
       else if (kind === 'write') renderWrite(box, b.name, input);
       else if (kind === 'read') renderRead(box, b.name, input);
       else if (kind === 'todo') renderTodo(box, b.name, input);
-      else if (kind === 'task') renderTask(box, b.name, input);
+      else if (kind === 'task') renderTask(box, b.name, input, v, b.id);
       else throw new Error('json');
     } catch {
       box.replaceChildren();

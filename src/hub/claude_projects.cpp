@@ -1,5 +1,6 @@
 // Claude Code's projects folders as seats: bounded listing reads and the one inotify follower.
 #include "ids.hpp"
+#include "listing_rows.hpp"
 
 #include <sluice/conversation/frame.hpp>
 #include <sluice/conversation/turns.hpp>
@@ -132,53 +133,87 @@ std::string trim_title(std::string_view text) {
     return out;
 }
 
-ForeignListing parse_listing(std::string_view head, std::string_view tail, bool whole) {
-    ForeignListing l;
+namespace {
+
+// Reads a title row of a piece the listing does not scan whole (the tail, the head past what it
+// needs): only lines that can be title rows are parsed.
+void see_title_line(std::string_view line, Titles& titles) {
+    if (line.find("title\"") == std::string_view::npos
+        && line.find("\"summary\"") == std::string_view::npos) {
+        return;
+    }
+    if (auto row = read_listing_row(line)) {
+        titles.see(*row);
+    }
+}
+
+// The listing's scan of a head: project, title rows, the first prompt, the turns. Rows are read
+// by read_listing_row (the fields the scan reads, no DOM of the row), then classified by the
+// frame's own rules (Frame::from_row), so the count is the turn scan's.
+struct HeadScan {
+    std::string project;
     Titles titles;
     TurnScan scan;
     std::string first_prompt;
     std::uint64_t turns = 0;
-    for_each_line(head, whole, [&](std::string_view line) {
-        auto f = Frame::parse(line);
-        if (!f) {
+
+    void feed(std::string_view line) {
+        auto row = read_listing_row(line);
+        if (!row) {
             return;
         }
-        const auto& row = (*f)->row();
-        if (l.project.empty()) {
-            l.project = str_of(row, "cwd");
+        if (project.empty()) {
+            project = str_of(*row, "cwd");
         }
-        titles.see(row);
-        if (!(*f)->is_frame()) {
+        titles.see(*row);
+        if (!is_frame_type(str_of(*row, "type"))) {
             return;
         }
-        if (scan.opens_turn(**f)) {
+        const auto f = Frame::from_row(std::move(*row));
+        if (scan.opens_turn(*f)) {
             ++turns;
-            if (first_prompt.empty() && (*f)->facts().role == FrameRole::prompt) {
-                first_prompt = trim_title(prompt_text(row));
+            if (first_prompt.empty() && f->facts().role == FrameRole::prompt) {
+                first_prompt = trim_title(prompt_text(f->row()));
             }
+        }
+    }
+
+    // Whether a head cut short needs nothing more than title rows.
+    [[nodiscard]] bool has_all_but_titles() const {
+        return !project.empty() && !first_prompt.empty();
+    }
+};
+
+} // namespace
+
+std::uint64_t count_turns(std::string_view jsonl) {
+    HeadScan h;
+    for_each_line(jsonl, true, [&](std::string_view line) { h.feed(line); });
+    return h.turns;
+}
+
+ForeignListing parse_listing(std::string_view head, std::string_view tail, bool whole) {
+    ForeignListing l;
+    HeadScan h;
+    for_each_line(head, whole, [&](std::string_view line) {
+        if (!whole && h.has_all_but_titles()) {
+            see_title_line(line, h.titles); // turns are not counted from a head cut short
+        } else {
+            h.feed(line);
         }
     });
     if (!whole) {
         // The tail's first piece is cut; its newest title rows win over the head's.
         const auto nl = tail.find('\n');
         tail = nl == std::string_view::npos ? std::string_view{} : tail.substr(nl + 1);
-        for_each_line(tail, false, [&](std::string_view line) {
-            if (line.find("title\"") == std::string_view::npos
-                && line.find("\"summary\"") == std::string_view::npos) {
-                return; // only title rows are read from the tail
-            }
-            boost::system::error_code ec;
-            auto v = json::parse(line, ec);
-            if (!ec && v.is_object()) {
-                titles.see(v.get_object());
-            }
-        });
+        for_each_line(tail, false, [&](std::string_view line) { see_title_line(line, h.titles); });
     } else {
-        l.turns = turns;
+        l.turns = h.turns;
     }
-    l.title = trim_title(titles.best());
+    l.project = std::move(h.project);
+    l.title = trim_title(h.titles.best());
     if (l.title.empty()) {
-        l.title = first_prompt;
+        l.title = std::move(h.first_prompt);
     }
     return l;
 }
@@ -228,6 +263,24 @@ std::optional<ForeignListing> list_session_file(const std::filesystem::path& fil
     return l;
 }
 
+bool relist_if_changed(const std::filesystem::path& file, ForeignListing& listing) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(file, ec);
+    if (ec || size == listing.size) {
+        return false;
+    }
+    // Listed again (bounded) while it lacks its project or title: a new session's first rows.
+    auto again =
+        listing.project.empty() || listing.title.empty() ? list_session_file(file) : std::nullopt;
+    if (again) {
+        listing = std::move(*again);
+    } else {
+        listing.size = size;
+        listing.turns.reset();
+    }
+    return true;
+}
+
 // ---- the follower ----------------------------------------------------------------------------
 
 struct ClaudeProjects::Impl : std::enable_shared_from_this<Impl> {
@@ -246,35 +299,35 @@ struct ClaudeProjects::Impl : std::enable_shared_from_this<Impl> {
     std::mutex mu;
     std::unordered_map<int, std::filesystem::path> roots;    // wd → a projects folder
     std::unordered_map<int, std::filesystem::path> projects; // wd → a project folder in it
-    std::unordered_map<std::string, std::shared_ptr<Seat>> by_path;
+    std::unordered_map<std::string, std::string> by_path;    // session file → its seat id
 
     static constexpr std::uint32_t PROJECT_EVENTS =
         IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR;
     static constexpr std::uint32_t ROOT_EVENTS = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR;
 
     std::size_t file_seen(const std::filesystem::path& file) {
-        const auto key = file.string();
-        std::shared_ptr<Seat> seat;
+        auto key = file.string();
+        std::optional<std::string> id;
         {
             std::lock_guard lock(mu);
             if (auto it = by_path.find(key); it != by_path.end()) {
-                seat = it->second;
+                id = it->second;
             }
         }
-        if (seat) {
-            net::post(seat->strand(), [seat] { seat->foreign_changed(); });
+        if (id) {
+            hub.foreign_changed(*id);
             return 0;
         }
         auto listing = list_session_file(file);
         if (!listing) {
             return 0;
         }
-        seat = hub.add_foreign(file, std::move(*listing));
-        if (!seat) {
+        id = hub.add_foreign(file, std::move(*listing));
+        if (!id) {
             return 0; // the same session id under another folder: listed once
         }
         std::lock_guard lock(mu);
-        by_path[key] = std::move(seat);
+        by_path.emplace(std::move(key), std::move(*id));
         return 1;
     }
 
@@ -358,15 +411,15 @@ struct ClaudeProjects::Impl : std::enable_shared_from_this<Impl> {
     }
 
     void rescan() {
-        std::vector<std::shared_ptr<Seat>> seats;
+        std::vector<std::string> ids;
         {
             std::lock_guard lock(mu);
-            for (const auto& [path, seat] : by_path) {
-                seats.push_back(seat);
+            for (const auto& [path, id] : by_path) {
+                ids.push_back(id);
             }
         }
-        for (const auto& seat : seats) {
-            net::post(seat->strand(), [seat] { seat->foreign_changed(); });
+        for (const auto& id : ids) {
+            hub.foreign_changed(id);
         }
         for (const auto& root : dirs) {
             root_seen(root);

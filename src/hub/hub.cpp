@@ -2,6 +2,7 @@
 #include "ids.hpp"
 
 #include <sluice/core/safe_write.hpp>
+#include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat_meta.hpp>
 
@@ -256,34 +257,87 @@ Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec) {
     return seat;
 }
 
-std::shared_ptr<Seat> Hub::add_foreign(std::filesystem::path file, ForeignListing listing) {
+SeatSpec Hub::foreign_spec(const std::string& id, const Listed& l) const {
     SeatSpec spec;
-    spec.id = foreign_seat_id(listing.session_id);
-    spec.name = listing.title.empty() ? spec.id : listing.title;
+    spec.id = id;
+    spec.name = l.listing.title.empty() ? id : l.listing.title;
     spec.agent = "claude";
-    spec.epoch = new_id("e"); // until opened: then the one kept with its index
-    spec.session_id = listing.session_id;
-    spec.cwd = listing.project;
-    if (find(spec.id)) {
-        return nullptr;
-    }
-    auto dir = config_.data_dir / "foreign" / spec.id;
-    auto seat = Seat::open_foreign(
-        io_, std::move(spec), seat_options(std::move(dir)), std::move(file), std::move(listing));
+    spec.epoch = l.epoch; // until opened: then the one kept with its index
+    spec.session_id = l.listing.session_id;
+    spec.cwd = l.listing.project;
+    return spec;
+}
+
+std::optional<std::string> Hub::add_foreign(std::filesystem::path file, ForeignListing listing) {
+    auto id = foreign_seat_id(listing.session_id);
     std::lock_guard lock(mu_);
-    if (seats_.contains(seat->id())) {
+    if (seats_.contains(id) || foreign_.contains(id)) {
+        return std::nullopt;
+    }
+    const auto last = listing.mtime;
+    foreign_.emplace(id, Listed{std::move(file), std::move(listing), new_id("e"), last, nullptr});
+    foreign_order_.push_back(id);
+    return id;
+}
+
+void Hub::foreign_changed(std::string_view id) {
+    std::shared_ptr<Seat> seat;
+    std::filesystem::path file;
+    ForeignListing listing;
+    {
+        std::lock_guard lock(mu_);
+        auto it = foreign_.find(std::string(id));
+        if (it == foreign_.end()) {
+            return;
+        }
+        seat = it->second.seat;
+        if (!seat) {
+            file = it->second.file;
+            listing = it->second.listing;
+        }
+    }
+    if (!seat) {
+        if (!relist_if_changed(file, listing)) {
+            return; // the reads ran with no lock held
+        }
+        std::lock_guard lock(mu_);
+        auto& l = foreign_.at(std::string(id));
+        seat = l.seat;
+        if (!seat) {
+            l.listing = std::move(listing);
+            l.last_activity = std::chrono::system_clock::now();
+            return;
+        }
+    }
+    // Made a seat (perhaps while its listing was read again): the seat looks for itself.
+    net::post(seat->strand(), [seat] { seat->foreign_changed(); });
+}
+
+std::shared_ptr<Seat> Hub::find(std::string_view id) {
+    std::lock_guard lock(mu_);
+    const std::string key(id);
+    if (auto it = seats_.find(key); it != seats_.end()) {
+        return it->second;
+    }
+    auto it = foreign_.find(key);
+    if (it == foreign_.end()) {
         return nullptr;
     }
-    seats_[seat->id()] = seat;
+    // Its first look-up: the seat is made now (nothing read yet; it opens at its first viewer).
+    auto& l = it->second;
+    auto seat = Seat::open_foreign(
+        io_,
+        foreign_spec(key, l),
+        seat_options(config_.data_dir / "foreign" / key),
+        l.file,
+        l.listing,
+        l.last_activity);
+    l.seat = seat;
+    l.listing = {}; // the seat's now
+    seats_[key] = seat;
     order_.push_back(seat);
     ++foreign_seats_;
     return seat;
-}
-
-std::shared_ptr<Seat> Hub::find(std::string_view id) const {
-    std::lock_guard lock(mu_);
-    auto it = seats_.find(std::string(id));
-    return it == seats_.end() ? nullptr : it->second;
 }
 
 std::vector<std::shared_ptr<Seat>> Hub::list() const {
@@ -291,10 +345,44 @@ std::vector<std::shared_ptr<Seat>> Hub::list() const {
     return order_;
 }
 
+std::vector<SeatSummary> Hub::summaries() const {
+    std::vector<std::shared_ptr<Seat>> seats;
+    std::vector<SeatSummary> out;
+    {
+        std::lock_guard lock(mu_);
+        seats.reserve(order_.size() + foreign_order_.size());
+        for (const auto& seat : order_) {
+            if (!seat->foreign()) {
+                seats.push_back(seat);
+            }
+        }
+        out.reserve(seats.size() + foreign_order_.size());
+        for (const auto& id : foreign_order_) {
+            const auto& l = foreign_.at(id);
+            seats.push_back(l.seat);
+            if (!l.seat) {
+                out.push_back(
+                    Seat::listed_summary(foreign_spec(id, l), l.listing, l.last_activity));
+            }
+        }
+    }
+    // Seats' own summaries outside the hub's lock (each takes its seat's).
+    std::vector<SeatSummary> all;
+    all.reserve(seats.size());
+    std::size_t listed = 0;
+    for (const auto& seat : seats) {
+        all.push_back(seat ? seat->summary() : std::move(out[listed++]));
+    }
+    return all;
+}
+
 boost::system::result<void> Hub::remove(std::string_view id) {
     std::shared_ptr<Seat> seat;
     {
         std::lock_guard lock(mu_);
+        if (foreign_.contains(std::string(id))) {
+            return make_error_code(errc::conflict); // a foreign session file is never deleted
+        }
         auto it = seats_.find(std::string(id));
         if (it == seats_.end()) {
             return make_error_code(errc::not_found);
@@ -320,6 +408,10 @@ void Hub::shutdown() {
 
 HubStats Hub::stats() const {
     HubStats st;
+    {
+        std::lock_guard lock(mu_);
+        st.seats = foreign_.size() - foreign_seats_; // listed, no seat made yet
+    }
     for (const auto& seat : list()) {
         const auto s = seat->summary();
         ++st.seats;

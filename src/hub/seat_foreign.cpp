@@ -156,6 +156,19 @@ Result<void> write_key(const std::filesystem::path& file, const Key& k) {
     return {};
 }
 
+// What a foreign seat's summary shows of its listing, open or not.
+void foreign_fields(SeatSummary& s, const ForeignListing& l, const std::string& failed) {
+    s.source = "claude";
+    s.project = l.project;
+    s.title = l.title;
+    s.session_id = l.session_id;
+    s.state = SeatState::idle;
+    s.degraded = false;
+    s.reason = failed;
+    s.turns = l.turns.value_or(0);
+    s.turns_known = l.turns.has_value();
+}
+
 std::uint64_t inode_of(const std::filesystem::path& p) {
     struct stat st {};
 
@@ -178,14 +191,32 @@ std::shared_ptr<Seat> Seat::open_foreign(
     SeatSpec spec,
     SeatOptions opt,
     std::filesystem::path file,
-    ForeignListing listing) {
+    ForeignListing listing,
+    std::optional<std::chrono::system_clock::time_point> last_activity) {
     std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
     seat->foreign_ = std::make_shared<Foreign>();
     seat->foreign_->file = std::move(file);
     seat->foreign_->listing = std::move(listing);
-    seat->last_activity_ = seat->foreign_->listing.mtime;
+    seat->last_activity_ = last_activity.value_or(seat->foreign_->listing.mtime);
     seat->update_summary();
     return seat;
+}
+
+SeatSummary Seat::listed_summary(
+    const SeatSpec& spec,
+    const ForeignListing& listing,
+    std::chrono::system_clock::time_point last_activity) {
+    // update_summary of a seat with nothing open: its spec, no window, no viewers.
+    SeatSummary s;
+    s.id = spec.id;
+    s.name = spec.name;
+    s.agent = spec.agent;
+    s.epoch = spec.epoch;
+    s.model = spec.model;
+    s.permission_mode = spec.permission_mode;
+    s.last_activity = last_activity;
+    foreign_fields(s, listing, {});
+    return s;
 }
 
 // These four call each other directly only when the writer refuses a job (then the next one
@@ -330,20 +361,8 @@ void Seat::foreign_changed() {
         return;
     }
     if (!f.opened || !store_) {
-        // Not open: only what a listing shows changes (listed again, bounded, while it lacks
-        // its project or title: a new session's first rows).
-        std::error_code ec;
-        const auto size = std::filesystem::file_size(f.file, ec);
-        if (!ec && size != f.listing.size) {
-            auto again = f.listing.project.empty() || f.listing.title.empty()
-                             ? list_session_file(f.file)
-                             : std::nullopt;
-            if (again) {
-                f.listing = std::move(*again);
-            } else {
-                f.listing.size = size;
-                f.listing.turns.reset();
-            }
+        // Not open: only what a listing shows changes.
+        if (relist_if_changed(f.file, f.listing)) {
             last_activity_ = std::chrono::system_clock::now();
             update_summary();
         }
@@ -429,16 +448,7 @@ void Seat::foreign_read(bool replaced) {
 }
 
 void Seat::foreign_summary(SeatSummary& s) const {
-    const auto& f = *foreign_;
-    s.source = "claude";
-    s.project = f.listing.project;
-    s.title = f.listing.title;
-    s.session_id = f.listing.session_id;
-    s.state = SeatState::idle;
-    s.degraded = false;
-    s.reason = f.failed;
-    s.turns = f.listing.turns.value_or(0);
-    s.turns_known = f.listing.turns.has_value();
+    foreign_fields(s, foreign_->listing, foreign_->failed);
 }
 
 } // namespace sluice::hub

@@ -88,6 +88,18 @@ auto read_history(
         std::move(initiate), net::use_awaitable, std::move(seat), before, turns);
 }
 
+// A hub call of the shape `f(ex, done(R))`, awaited: `done` runs on the caller's executor.
+template <class R, class Fn>
+auto on_hub(const Fn& fn) {
+    auto initiate = [](auto handler, Fn f) {
+        auto ex = net::get_associated_executor(handler);
+        auto hp = std::make_shared<decltype(handler)>(std::move(handler));
+        f(ex, [hp](R r) { std::move (*hp)(std::move(r)); });
+    };
+    return net::async_initiate<decltype(net::use_awaitable), void(R)>(
+        std::move(initiate), net::use_awaitable, Fn(fn));
+}
+
 // Continues a foreign session as a new claude seat (disk work on the writer), back here.
 auto continue_seat(hub::Hub& h, std::string id) {
     using R = hub::Result<std::shared_ptr<hub::Seat>>;
@@ -621,6 +633,76 @@ net::awaitable<Response> history_route(
     co_return res;
 }
 
+json::object subagent_json(const hub::Subagent& a) {
+    return json::object{
+        {"agent_id", a.agent_id},
+        {"tool_use_id", a.tool_use_id.empty() ? json::value(nullptr) : json::value(a.tool_use_id)},
+        {"description", a.description},
+        {"rows", a.rows},
+        {"live", a.live}};
+}
+
+// GET /v1/seats/{id}/subagents: a Claude Code session's sub-agent transcripts, each with the
+// Task tool_use it answers (and `by_tool_use`: tool_use id → agent id, for a page's link).
+// GET /v1/seats/{id}/subagents/{agent}/history?before=&turns=: a page of one, as history.
+net::awaitable<Response> subagent_routes(
+    Server::Impl& s,
+    const Request& req,
+    const boost::urls::url_view& url,
+    const std::vector<std::string>& parts) {
+    if (req.method() != http::verb::get) {
+        co_return method_not_allowed(req, "GET");
+    }
+    const auto& id = parts[2];
+    if (parts.size() == 4) {
+        using R = hub::Result<std::vector<hub::Subagent>>;
+        const auto list = [&s, &id](const net::any_io_executor& ex, hub::Hub::SubagentsDone d) {
+            s.hub.subagents(id, ex, std::move(d));
+        };
+        auto op = on_hub<R>(list); // named: GCC 12 co_await
+        auto r = co_await std::move(op);
+        if (!r) {
+            co_return error_response(req, r.error().code, r.error().message);
+        }
+        json::array arr;
+        json::object links;
+        for (const auto& a : *r) {
+            arr.push_back(subagent_json(a));
+            if (!a.tool_use_id.empty()) {
+                links[a.tool_use_id] = a.agent_id;
+            }
+        }
+        co_return json_response(
+            req,
+            200,
+            json::serialize(
+                json::object{{"subagents", std::move(arr)}, {"by_tool_use", std::move(links)}}));
+    }
+    if (parts.size() != 6 || parts[5] != "history") {
+        co_return error_response(
+            req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
+    }
+    const auto b = query_param(url, "before");
+    const auto t = query_param(url, "turns");
+    const json::value bv = b ? query_value(*b) : json::value(nullptr);
+    const json::value tv = t ? query_value(*t) : json::value(nullptr);
+    MoreOp more;
+    if (auto refused = validate_more(b ? &bv : nullptr, t ? &tv : nullptr, more)) {
+        co_return bad(req, *refused);
+    }
+    const auto& agent = parts[4];
+    const auto read =
+        [&s, &id, &agent, &more](const net::any_io_executor& ex, hub::Hub::PageDone d) {
+            s.hub.subagent_history(id, agent, more.before, more.turns, ex, std::move(d));
+        };
+    auto op = on_hub<hub::Result<std::string>>(read); // named: GCC 12 co_await
+    auto page = co_await std::move(op);
+    if (!page) {
+        co_return error_response(req, page.error().code, page.error().message);
+    }
+    co_return json_response(req, 200, std::move(*page));
+}
+
 net::awaitable<Response> seat_routes(
     Server::Impl& s,
     const Request& req,
@@ -826,8 +908,8 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
             if (parts.size() == 2) {
                 if (method == http::verb::get) {
                     json::array arr;
-                    for (const auto& seat : s.hub.list()) {
-                        arr.push_back(seat_json(seat->summary(), false));
+                    for (const auto& summary : s.hub.summaries()) {
+                        arr.push_back(seat_json(summary, false));
                     }
                     co_return json_response(
                         req, 200, json::serialize(json::object{{"seats", std::move(arr)}}));
@@ -836,6 +918,9 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
                     co_return co_await create_route(s, req);
                 }
                 co_return method_not_allowed(req, "GET, POST");
+            }
+            if (parts.size() >= 4 && parts.size() <= 6 && parts[3] == "subagents") {
+                co_return co_await subagent_routes(s, req, url, parts);
             }
             if (parts.size() <= 5) {
                 co_return co_await seat_routes(s, req, url, parts);

@@ -760,6 +760,43 @@ test('Claude Code sessions are listed by project, searchable, with a live badge'
   }
 });
 
+test("a Claude Code session's Task call opens its sub-agent's transcript", { timeout: 60_000 }, async () => {
+  const projects = tempDir('subagents');
+  const sid = '33333333-3333-4333-8333-333333333333';
+  const dir = path.join(projects, '-home-me-gamma');
+  fs.mkdirSync(path.join(dir, sid, 'subagents'), { recursive: true });
+  const base = { sessionId: sid, cwd: '/home/me/gamma', version: '2.1.0', userType: 'external', isSidechain: false };
+  const prompt = 'List every caller of run.';
+  const rows = [
+    { ...base, type: 'user', uuid: 'u1', parentUuid: null, message: { role: 'user', content: 'find the callers' } },
+    { ...base, type: 'assistant', uuid: 'a1', parentUuid: 'u1', message: { id: 'msg_g1', type: 'message', role: 'assistant', model: 'claude-sonnet-4',
+      content: [{ type: 'tool_use', id: 'toolu_g1', name: 'Task', input: { description: 'Find callers', subagent_type: 'general-purpose', prompt } }] } },
+    { ...base, type: 'user', uuid: 'u2', parentUuid: 'a1', toolUseResult: { status: 'completed', agentId: 'g0001', prompt },
+      message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_g1', content: [{ type: 'text', text: 'Two callers.' }] }] } },
+  ];
+  fs.writeFileSync(path.join(dir, `${sid}.jsonl`), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const sub = { ...base, isSidechain: true, agentId: 'g0001' };
+  const agentRows = [
+    { ...sub, type: 'user', uuid: 's1', parentUuid: null, message: { role: 'user', content: prompt } },
+    { ...sub, type: 'assistant', uuid: 's2', parentUuid: 's1', message: { role: 'assistant', content: [{ type: 'text', text: 'main.c and cli.c call run.' }] } },
+  ];
+  fs.writeFileSync(path.join(dir, sid, 'subagents', 'agent-g0001.jsonl'), agentRows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const h = new Hub(tempDir('subagents-data'), ['--claude-projects', projects]);
+  await h.start();
+  try {
+    await until('the hub to list the session', async () => ((await h.api('GET', '/v1/seats')).body.seats || []).length === 1);
+    await page.goto(`${h.base}/`);
+    await page.locator('#seat-list li.seat').first().click();
+    const link = page.locator('.tool-task .task-transcript > summary');
+    await until('the Task call and its transcript link', async () => (await link.count()) === 1);
+    await link.click();
+    await until("the sub-agent's rows", async () => /main\.c and cli\.c call run/.test(await page.locator('.task-transcript pre').textContent()));
+    assert.match(await page.locator('.task-transcript pre').textContent(), /^user: List every caller of run\./);
+  } finally {
+    await h.stop();
+  }
+});
+
 test('the page raised no script error', () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -47,6 +47,11 @@ struct ForeignListing {
 [[nodiscard]] ForeignListing
 parse_listing(std::string_view head, std::string_view tail, bool whole);
 
+/// Turns opening in `jsonl` (whole lines; a last line without a newline counted too), as
+/// `TurnScan` over `Frame::parse` of every line counts them, but reading only the fields the
+/// scan needs of each row (no JSON DOM of it): what a listing of a whole small file costs.
+[[nodiscard]] std::uint64_t count_turns(std::string_view jsonl);
+
 /// A title made fit for a list: whitespace runs collapsed, trimmed, at most
 /// FOREIGN_TITLE_MAX_BYTES (cut at a UTF-8 boundary, then "…").
 [[nodiscard]] std::string trim_title(std::string_view text);
@@ -56,6 +61,13 @@ parse_listing(std::string_view head, std::string_view tail, bool whole);
 /// @par Thread safety
 /// Safe from any thread; blocking (two reads).
 [[nodiscard]] std::optional<ForeignListing> list_session_file(const std::filesystem::path& file);
+
+/// Brings `listing` up to date after `file` changed: unchanged when its size is; listed again
+/// (list_session_file) while it lacks a project or a title; else its size kept and its turns
+/// made unknown. @return whether anything changed.
+/// @par Thread safety
+/// Safe from any thread; blocking (a stat, and at most the two reads of a listing).
+bool relist_if_changed(const std::filesystem::path& file, ForeignListing& listing);
 
 /// Whether `name` is a session file's name (`<uuid-like id>.jsonl`, not `agent-*.jsonl`, the
 /// old sub-agent layout).

@@ -3,12 +3,14 @@
 
 #include <sluice/hub/failure.hpp>
 #include <sluice/hub/seat.hpp>
+#include <sluice/hub/subagents.hpp>
 #include <sluice/hub/writer.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/system/result.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -88,10 +90,17 @@ public:
     /// the spec are decided first, touching nothing; overloaded when the writer queue is full.
     void create(SeatSpec spec, const boost::asio::any_io_executor& ex, CreateDone done);
 
-    /// Lists a foreign session file as a read-only seat (Seat::open_foreign; its index and key
-    /// in `<data>/foreign/<id>/`), unless a seat of that id is listed already. Foreign seats do
-    /// not count against `max_seats`. @return the seat, or nullptr when the id is taken.
-    std::shared_ptr<Seat> add_foreign(std::filesystem::path file, ForeignListing listing);
+    /// Lists a foreign session file as a read-only seat, unless a seat of that id is listed
+    /// already. Only its listing is kept (a few hundred bytes: 10,000 files fit the listing
+    /// benchmark's 64 MiB): the seat itself (Seat::open_foreign; its index and key in
+    /// `<data>/foreign/<id>/`) is made when `find` first asks for it. Foreign seats do not count
+    /// against `max_seats`. @return its id, or nullopt when the id is taken.
+    std::optional<std::string> add_foreign(std::filesystem::path file, ForeignListing listing);
+
+    /// The foreign session file listed as `id` changed (a watch saw it): its seat reads its new
+    /// rows (Seat::foreign_changed, on its strand), or, while it is only listed, its listing is
+    /// brought up to date (relist_if_changed: bounded reads, on the calling thread).
+    void foreign_changed(std::string_view id);
 
     /// Continues a foreign session: a new hosted `claude` seat in the session's recorded cwd
     /// that resumes it (`--resume <session_id>`), made as the asynchronous `create` makes one;
@@ -100,11 +109,39 @@ public:
     void
     continue_foreign(std::string_view id, const boost::asio::any_io_executor& ex, CreateDone done);
 
-    /// The seat with this id, or nullptr.
-    [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id) const;
+    /// What `subagents` hands back.
+    using SubagentsDone = std::function<void(Result<std::vector<Subagent>>)>;
 
-    /// Every seat, oldest first.
+    /// The sub-agent transcripts of foreign seat `id` (list_subagents, on the writer); `done`
+    /// runs on `ex`. not_found when there is no such seat, conflict when it is not foreign.
+    void subagents(std::string_view id, const boost::asio::any_io_executor& ex, SubagentsDone done);
+
+    /// What `subagent_history` hands back: a page's JSON (wire::page_json).
+    using PageDone = std::function<void(Result<std::string>)>;
+
+    /// A page of sub-agent `agent` of foreign seat `id`, the shape of a seat's history: the
+    /// newest `turns` turns before frame `before` (default: its end), read from its file
+    /// (read-only, no index kept) on the writer; `done` runs on `ex`. not_found for no such seat
+    /// or sub-agent, conflict when the seat is not foreign.
+    void subagent_history(
+        std::string_view id,
+        std::string_view agent,
+        std::optional<std::uint64_t> before,
+        std::size_t turns,
+        const boost::asio::any_io_executor& ex,
+        PageDone done);
+
+    /// The seat with this id, or nullptr. A foreign session file only listed so far becomes a
+    /// seat here (at its first viewer, page or look-up), showing what its listing showed.
+    [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id);
+
+    /// Every seat made so far, oldest first (foreign files only listed are not among them).
     [[nodiscard]] std::vector<std::shared_ptr<Seat>> list() const;
+
+    /// What GET /v1/seats lists: every seat's summary, sluice's own oldest first, then the
+    /// foreign session files in the order they were listed (from their listing while no seat
+    /// is made for them: Seat::listed_summary).
+    [[nodiscard]] std::vector<SeatSummary> summaries() const;
 
     /// Removes a seat: cancels its turn, ends its subscribers, deletes its folder.
     boost::system::result<void> remove(std::string_view id);
@@ -136,6 +173,27 @@ private:
     std::vector<std::shared_ptr<Seat>> order_;
     std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;
     std::size_t foreign_seats_{}; // of seats_, those over foreign session files
+
+    // A foreign session file: its listing until a seat is made for it (then `seat`).
+    struct Listed {
+        std::filesystem::path file;
+        ForeignListing listing;
+        std::string epoch; // the epoch it is listed under, the seat's until opened
+        std::chrono::system_clock::time_point last_activity;
+        std::shared_ptr<Seat> seat;
+    };
+
+    // The foreign session file of seat `id`, or why there is none.
+    [[nodiscard]] Result<std::filesystem::path> foreign_file(std::string_view id);
+    // Runs `job` on the writer, then `done` on `ex` (overloaded when the queue is full).
+    template <class T>
+    void on_writer(
+        std::function<Result<T>()> job,
+        const boost::asio::any_io_executor& ex,
+        std::function<void(Result<T>)> done);
+    [[nodiscard]] SeatSpec foreign_spec(const std::string& id, const Listed& l) const;
+    std::unordered_map<std::string, Listed> foreign_; // id → listed file (guarded by mu_)
+    std::vector<std::string> foreign_order_;          // their ids, in listing order
 };
 
 } // namespace sluice::hub

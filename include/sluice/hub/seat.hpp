@@ -156,12 +156,21 @@ public:
     /// `listing` and opened at its first viewer or page (the window read from the end, on the
     /// writer). Its index and key live in `opt.dir` (in sluice's data dir); `file` is never
     /// written. Prompts, renames and deletes are refused (conflict, FOREIGN_READ_ONLY).
+    /// `last_activity`: when it was last seen written (default: the listing's mtime).
     static std::shared_ptr<Seat> open_foreign(
         boost::asio::io_context& io,
         SeatSpec spec,
         SeatOptions opt,
         std::filesystem::path file,
-        ForeignListing listing);
+        ForeignListing listing,
+        std::optional<std::chrono::system_clock::time_point> last_activity = std::nullopt);
+
+    /// What `summary()` of a seat made by `open_foreign(spec, …, listing, last_activity)` shows
+    /// before it is opened: how the hub lists a foreign file it has not made a seat for yet.
+    [[nodiscard]] static SeatSummary listed_summary(
+        const SeatSpec& spec,
+        const ForeignListing& listing,
+        std::chrono::system_clock::time_point last_activity);
 
     /// The foreign file changed (a watch saw it): its new whole rows are read on the writer and
     /// published in order; a truncated or replaced file is opened again under a new epoch.

@@ -1,7 +1,15 @@
 // Unit tests of the listing rules of hub/claude_projects.hpp (pure: bytes in, listing out).
+#include "unit/conversation/fixtures.hpp"
+
+#include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/turns.hpp>
 #include <sluice/hub/claude_projects.hpp>
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace {
 
@@ -64,6 +72,75 @@ TEST(ClaudeProjectsListing, SessionFileNamesOnly) {
     EXPECT_FALSE(is_session_file_name(".jsonl"));
     EXPECT_FALSE(is_session_file_name("a b.jsonl"));
     EXPECT_EQ(foreign_seat_id("abc"), "c-abc");
+}
+
+// Turns as the full path counts them: Frame::parse of every line, then the turn scan.
+std::uint64_t full_count(const std::vector<std::string>& lines) {
+    sluice::TurnScan scan;
+    std::uint64_t n = 0;
+    for (const auto& line : lines) {
+        auto f = sluice::Frame::parse(line);
+        if (f && (*f)->is_frame() && scan.opens_turn(**f)) {
+            ++n;
+        }
+    }
+    return n;
+}
+
+TEST(ClaudeProjectsListing, CheapTurnCountMatchesTheFullScanOnEveryFixtureTranscript) {
+    std::size_t files = 0;
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(sluice::test::fixture_path(""))) {
+        if (!e.is_regular_file() || e.path().extension() != ".jsonl") {
+            continue;
+        }
+        ++files;
+        std::ifstream in(e.path(), std::ios::binary);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        const auto text = ss.str();
+        const auto lines = sluice::test::read_lines(e.path().string());
+        EXPECT_EQ(count_turns(text), full_count(lines)) << e.path();
+        // Row by row, each on a fresh scan: every row is classified as its full parse is.
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            ASSERT_EQ(count_turns(lines[i]), full_count({lines[i]})) << e.path() << ":" << i;
+        }
+    }
+    EXPECT_GE(files, 18U) << "the fixture transcripts";
+}
+
+TEST(ClaudeProjectsListing, CheapTurnCountReadsOddRowsAsTheFullParseDoes) {
+    const std::vector<std::string> rows{
+        R"({"type":"user","message":{"content":"typed"}})",
+        R"({"type":"user","message":{"content":"dup"},"message":"not an object"})",
+        R"({"type":"user","message":"x","message":{"content":"last wins"}})",
+        R"({"type":"user","message":{"content":[1,{"type":"text","text":"after a number"}]}})",
+        R"({"type":"user","message":{"content":[{"type":"text","text":"a","type":"image"}]}})",
+        R"({"type":"user","isMeta":1,"message":{"content":"meta as a number"}})",
+        R"({"type":"user","isSidechain":true,"message":{"content":"a sub-agent's"}})",
+        R"({"type":"user","parent_tool_use_id":"t1","message":{"content":"a sub-agent's"}})",
+        R"({"type":"user","parent_tool_use_id":"","message":{"content":"main"}})",
+        R"({"type":["user"],"message":{"content":"type not a string"}})",
+        R"({"message":{"content":"type after"},"type":"user"})",
+        R"({"type":"user","message":{"content":{"text":"content an object"}}})",
+        R"({"type":"user","message":{"content":"x"}} trailing)",
+        R"([{"type":"user","message":{"content":"an array"}}])",
+        R"({"type":"user","message":{"content":"\u005bescaped] note"}})",
+        R"({"type":"user","message":{"content":"<command-name>/x</command-name>"}})",
+        R"({"type":"user","message":{"content":"after a command"}})",
+        R"({"type":"system","subtype":"compact_boundary"})",
+        R"({"type":"user","message":{"content":"continuation"}})",
+        R"({"type":"assistant","message":{"content":)"
+        R"([{"type":"tool_use","name":"Skill","id":"s"}]}})",
+        R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"s"}]}})",
+        R"({"type":"user","message":{"content":"skill body"}})",
+        R"({"type":"user","message":{"content":"prompt again"}})"};
+    std::string all;
+    for (const auto& r : rows) {
+        EXPECT_EQ(count_turns(r), full_count({r})) << r;
+        all += r + "\n";
+    }
+    EXPECT_EQ(count_turns(all), full_count(rows));
 }
 
 } // namespace

@@ -1,0 +1,134 @@
+// Hub: the sub-agent transcripts of foreign seats, listed and paged on the writer.
+#include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/transcript.hpp>
+#include <sluice/conversation/window.hpp>
+#include <sluice/hub/hub.hpp>
+#include <sluice/hub/wire.hpp>
+
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+
+namespace sluice::hub {
+
+namespace net = boost::asio;
+
+namespace {
+
+// A page of an inline sub-agent's rows: those before `before` (default: all), newest first up
+// to the window's byte cap, as one group (a sub-agent's rows open no turn of their own).
+std::string inline_page(const std::vector<std::string>& rows, std::optional<std::uint64_t> before) {
+    std::vector<FramePtr> frames;
+    for (const auto& line : rows) {
+        if (auto f = Frame::parse(line); f && (*f)->is_frame()) {
+            frames.push_back(std::move(*f));
+        }
+    }
+    const auto end = std::min<std::uint64_t>(before.value_or(frames.size()), frames.size());
+    auto first = end;
+    std::uint64_t bytes = 0;
+    while (first > 0
+           && (first == end || bytes + frames[first - 1]->wire_bytes() <= CONVERSATION_CAP_BYTES)) {
+        bytes += frames[--first]->wire_bytes();
+    }
+    Page page;
+    if (end > 0) {
+        const auto lo = static_cast<std::ptrdiff_t>(first);
+        const auto hi = static_cast<std::ptrdiff_t>(end);
+        page.turns.push_back(PageTurn{first, {frames.begin() + lo, frames.begin() + hi}});
+    }
+    if (first > 0) {
+        page.cursor = first;
+    }
+    return wire::page_json(page);
+}
+
+} // namespace
+
+Result<std::filesystem::path> Hub::foreign_file(std::string_view id) {
+    {
+        std::lock_guard lock(mu_);
+        if (auto it = foreign_.find(std::string(id)); it != foreign_.end()) {
+            return it->second.file;
+        }
+    }
+    if (find(id)) {
+        return Failure::of(errc::conflict, "only a Claude Code session has sub-agents");
+    }
+    return Failure::of(errc::not_found, "no such seat: " + std::string(id));
+}
+
+template <class T>
+void Hub::on_writer(
+    std::function<Result<T>()> job,
+    const net::any_io_executor& ex,
+    std::function<void(Result<T>)> done) {
+    auto out = std::make_shared<std::optional<Result<T>>>();
+    const bool queued = writer_->submit(
+        [job = std::move(job), out]() {
+            out->emplace(job());
+            return boost::system::error_code{};
+        },
+        ex,
+        [out, done](boost::system::error_code) {
+            done(out->has_value() ? std::move(**out) : Result<T>(Failure::of(errc::io_error, "")));
+        });
+    if (!queued) {
+        net::post(ex, [done = std::move(done)]() {
+            done(Failure::of(errc::overloaded, "the disk queue is full; try again"));
+        });
+    }
+}
+
+void Hub::subagents(std::string_view id, const net::any_io_executor& ex, SubagentsDone done) {
+    auto file = foreign_file(id);
+    if (!file) {
+        net::post(ex, [done = std::move(done), f = file.error()]() { done(f); });
+        return;
+    }
+    on_writer<std::vector<Subagent>>(
+        [f = std::move(*file)]() -> Result<std::vector<Subagent>> { return list_subagents(f); },
+        ex,
+        std::move(done));
+}
+
+void Hub::subagent_history(
+    std::string_view id,
+    std::string_view agent,
+    std::optional<std::uint64_t> before,
+    std::size_t turns,
+    const net::any_io_executor& ex,
+    PageDone done) {
+    auto file = foreign_file(id);
+    if (!file) {
+        net::post(ex, [done = std::move(done), f = file.error()]() { done(f); });
+        return;
+    }
+    auto job =
+        [f = std::move(*file), a = std::string(agent), before, turns]() -> Result<std::string> {
+        if (auto rows = read_inline_subagent(f, a)) {
+            return inline_page(*rows, before);
+        }
+        auto p = find_subagent_file(f, a);
+        if (!p) {
+            return Failure::of(errc::not_found, "no such sub-agent: " + a);
+        }
+        TranscriptOptions o;
+        o.read_only = true;
+        o.follow = true; // a row still being written is waited for, never cut
+        o.write_index = false;
+        auto t = Transcript::open(*p, o);
+        if (!t) {
+            return Failure{t.error(), "cannot open " + p->string() + ": " + t.error().message()};
+        }
+        auto page = t->page(before.value_or(t->frame_count()), turns);
+        if (!page) {
+            return Failure{
+                page.error(), "cannot read " + p->string() + ": " + page.error().message()};
+        }
+        return wire::page_json(*page);
+    };
+    on_writer<std::string>(std::move(job), ex, std::move(done));
+}
+
+} // namespace sluice::hub
