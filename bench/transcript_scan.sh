@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Whole-file scans side by side in one run, on the generated 2.5 GiB transcript (the same bytes as
 # bench/transcript_window.sh): `cat FILE > /dev/null`, `sluice transcript turns`, `sluice
-# transcript index`, each three times from a warm page cache. Wall, MB/s, peak RSS.
+# transcript index`, each three times from a warm page cache, then once each with --full-parse
+# (every row parsed in full, the scan before the row scanner) and their outputs compared.
+# Wall, MB/s, peak RSS.
 # Usage: bench/transcript_scan.sh [path/to/sluice] [GiB] [workdir] [existing FILE to reuse]
 # A generated file lives in a temporary directory (default under /tmp), deleted on exit.
 set -euo pipefail
@@ -48,6 +50,14 @@ for i in 1 2 3; do
     # index writes FILE.sidx beside the file: a symlinked file gets its index in WORK.
     run "sluice transcript index #$i" "$SLUICE" transcript index "$FILE" --json
 done
+run "sluice transcript turns --full-parse (every row parsed, as before)" \
+    "$SLUICE" transcript turns "$FILE" --json --full-parse
+cmp -s "$WORK/out" "$WORK/turns.json" && echo "turns output: identical to --full-parse" \
+    || echo "turns output: DIFFERS from --full-parse"
+cp "$WORK/transcript.jsonl.sidx" "$WORK/fast.sidx"
+run "sluice transcript index --full-parse" "$SLUICE" transcript index "$FILE" --json --full-parse
+cmp -s "$WORK/transcript.jsonl.sidx" "$WORK/fast.sidx" && echo "FILE.sidx: identical to --full-parse" \
+    || echo "FILE.sidx: DIFFERS from --full-parse"
 echo
 echo "turns: $(python3 -c "import json; d=json.load(open('$WORK/turns.json')); print(d['total_frames'], 'frames,', len(d['openings']), 'openings')")"
 echo "index: $(cat "$WORK/out")"

@@ -210,7 +210,7 @@ result<Transcript> Transcript::open(std::filesystem::path path, TranscriptOption
         return r.error();
     }
     t.index_valid_ = t.load_index();
-    if (!t.index_valid_) {
+    if (!t.index_valid_ && t.options_.count_on_open) {
         if (auto r = t.count(); !r) {
             return r.error();
         }
@@ -596,7 +596,7 @@ result<void> Transcript::scan_file(
     std::string type;
     TurnFacts facts;
     while (auto l = r.next()) {
-        switch (rows.scan(l->text, type, facts)) {
+        switch (options_.row_scan ? rows.scan(l->text, type, facts) : RowKind::unsure) {
         case RowKind::frame:
             on_frame({pos, l->offset, line, scan.opens_turn(type, facts)});
             ++pos;
@@ -625,22 +625,7 @@ result<void> Transcript::scan_file(
     return {};
 }
 
-result<std::vector<std::uint64_t>> Transcript::openings() {
-    std::vector<std::uint64_t> out;
-    TurnScan scan;
-    std::uint64_t lines = 0;
-    auto r = scan_file(scan, lines, [&](const ScannedFrame& f) {
-        if (f.opens_turn) {
-            out.push_back(f.pos);
-        }
-    });
-    if (!r) {
-        return r.error();
-    }
-    return out;
-}
-
-result<void> Transcript::build_index() {
+result<void> Transcript::rescan() {
     bad_lines_.clear();
     bad_lines_total_ = 0;
     std::vector<Checkpoint> cps;
@@ -665,6 +650,25 @@ result<void> Transcript::build_index() {
     frames_ = frames;
     lines_ = lines;
     scan_ = scan;
+    return {};
+}
+
+result<std::vector<std::uint64_t>> Transcript::openings() {
+    if (auto r = rescan(); !r) {
+        return r.error();
+    }
+    std::vector<std::uint64_t> out;
+    out.reserve(openings_.size());
+    for (const auto& o : openings_) {
+        out.push_back(o.pos);
+    }
+    return out;
+}
+
+result<void> Transcript::build_index() {
+    if (auto r = rescan(); !r) {
+        return r.error();
+    }
     if (!index_writable()) {
         return options_.read_only ? make_error_code(errc::conflict) : result<void>{};
     }

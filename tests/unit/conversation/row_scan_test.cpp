@@ -158,8 +158,10 @@ TEST(RowScan, NeverTakesARowFrameParseRefuses) {
         R"({"type":"user","isSidechain":true,"isSidechain":false,"message":{"content":"hi"}})",
         R"({"type":"user","message":{"content":[{"type":"text","text":"<a>","text":"hi"}]}})",
         R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a"}]}})",
-        R"({"type":"assistant","message":{"content":[{"type":"tool_use","name":"Skill","id":1}]}})",
-        R"({"type":"assistant","message":{"content":[{"type":"tool_use","name":"Skill","id":"s"}]}})",
+        R"({"type":"assistant","message":{"content":[{"type":"tool_use","name":"Skill",)"
+        R"("id":1}]}})",
+        R"({"type":"assistant","message":{"content":[{"type":"tool_use","name":"Skill",)"
+        R"("id":"s"}]}})",
         R"({"type":"system","subtype":"compact_boundary"})",
         R"({"type":"user","isCompactSummary":true,"message":{"content":"x"}})",
         R"({"type":"user","isMeta":true,"message":{"content":"x"}})",
