@@ -70,7 +70,8 @@ struct BadLine {
 /// checkpoints every `TRANSCRIPT_CHECKPOINT_FRAMES` frames and the turn openings, each with its
 /// byte offset, so opening costs O(index) and a window or a page reads O(window) / O(page) bytes
 /// from the end. A transcript with no valid index (a foreign one) is counted once on open by a scan
-/// that reads every byte but parses none (the only O(file) step; numbering needs the count), and
+/// that reads every byte and builds no row (it sniffs each row's `type` and validates frame rows,
+/// simdjson first: the only O(file) step; numbering needs the count), and
 /// the index is then written unless read-only.
 ///
 /// @par Thread safety
