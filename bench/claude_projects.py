@@ -3,11 +3,13 @@
 large never-seen transcript (then again with its index kept), side by side with `tail -c` of the
 window's bytes.
 
-Usage: bench/claude_projects.py SLUICE_BINARY [FILES] [COPIES]
+Usage: bench/claude_projects.py SLUICE_BINARY [FILES] [COPIES | LARGE_FILE]
   FILES   session files to list (default 10000: 100 project folders of 100), hard links to two
-          fixture transcripts (13.5 KiB and 1 MiB), so the tree costs no disk
+          fixture transcripts (13.5 KiB and 1 MiB), so the tree costs no disk; 0 skips the listing
   COPIES  copies of the 1 MiB fixture concatenated into the large transcript (default 100:
           ~105 MB)
+  LARGE_FILE  an existing transcript to use as the large one instead (hard-linked into the tree,
+          e.g. the 2.5 GiB file bench/gen_transcript.py writes; same filesystem as the temp dir)
 Bounded: loopback only, one server at a time (ended at exit), temp dirs removed at exit.
 """
 import json
@@ -127,11 +129,15 @@ def large_connected(binary, copies):
         os.makedirs(projects)
         sid = "bbbbbbbb-0000-4000-8000-000000000000"
         big = os.path.join(projects, sid + ".jsonl")
-        with open(LARGE, "rb") as f:
-            chunk = f.read()
-        with open(big, "wb") as out:
-            for _ in range(copies):
-                out.write(chunk)
+        if isinstance(copies, str):
+            os.link(copies, big)
+        else:
+            with open(LARGE, "rb") as f:
+                chunk = f.read()
+            with open(big, "wb") as out:
+                for _ in range(copies):
+                    out.write(chunk)
+        subprocess.run(["cat", big], stdout=subprocess.DEVNULL, check=True)  # warm page cache
         size = os.path.getsize(big)
         data = os.path.join(tmp, "data")
         for run in ("never seen", "index kept"):
@@ -157,8 +163,16 @@ def large_connected(binary, copies):
             if line:
                 json.loads(line)
         t2 = time.monotonic()
+        part = os.path.join(tmp, "tail.jsonl")
+        with open(part, "wb") as out:
+            out.write(tail.split(b"\n", 1)[1] if b"\n" in tail else b"")
+        t3 = time.monotonic()
+        subprocess.run([binary, "transcript", "turns", part, "--json"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+        t4 = time.monotonic()
         print(f"tail -c {win['bytes']}: {t1 - t0:.2f} s; tail -c and json.loads of each line "
-              f"(Python): {t2 - t1:.2f} s")
+              f"(Python): {t2 - t1:.2f} s; sluice transcript turns of those bytes: "
+              f"{t4 - t3:.2f} s")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -169,8 +183,11 @@ def main():
         return 2
     binary = sys.argv[1]
     files = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
-    copies = int(sys.argv[3]) if len(sys.argv) > 3 else 100
-    listing(binary, files)
+    copies = 100
+    if len(sys.argv) > 3:
+        copies = sys.argv[3] if os.path.isfile(sys.argv[3]) else int(sys.argv[3])
+    if files > 0:
+        listing(binary, files)
     large_connected(binary, copies)
     return 0
 

@@ -38,7 +38,8 @@ struct TranscriptArgs {
     std::optional<std::uint64_t> cap_bytes;
     std::optional<std::uint64_t> before;
     std::size_t turns{SUBSCRIBE_TURNS};
-    bool strict{}; // fail at the first bad line instead of skipping it
+    bool strict{};     // fail at the first bad line instead of skipping it
+    bool full_parse{}; // turns/index: every row parsed in full (the scan before the row scanner)
 };
 
 // Exit status for bad input (missing file, not a transcript): one line on stderr, then 2.
@@ -88,8 +89,10 @@ bool looks_binary(const std::string& file) {
     return n > 0 && std::memchr(buf.data(), '\0', static_cast<std::size_t>(n)) != nullptr;
 }
 
-// Opens read-only (or not, for `index`), turning failures into the one-line error.
-std::optional<Transcript> open_or_report(const TranscriptArgs& a, bool read_only, int& status) {
+// Opens read-only (or not, for `index`), turning failures into the one-line error. `full_scan`:
+// the caller scans the whole file next (turns, index), which counts it: no count on open.
+std::optional<Transcript>
+open_or_report(const TranscriptArgs& a, bool read_only, int& status, bool full_scan = false) {
     auto log = spdlog::stderr_color_st("transcript");
     log->set_pattern("sluice: %v");
     spdlog::set_default_logger(log);
@@ -98,7 +101,12 @@ std::optional<Transcript> open_or_report(const TranscriptArgs& a, bool read_only
         status = fail(a.file + ":1", "a binary file, not JSONL");
         return std::nullopt;
     }
-    TranscriptOptions opts{.read_only = read_only, .write_index = !read_only, .strict = a.strict};
+    TranscriptOptions opts{
+        .read_only = read_only,
+        .write_index = !read_only,
+        .strict = a.strict,
+        .count_on_open = !full_scan,
+        .row_scan = !a.full_parse};
     if (::isatty(STDERR_FILENO) != 0) {
         opts.progress = draw_progress;
     }
@@ -214,7 +222,7 @@ int run_window(const TranscriptArgs& a) {
 
 int run_turns(const TranscriptArgs& a) {
     int status = 0;
-    auto t = open_or_report(a, true, status);
+    auto t = open_or_report(a, true, status, true);
     if (!t) {
         return status;
     }
@@ -271,7 +279,7 @@ int run_page(const TranscriptArgs& a) {
 
 int run_index(const TranscriptArgs& a) {
     int status = 0;
-    auto t = open_or_report(a, false, status);
+    auto t = open_or_report(a, false, status, true);
     if (!t) {
         return status;
     }
@@ -323,8 +331,15 @@ void add_transcript_command(CLI::App& app) {
     window->add_option("--cap-bytes", args->cap_bytes, "wire bytes kept (slack = cap/4)");
     (*nested)[window] = [args] { return run_window(*args); };
 
+    auto full_parse = [args](CLI::App* c) {
+        c->add_flag(
+            "--full-parse",
+            args->full_parse,
+            "parse every row in full, not only the turn scan's fields (slower; to compare)");
+    };
     auto* turns = sub->add_subcommand("turns", "Every turn opening");
     common(turns);
+    full_parse(turns);
     (*nested)[turns] = [args] { return run_turns(*args); };
 
     auto* page = sub->add_subcommand("page", "The newest turns before a cursor");
@@ -335,6 +350,7 @@ void add_transcript_command(CLI::App& app) {
 
     auto* index = sub->add_subcommand("index", "Build the sidecar index (FILE.sidx)");
     common(index);
+    full_parse(index);
     (*nested)[index] = [args] { return run_index(*args); };
 }
 

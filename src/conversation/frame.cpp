@@ -1,4 +1,6 @@
 // Frame: parsing, the counting writer, and the classification the turn scan reads.
+#include "classify.hpp"
+
 #include <sluice/conversation/frame.hpp>
 #include <sluice/core/assert.hpp>
 #include <sluice/core/error.hpp>
@@ -393,6 +395,10 @@ Frame::Frame(Key /*key*/, json::object row, bool keep_row)
     if (keep_row) {
         row_ = std::move(row);
     }
+}
+
+FrameRole detail::classify_user_text(std::string_view raw) {
+    return classify_text(raw);
 }
 
 boost::system::result<FramePtr> Frame::parse(std::string_view json_line) {

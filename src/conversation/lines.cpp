@@ -2,6 +2,7 @@
 #include "lines.hpp"
 
 #include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/row_scan.hpp>
 
 #include <boost/json/basic_parser_impl.hpp>
 
@@ -35,7 +36,9 @@ bool pread_all(int fd, char* dst, std::uint64_t n, std::uint64_t offset) {
 
 void Buffer::reshape(std::size_t from, std::size_t keep, std::size_t at, std::size_t size) {
     if (size > cap_) {
-        std::unique_ptr<char[]> grown(new char[size]); // no zero fill: every byte is read into
+        // No zero fill: every byte is read into; the padding past the end is zeroed once.
+        std::unique_ptr<char[]> grown(new char[size + ROW_SCAN_PADDING]);
+        std::memset(grown.get() + size, 0, ROW_SCAN_PADDING);
         if (keep > 0) {
             std::memcpy(grown.get() + at, data_.get() + from, keep);
         }

@@ -1,6 +1,8 @@
 // Private line readers over a file descriptor: forward in blocks, backward from an offset.
 #pragma once
 
+#include <sluice/conversation/row_scan.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -16,7 +18,8 @@ struct Line {
     std::uint64_t offset{}; ///< byte offset of its first byte
 };
 
-/// A byte buffer that grows without zero-filling and is reused across refills.
+/// A byte buffer that grows without zero-filling and is reused across refills. `ROW_SCAN_PADDING`
+/// readable bytes follow its end, so a line read into it can go to `RowScanner` in place.
 class Buffer {
 public:
     /// The bytes.
@@ -98,6 +101,13 @@ bool valid_json(std::string_view line) noexcept;
 /// this rule and the readers skip what fails to parse, so both number the same lines.
 inline bool is_frame_line(std::string_view line) noexcept {
     return sniff_is_frame(line) && valid_json(line);
+}
+
+/// `is_frame_line` with the validation done by `rows` where it can (simdjson's), else by
+/// Boost.JSON: the same answer, faster. `line` needs `ROW_SCAN_PADDING` readable bytes after it
+/// (a line of `ForwardLines` has them).
+inline bool is_frame_line(RowScanner& rows, std::string_view line) {
+    return sniff_is_frame(line) && (rows.valid(line) || valid_json(line));
 }
 
 /// Reads exactly `n` bytes at `offset`; false on error or short read.

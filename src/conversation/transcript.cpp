@@ -2,6 +2,7 @@
 #include "lines.hpp"
 
 #include <sluice/conversation/frame_ref.hpp>
+#include <sluice/conversation/row_scan.hpp>
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/error.hpp>
 #include <sluice/core/safe_write.hpp>
@@ -209,7 +210,7 @@ result<Transcript> Transcript::open(std::filesystem::path path, TranscriptOption
         return r.error();
     }
     t.index_valid_ = t.load_index();
-    if (!t.index_valid_) {
+    if (!t.index_valid_ && t.options_.count_on_open) {
         if (auto r = t.count(); !r) {
             return r.error();
         }
@@ -407,8 +408,9 @@ bool Transcript::load_index() {
     }
     // Catch up on rows appended after the index was last written (no parse: counting only).
     detail::ForwardLines r(fd_, mark->b, end_);
+    RowScanner rows;
     while (auto l = r.next()) {
-        if (detail::is_frame_line(l->text)) {
+        if (detail::is_frame_line(rows, l->text)) {
             note(frames_, l->offset, lines_, false);
             ++frames_;
         }
@@ -425,8 +427,9 @@ result<void> Transcript::count() {
     lines_ = 0;
     detail::ForwardLines r(fd_, 0, end_);
     ScanProgress progress(options_.progress, end_);
+    RowScanner rows; // validates most rows faster than Boost.JSON; the count is the same
     while (auto l = r.next()) {
-        if (detail::is_frame_line(l->text)) {
+        if (detail::is_frame_line(rows, l->text)) {
             note(frames_, l->offset, lines_, false);
             ++frames_;
         }
@@ -587,14 +590,30 @@ result<void> Transcript::scan_file(
     std::uint64_t line = 0;
     std::uint64_t pos = 0;
     ScanProgress progress(options_.progress, end_);
+    // Rows are read by the row scanner (validated, only the turn scan's fields read); a row it
+    // is not sure of (not JSON, too deep or large) is parsed in full, which reports it as before.
+    RowScanner rows;
+    std::string type;
+    TurnFacts facts;
     while (auto l = r.next()) {
-        auto f = parse_line(l->text, line);
-        if (!f) {
-            return f.error();
-        }
-        if (*f) {
-            on_frame({pos, l->offset, line, scan.opens_turn(**f)});
+        switch (options_.row_scan ? rows.scan(l->text, type, facts) : RowKind::unsure) {
+        case RowKind::frame:
+            on_frame({pos, l->offset, line, scan.opens_turn(type, facts)});
             ++pos;
+            break;
+        case RowKind::not_frame:
+            break;
+        case RowKind::unsure: {
+            auto f = parse_line(l->text, line);
+            if (!f) {
+                return f.error();
+            }
+            if (*f) {
+                on_frame({pos, l->offset, line, scan.opens_turn(**f)});
+                ++pos;
+            }
+            break;
+        }
         }
         ++line;
         progress.at(r.position());
@@ -606,22 +625,7 @@ result<void> Transcript::scan_file(
     return {};
 }
 
-result<std::vector<std::uint64_t>> Transcript::openings() {
-    std::vector<std::uint64_t> out;
-    TurnScan scan;
-    std::uint64_t lines = 0;
-    auto r = scan_file(scan, lines, [&](const ScannedFrame& f) {
-        if (f.opens_turn) {
-            out.push_back(f.pos);
-        }
-    });
-    if (!r) {
-        return r.error();
-    }
-    return out;
-}
-
-result<void> Transcript::build_index() {
+result<void> Transcript::rescan() {
     bad_lines_.clear();
     bad_lines_total_ = 0;
     std::vector<Checkpoint> cps;
@@ -646,6 +650,25 @@ result<void> Transcript::build_index() {
     frames_ = frames;
     lines_ = lines;
     scan_ = scan;
+    return {};
+}
+
+result<std::vector<std::uint64_t>> Transcript::openings() {
+    if (auto r = rescan(); !r) {
+        return r.error();
+    }
+    std::vector<std::uint64_t> out;
+    out.reserve(openings_.size());
+    for (const auto& o : openings_) {
+        out.push_back(o.pos);
+    }
+    return out;
+}
+
+result<void> Transcript::build_index() {
+    if (auto r = rescan(); !r) {
+        return r.error();
+    }
     if (!index_writable()) {
         return options_.read_only ? make_error_code(errc::conflict) : result<void>{};
     }

@@ -7,9 +7,16 @@
 namespace sluice {
 
 bool TurnScan::opens_turn(const Frame& f) {
+    if (!f.is_frame()) {
+        ++fed_;
+        return false;
+    }
+    return opens_turn(f.type(), f.facts());
+}
+
+bool TurnScan::opens_turn(std::string_view type, const TurnFacts& t) {
     ++fed_;
-    const TurnFacts& t = f.facts();
-    if (t.subagent || !f.is_frame()) {
+    if (t.subagent || !is_frame_type(type)) {
         return false; // sub-agent frames interleave inline; they never touch the main state
     }
     const bool after_command = std::exchange(after_command_, false);
@@ -20,7 +27,7 @@ bool TurnScan::opens_turn(const Frame& f) {
         in_tool_ = false;
         return false;
     case FrameRole::other:
-        if (f.type() == "assistant") {
+        if (type == "assistant") {
             after_boundary_ = false;
             in_tool_ = t.tool_call;
             skill_calls_.insert(skill_calls_.end(), t.skill_calls.begin(), t.skill_calls.end());

@@ -37,6 +37,15 @@ struct TranscriptOptions {
     /// Where the sidecar index lives (empty: `<file>.sidx`, beside it). When set, the index is
     /// kept there even when `read_only` (a foreign file: the file itself is never written).
     std::filesystem::path index_file{};
+    /// Count a transcript with no valid index on open (a scan of every byte). False is for a
+    /// caller whose next call is `openings` or `build_index`, which count it as they scan: until
+    /// then such a transcript reads as empty (no frames, no lines). A valid index is loaded either
+    /// way.
+    bool count_on_open{true};
+    /// Whole-file scans (`openings`, `build_index`) read rows with `RowScanner` (only the turn
+    /// scan's fields); false parses every row in full with `Frame::parse`, as before it (the same
+    /// result, slower: kept to compare the two).
+    bool row_scan{true};
     /// Another process appends to the file (a foreign transcript, read-only): a last piece with
     /// no newline is a line still being written — neither counted nor cut, waited for; `refresh`
     /// takes it once its newline is there.
@@ -61,7 +70,8 @@ struct BadLine {
 /// checkpoints every `TRANSCRIPT_CHECKPOINT_FRAMES` frames and the turn openings, each with its
 /// byte offset, so opening costs O(index) and a window or a page reads O(window) / O(page) bytes
 /// from the end. A transcript with no valid index (a foreign one) is counted once on open by a scan
-/// that reads every byte but parses none (the only O(file) step; numbering needs the count), and
+/// that reads every byte and builds no row (it sniffs each row's `type` and validates frame rows,
+/// simdjson first: the only O(file) step; numbering needs the count), and
 /// the index is then written unless read-only.
 ///
 /// @par Thread safety
@@ -144,7 +154,8 @@ public:
     /// @return `errc::io_error` on a failed or short read.
     boost::system::result<std::string> read_bytes(std::uint64_t offset, std::uint64_t n) const;
 
-    /// Every turn opening (positions), by a full forward scan: O(file).
+    /// Every turn opening (positions), by a full forward scan: O(file). The scan also recounts
+    /// the transcript (frames, lines, checkpoints, bad lines), as `build_index` does, unwritten.
     boost::system::result<std::vector<std::uint64_t>> openings();
 
     /// Rebuilds the index by a full forward scan (with turn openings) and writes it.
@@ -196,6 +207,8 @@ private:
         TurnScan& scan,
         std::uint64_t& lines,
         const std::function<void(const ScannedFrame&)>& on_frame);
+    /// The full scan of `openings` and `build_index`: recounts everything, writes nothing.
+    boost::system::result<void> rescan();
     Checkpoint anchor_at_or_after(std::uint64_t pos) const;
     std::filesystem::path index_file() const;
     bool index_writable() const noexcept;

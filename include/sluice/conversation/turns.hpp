@@ -4,6 +4,7 @@
 #include <sluice/conversation/frame.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sluice {
@@ -32,6 +33,10 @@ class TurnScan {
 public:
     /// Feeds the next frame; @return whether it opens a turn.
     bool opens_turn(const Frame& f);
+
+    /// Feeds the next frame by its `type` and facts (what `RowScanner` reads of a row, without
+    /// the frame); answers as the `Frame` overload does for a frame with them.
+    bool opens_turn(std::string_view type, const TurnFacts& facts);
 
     /// Number of frames fed so far.
     std::uint64_t fed() const noexcept { return fed_; }
