@@ -227,10 +227,7 @@ void classify_user(const json::object& row, TurnFacts& f) {
     if (!content->is_array()) {
         return;
     }
-    bool prompt = false;
-    bool command = false;
-    bool continuation = false;
-    bool image = false;
+    detail::UserBlocks seen;
     for (const auto& b : content->get_array()) {
         if (!b.is_object()) {
             return; // not a content block: malformed
@@ -241,35 +238,12 @@ void classify_user(const json::object& row, TurnFacts& f) {
             f.role = FrameRole::tool_result;
             f.results_for.emplace_back(str_at(block, "tool_use_id"));
         } else if (type == "text") {
-            switch (classify_text(str_at(block, "text"))) {
-            case FrameRole::prompt:
-                prompt = true;
-                break;
-            case FrameRole::command:
-                command = true;
-                break;
-            case FrameRole::continuation:
-                continuation = true;
-                break;
-            default:
-                break;
-            }
+            seen.text(str_at(block, "text"));
         } else if (type == "image") {
-            image = true;
+            seen.image();
         }
     }
-    if (f.role == FrameRole::tool_result) {
-        return;
-    }
-    if (command) {
-        f.role = FrameRole::command;
-    } else if (prompt) {
-        f.role = FrameRole::prompt;
-    } else if (continuation) {
-        f.role = FrameRole::continuation;
-    } else if (image) {
-        f.role = FrameRole::image;
-    }
+    seen.settle(f);
 }
 
 void classify_assistant(const json::object& row, TurnFacts& f) {
@@ -399,6 +373,37 @@ Frame::Frame(Key /*key*/, json::object row, bool keep_row)
 
 FrameRole detail::classify_user_text(std::string_view raw) {
     return classify_text(raw);
+}
+
+void detail::UserBlocks::text(std::string_view raw) {
+    switch (classify_text(raw)) {
+    case FrameRole::prompt:
+        prompt_ = true;
+        break;
+    case FrameRole::command:
+        command_ = true;
+        break;
+    case FrameRole::continuation:
+        continuation_ = true;
+        break;
+    default:
+        break;
+    }
+}
+
+void detail::UserBlocks::settle(TurnFacts& f) const noexcept {
+    if (f.role == FrameRole::tool_result) {
+        return;
+    }
+    if (command_) {
+        f.role = FrameRole::command;
+    } else if (prompt_) {
+        f.role = FrameRole::prompt;
+    } else if (continuation_) {
+        f.role = FrameRole::continuation;
+    } else if (image_) {
+        f.role = FrameRole::image;
+    }
 }
 
 boost::system::result<FramePtr> Frame::parse(std::string_view json_line) {

@@ -100,10 +100,7 @@ void classify_user(const TopFields& t, TurnFacts& f) {
     if (!content->is_array()) {
         return;
     }
-    bool prompt = false;
-    bool command = false;
-    bool continuation = false;
-    bool image = false;
+    detail::UserBlocks seen;
     const dom::array blocks = content->get_array().value_unsafe(); // named: outlives the loop
     for (const auto b : blocks) {
         if (!b.is_object()) {
@@ -128,35 +125,12 @@ void classify_user(const TopFields& t, TurnFacts& f) {
             f.role = FrameRole::tool_result;
             f.results_for.emplace_back(str_of(id));
         } else if (kind == "text") {
-            switch (detail::classify_user_text(str_of(text))) {
-            case FrameRole::prompt:
-                prompt = true;
-                break;
-            case FrameRole::command:
-                command = true;
-                break;
-            case FrameRole::continuation:
-                continuation = true;
-                break;
-            default:
-                break;
-            }
+            seen.text(str_of(text));
         } else if (kind == "image") {
-            image = true;
+            seen.image();
         }
     }
-    if (f.role == FrameRole::tool_result) {
-        return;
-    }
-    if (command) {
-        f.role = FrameRole::command;
-    } else if (prompt) {
-        f.role = FrameRole::prompt;
-    } else if (continuation) {
-        f.role = FrameRole::continuation;
-    } else if (image) {
-        f.role = FrameRole::image;
-    }
+    seen.settle(f);
 }
 
 // As Frame's classify_assistant, over the DOM.
