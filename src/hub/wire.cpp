@@ -180,8 +180,17 @@ std::string turn_json(std::uint64_t turn, std::string_view state, std::string_vi
     return s;
 }
 
+// Appends `{"seq":<seq>,"row":` to `out`.
+static void append_frame_data_head(std::string& out, std::uint64_t seq) {
+    out += R"({"seq":)";
+    out += std::to_string(seq);
+    out += R"(,"row":)";
+}
+
 std::string frame_data_head(std::uint64_t seq) {
-    return R"({"seq":)" + std::to_string(seq) + R"(,"row":)";
+    std::string s;
+    append_frame_data_head(s, seq);
+    return s;
 }
 
 std::string frame_data(std::uint64_t seq, std::string_view row_json) {
@@ -274,9 +283,7 @@ SsePlaced sse_append(const OutEvent& ev, std::string& heads) {
     heads += "\ndata: ";
     if (ev.kind == OutEvent::Kind::frame) {
         static constexpr std::string_view FRAME_TAIL = "}\n\n";
-        heads += R"({"seq":)";
-        heads += std::to_string(ev.seq);
-        heads += R"(,"row":)";
+        append_frame_data_head(heads, ev.seq);
         if (ev.frame) {
             p.body = ev.frame->json();
         }
@@ -334,7 +341,7 @@ Pieces ws_pieces(const OutEvent& ev) {
     p.head += R"(,"data":)";
     if (ev.kind == OutEvent::Kind::frame) {
         static constexpr std::string_view FRAME_TAIL = "}}";
-        p.head += frame_data_head(ev.seq);
+        append_frame_data_head(p.head, ev.seq);
         if (ev.frame) {
             p.body = ev.frame->json();
         } else {

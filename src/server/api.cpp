@@ -608,6 +608,16 @@ net::awaitable<Response> reset_route(const Request& req, const std::shared_ptr<h
             {"archived", "transcript." + before + ".jsonl"}}));
 }
 
+// `?before=&turns=` of a history request (its own or a sub-agent's), as the WebSocket `more`
+// op reads them: the refusal, or nothing when `out` is set.
+std::optional<Refusal> more_from_query(const boost::urls::url_view& url, MoreOp& out) {
+    const auto b = query_param(url, "before");
+    const auto t = query_param(url, "turns");
+    const json::value bv = b ? query_value(*b) : json::value(nullptr);
+    const json::value tv = t ? query_value(*t) : json::value(nullptr);
+    return validate_more(b ? &bv : nullptr, t ? &tv : nullptr, out);
+}
+
 // GET /v1/seats/{id}/history?before=&turns=: a page of whole turns, shared by every client
 // asking for the same one.
 net::awaitable<Response> history_route(
@@ -615,12 +625,8 @@ net::awaitable<Response> history_route(
     if (req.method() != http::verb::get) {
         co_return method_not_allowed(req, "GET");
     }
-    const auto b = query_param(url, "before");
-    const auto t = query_param(url, "turns");
-    const json::value bv = b ? query_value(*b) : json::value(nullptr);
-    const json::value tv = t ? query_value(*t) : json::value(nullptr);
     MoreOp more;
-    if (auto refused = validate_more(b ? &bv : nullptr, t ? &tv : nullptr, more)) {
+    if (auto refused = more_from_query(url, more)) {
         co_return bad(req, *refused);
     }
     auto read = read_history(seat, more.before, more.turns); // named: GCC 12 co_await
@@ -682,12 +688,8 @@ net::awaitable<Response> subagent_routes(
         co_return error_response(
             req, make_error_code(errc::not_found), "no such route: " + std::string(url.path()));
     }
-    const auto b = query_param(url, "before");
-    const auto t = query_param(url, "turns");
-    const json::value bv = b ? query_value(*b) : json::value(nullptr);
-    const json::value tv = t ? query_value(*t) : json::value(nullptr);
     MoreOp more;
-    if (auto refused = validate_more(b ? &bv : nullptr, t ? &tv : nullptr, more)) {
+    if (auto refused = more_from_query(url, more)) {
         co_return bad(req, *refused);
     }
     const auto& agent = parts[4];
