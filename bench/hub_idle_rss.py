@@ -21,7 +21,7 @@ from sluice_bench import rss_kib
 
 async def subscribe(port, seat, ready):
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET /v1/seats/{seat}/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".encode())
+    writer.write(f"GET /v1/seats/{seat}/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n".encode())
     await writer.drain()
     buf = b""
     while b"event: connected" not in buf:
@@ -45,6 +45,10 @@ async def main():
             resource.RLIMIT_NOFILE, (min(hard, n + 1000), hard)))
     try:
         line = proc.stdout.readline()
+        while "listening on" not in line:  # start-up log lines (descriptor limit) come first
+            if not line:
+                raise RuntimeError("the hub ended before it listened")
+            line = proc.stdout.readline()
         port = int(line.strip().rsplit(":", 1)[1])
         req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/seats", data=b'{"name":"rss"}', method="POST",
                                      headers={"Content-Type": "application/json"})

@@ -2,6 +2,7 @@
 #include "classify.hpp"
 
 #include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/frame_ref.hpp>
 #include <sluice/core/assert.hpp>
 #include <sluice/core/error.hpp>
 
@@ -366,7 +367,11 @@ Frame::Frame(Key /*key*/, json::object row, bool keep_row)
             }
         }
     }
-    if (keep_row) {
+    // An oversize frame keeps its object whatever it was built by: the one thing done with it
+    // next is cutting its reference form (held_form), which reads the object; dropping it here
+    // only to parse the megabytes back there cost a second parse of every such row.
+    if (keep_row || wire_bytes_ > FRAME_INLINE_MAX_BYTES) {
+        row_kept_ = true;
         row_ = std::move(row);
     }
 }

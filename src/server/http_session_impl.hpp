@@ -4,6 +4,7 @@
 #pragma once
 
 #include "impl.hpp"
+#include "sse_stream.hpp"
 #include "streams_impl.hpp"
 
 #include <sluice/server/errors.hpp>
@@ -203,9 +204,15 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
             buffer.clear();
             buffer.shrink_to_fit();
             req = {};
+            // The stream and the ticket go to the subscription's own handler chain, and this
+            // session ends: its frame is not kept for the life of the stream.
             SubscribeOptions opt{std::move(last), cancel_on_disconnect};
-            auto body = stream_detail::sse_on_strand(*s, seat, stream, std::move(opt), ticket);
-            co_await stream_detail::on_seat_strand(std::move(seat), "SSE", std::move(body));
+            stream_detail::start_sse(
+                std::move(s),
+                std::move(seat),
+                std::move(stream),
+                std::move(opt),
+                std::move(ticket));
             co_return;
         }
         Response res = co_await handle_api(*s, req, *url);

@@ -56,7 +56,9 @@ struct TurnFacts {
 /// A frame built by `parse` keeps its compact JSON and the facts the scan needs; its JSON object
 /// (`row()`) is materialized again on first use, so a window of parsed frames costs about its
 /// wire bytes in memory. A frame built by `from_row` keeps the object it was given;
-/// `from_row_compact` keeps only the JSON, as `parse` does.
+/// `from_row_compact` keeps only the JSON, as `parse` does. A frame heavier than
+/// FRAME_INLINE_MAX_BYTES keeps its object however it was built: it is about to be cut to its
+/// reference form (`held_form`), which reads it, and is not held itself.
 ///
 /// @par Thread safety
 /// Immutable after construction: safe to share and read from any thread (`row()` materializes
@@ -78,6 +80,9 @@ public:
 
     /// The row as a JSON object.
     const boost::json::object& row() const;
+
+    /// Whether the object is held beside the JSON (`row()` then parses nothing).
+    [[nodiscard]] bool keeps_row() const noexcept { return row_kept_; }
 
     /// The row as compact JSON, serialized once.
     std::string_view json() const noexcept { return json_; }

@@ -32,12 +32,13 @@ inline constexpr RelayLimits SUBSCRIBER_PREVIEW_LIMITS{
 /// its preview lane (at most SUBSCRIBER_PREVIEW_LIMITS.retained_budget, 64 KiB), its turn-state
 /// queue (at most SUBSCRIBER_CONTROL_CAP short strings, ~25 KiB), the batch its writer is
 /// blocked on (at most SUBSCRIBER_BATCH_FRAMES events: an owned head of ~80 bytes each and a
-/// reference to a shared frame or page, never a copy), and its coroutine frames and stream
-/// (a few KiB). Pages and frames are shared: a page is built once per window version (see
-/// SharedPage) and a frame once, so what a stalled client pins is at most the page version it
-/// was sent, which the write timeout (ServerConfig::write_timeout) bounds in time.
-/// Basis: the sums above; measured by bench/edges_rss.py (bench/RESULTS.md: 40 non-reading
-/// clients on a 26 MB window).
+/// reference to a shared frame or page, never a copy), and its stream: for SSE a chain of
+/// completion handlers with one read, one wait and one write in flight (~4.9 KB per idle
+/// subscriber in all, bench/hub_idle_rss.py), for WebSocket its coroutine frames (a few KiB). Pages
+/// and frames are shared: a page is built once per window version (see SharedPage) and a frame
+/// once, so what a stalled client pins is at most the page version it was sent, which the write
+/// timeout (ServerConfig::write_timeout) bounds in time. Basis: the sums above; measured by
+/// bench/edges_rss.py (bench/RESULTS.md: 40 non-reading clients on a 26 MB window).
 inline constexpr std::size_t SUBSCRIBER_IDLE_BYTES = 128 * 1024;
 
 /// Most frames (and most previews) handed to a subscriber's writer in one batch.

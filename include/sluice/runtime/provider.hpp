@@ -31,9 +31,11 @@ inline constexpr std::size_t ASSEMBLED_BLOCK_MAX_BYTES = 4 * 1024 * 1024;
 /// stream of new blocks is bounded too). Basis: four blocks at the limit.
 inline constexpr std::size_t ASSEMBLED_MESSAGE_MAX_BYTES = 4 * ASSEMBLED_BLOCK_MAX_BYTES;
 
-/// The failure message for a block or tool input past ASSEMBLED_BLOCK_MAX_BYTES.
+/// The failure message for a block or tool input past ASSEMBLED_BLOCK_MAX_BYTES, or (with
+/// `whole_message`) for a response whose blocks together passed ASSEMBLED_MESSAGE_MAX_BYTES:
+/// it names the limit that was passed.
 /// @param what e.g. "anthropic: text block 0".
-std::string assembled_block_too_large(std::string_view what);
+std::string assembled_block_too_large(std::string_view what, bool whole_message = false);
 
 /// A tool the model may call, as offered in a request.
 struct ToolSpec {

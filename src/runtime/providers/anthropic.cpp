@@ -217,12 +217,16 @@ private:
         return true;
     }
 
-    detail::EventVerdict too_large(const json::object& obj, std::string_view what) {
+    detail::EventVerdict
+    too_large(const json::object& obj, std::string_view what, bool whole_message = false) {
         failure_.set(
             errc::payload_too_large,
             assembled_block_too_large(
-                "anthropic: " + std::string(what) + " of block "
-                + std::to_string(detail::count_of(obj, "index"))));
+                "anthropic: " + std::string(what)
+                    + (whole_message
+                           ? std::string()
+                           : " of block " + std::to_string(detail::count_of(obj, "index"))),
+                whole_message));
         return detail::EventVerdict::stop;
     }
 
@@ -239,7 +243,7 @@ private:
                       + detail::string_of(delta, "signature").size()
                       + detail::string_of(delta, "partial_json").size();
         if (assembled_ > ASSEMBLED_MESSAGE_MAX_BYTES) {
-            return too_large(obj, "the message (all its blocks)");
+            return too_large(obj, "the message (all its blocks)", /*whole_message=*/true);
         }
         if (kind == "text_delta") {
             const auto t = detail::string_of(delta, "text");

@@ -154,11 +154,14 @@ private:
     // fails (payload_too_large) and the stream stops.
     bool fits(std::string& into, std::string_view piece, std::string_view what) {
         assembled_ += piece.size();
-        if (into.size() + piece.size() > ASSEMBLED_BLOCK_MAX_BYTES
-            || assembled_ > ASSEMBLED_MESSAGE_MAX_BYTES) {
+        const bool whole = assembled_ > ASSEMBLED_MESSAGE_MAX_BYTES;
+        if (into.size() + piece.size() > ASSEMBLED_BLOCK_MAX_BYTES || whole) {
             failure_.set(
                 errc::payload_too_large,
-                assembled_block_too_large(std::string("openai: ") + std::string(what)));
+                assembled_block_too_large(
+                    whole ? std::string("openai: the message (all its choices' pieces)")
+                          : std::string("openai: ") + std::string(what),
+                    whole));
             too_large_ = true;
             return false;
         }

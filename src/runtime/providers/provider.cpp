@@ -63,10 +63,12 @@ std::unique_ptr<Provider> make_provider(const ProviderConfig& config) {
         "unknown provider '" + config.kind + "' (known: anthropic, openai, scripted)");
 }
 
-std::string assembled_block_too_large(std::string_view what) {
-    return std::string(what) + " is over the assembly limit ("
-           + std::to_string(ASSEMBLED_BLOCK_MAX_BYTES) + " bytes, ASSEMBLED_BLOCK_MAX_BYTES); the "
-           + "response was stopped";
+std::string assembled_block_too_large(std::string_view what, bool whole_message) {
+    const std::size_t limit =
+        whole_message ? ASSEMBLED_MESSAGE_MAX_BYTES : ASSEMBLED_BLOCK_MAX_BYTES;
+    const char* name = whole_message ? "ASSEMBLED_MESSAGE_MAX_BYTES" : "ASSEMBLED_BLOCK_MAX_BYTES";
+    return std::string(what) + " is over the assembly limit (" + std::to_string(limit) + " bytes, "
+           + name + "); the response was stopped";
 }
 
 } // namespace sluice::runtime

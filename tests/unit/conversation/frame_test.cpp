@@ -2,6 +2,7 @@
 #include "unit/conversation/fixtures.hpp"
 
 #include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/frame_ref.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -56,6 +57,26 @@ TEST(Frame, ACompactFrameEqualsAKeptOne) {
     EXPECT_EQ(compact->facts().tool_call, kept->facts().tool_call);
     EXPECT_TRUE(compact->facts().tool_call);
     EXPECT_EQ(compact->row(), kept->row());
+}
+
+TEST(Frame, AnOversizeFrameKeepsItsObjectForItsReferenceForm) {
+    // A compact frame lets its object go; one over FRAME_INLINE_MAX_BYTES keeps it, built or
+    // parsed, so cutting its reference form does not parse the megabytes a second time.
+    auto row = boost::json::parse(R"({"type":"user","message":{"role":"user","content":[)"
+                                  R"({"type":"tool_result","tool_use_id":"t","content":""}]}})")
+                   .as_object();
+    EXPECT_FALSE(Frame::from_row_compact(row)->keeps_row());
+    row["message"].as_object()["content"].as_array()[0].as_object()["content"] =
+        std::string(sluice::FRAME_INLINE_MAX_BYTES + 1, 'x');
+    const auto big = Frame::from_row_compact(row);
+    EXPECT_TRUE(big->keeps_row());
+    EXPECT_EQ(big->row(), row);
+    const auto parsed = Frame::parse(big->json());
+    ASSERT_TRUE(parsed);
+    EXPECT_TRUE((*parsed)->keeps_row());
+    const auto held = sluice::held_form(big);
+    EXPECT_LE(held->wire_bytes(), sluice::FRAME_INLINE_MAX_BYTES);
+    EXPECT_TRUE(sluice::is_reference_form(*held));
 }
 
 TEST(Frame, FrameTypesAreTheFourConversationTypes) {

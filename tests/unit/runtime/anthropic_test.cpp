@@ -567,4 +567,41 @@ TEST(AnthropicProvider, StopsABlockOrToolInputPastTheAssemblyLimit) {
     }
 }
 
+TEST(AnthropicProvider, StopsAnEndlessRunOfBlocksAtTheMessageLimitAndNamesIt) {
+    // Blocks each under ASSEMBLED_BLOCK_MAX_BYTES, together past ASSEMBLED_MESSAGE_MAX_BYTES:
+    // the failure names the message limit (it named the block limit's number before).
+    const std::string piece(64 * 1024, 'x');
+    const std::size_t per_block = runtime::ASSEMBLED_BLOCK_MAX_BYTES / 2 / piece.size();
+    const std::size_t blocks =
+        runtime::ASSEMBLED_MESSAGE_MAX_BYTES / (per_block * piece.size()) + 2;
+    std::string body =
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":"
+        "\"m\",\"usage\":{}}}\n\n";
+    for (std::size_t b = 0; b < blocks; ++b) {
+        const std::string index = std::to_string(b);
+        body += "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+                "\"index\":"
+                + index + ",\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
+        for (std::size_t i = 0; i < per_block; ++i) {
+            body += "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+                    "\"index\":"
+                    + index + ",\"delta\":{\"type\":\"text_delta\",\"text\":\"" + piece
+                    + "\"}}\n\n";
+        }
+    }
+    std::string error;
+    const auto r = runtime::decode_anthropic_stream(
+        body, body.size(), [](StreamEvent) {}, error);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::payload_too_large);
+    EXPECT_NE(error.find("the message (all its blocks)"), std::string::npos) << error;
+    EXPECT_NE(
+        error.find(
+            std::to_string(runtime::ASSEMBLED_MESSAGE_MAX_BYTES)
+            + " bytes, "
+              "ASSEMBLED_MESSAGE_MAX_BYTES"),
+        std::string::npos)
+        << error;
+}
+
 } // namespace
