@@ -308,7 +308,9 @@ window.sluiceRender = (() => {
     btn.addEventListener('click', async () => {
       btn.disabled = true;
       try {
-        const whole = await window.sluiceApi.api('GET', `/v1/seats/${encodeURIComponent(v.id)}/frames/${seq}`);
+        // The epoch the seq belongs to: a seat whose conversation was replaced answers 409.
+        const epoch = v.epoch != null ? `?epoch=${encodeURIComponent(v.epoch)}` : '';
+        const whole = await window.sluiceApi.api('GET', `/v1/seats/${encodeURIComponent(v.id)}/frames/${seq}${epoch}`);
         const frame = note.closest('.frame');
         if (frame) frame.replaceWith(renderFrame(v, seq, whole, section));
       } catch (e) {

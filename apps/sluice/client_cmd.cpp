@@ -121,11 +121,18 @@ bool is_reference_form(const json::value& row) {
     return row.is_object() && row.as_object().contains("sluice_ref");
 }
 
+// The epoch of an event id "<epoch>:<seq>" ("" when there is none).
+std::string_view epoch_of(std::string_view id) {
+    const auto colon = id.find(':');
+    return colon == std::string_view::npos ? std::string_view{} : id.substr(0, colon);
+}
+
 // The row to show for frame `seq`: a reference form is fetched whole with `full` (else a hint
 // goes to stderr and the cut form is shown). `failed` is set when the fetch fails.
 json::value shown_row(
     const ClientOptions& o,
     const std::string& seat,
+    std::string_view epoch,
     std::uint64_t seq,
     json::value row,
     bool full,
@@ -134,7 +141,13 @@ json::value shown_row(
         return row;
     }
     if (full) {
-        if (auto whole = call(o, "GET", "/v1/seats/" + seat + "/frames/" + std::to_string(seq))) {
+        // The epoch the seq was seen in: a seat whose conversation was replaced since answers
+        // 409, never another conversation's frame at that position.
+        auto target = "/v1/seats/" + seat + "/frames/" + std::to_string(seq);
+        if (!epoch.empty()) {
+            target += "?epoch=" + std::string(epoch);
+        }
+        if (auto whole = call(o, "GET", target)) {
             return std::move(*whole);
         }
         failed = true;
@@ -460,7 +473,7 @@ public:
             return true;
         }
         if (e.type == "frame") {
-            return on_frame(json::parse(e.data));
+            return on_frame(json::parse(e.data), epoch_of(e.id));
         }
         if (e.type == "connected" || e.type == "resumed") {
             return on_connected(json::parse(e.data));
@@ -474,10 +487,16 @@ public:
 private:
     // The frame is the truth: print whatever the previews missed (dropped or superseded), so
     // the answer on the terminal is always complete.
-    bool on_frame(const json::value& v) {
+    bool on_frame(const json::value& v, std::string_view epoch) {
         bool fetch_failed = false;
         const auto row = shown_row(
-            o_, seat_, v.at("seq").to_number<std::uint64_t>(), v.at("row"), full_, fetch_failed);
+            o_,
+            seat_,
+            epoch,
+            v.at("seq").to_number<std::uint64_t>(),
+            v.at("row"),
+            full_,
+            fetch_failed);
         if (fetch_failed) {
             status = 1;
         }
@@ -690,13 +709,14 @@ int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews, boo
             if (e.type == "frame") {
                 auto v = json::parse(e.data);
                 const auto seq = v.at("seq").to_number<std::uint64_t>();
-                const auto row = shown_row(o, seat, seq, v.at("row"), full, failed);
+                const auto row = shown_row(o, seat, epoch_of(e.id), seq, v.at("row"), full, failed);
                 std::printf("%s\n", json::serialize(row).c_str());
             } else if (e.type == "connected") {
                 auto v = json::parse(e.data);
                 auto seq = v.at("window").at("first").to_number<std::uint64_t>();
+                const std::string epoch(v.at("epoch").as_string());
                 for (const auto& f : v.at("window").at("frames").as_array()) {
-                    const auto row = shown_row(o, seat, seq++, f, full, failed);
+                    const auto row = shown_row(o, seat, epoch, seq++, f, full, failed);
                     std::printf("%s\n", json::serialize(row).c_str());
                 }
             } else if (previews && (e.type == "preview" || e.type == "gap" || e.type == "turn")) {

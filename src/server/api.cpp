@@ -454,10 +454,15 @@ net::awaitable<Response> permission_route(
         json::serialize(json::object{{"resolved", parts[4]}, {"behavior", behavior}, {"by", by}}));
 }
 
-// GET /v1/seats/{id}/frames/{seq}: the whole frame from the transcript (an oversize frame's
-// full form), shared, with Range.
-net::awaitable<Response>
-frame_route(const Request& req, const std::shared_ptr<hub::Seat>& seat, const std::string& n) {
+// GET /v1/seats/{id}/frames/{seq}[?epoch=E]: the whole frame from the transcript (an oversize
+// frame's full form), shared, with Range. A seq names a frame within one epoch only: with
+// `epoch` (the client's, from the event id it saw the seq in) a seat that has moved to another
+// epoch answers 409 instead of another conversation's frame at that position.
+net::awaitable<Response> frame_route(
+    const Request& req,
+    const boost::urls::url_view& url,
+    const std::shared_ptr<hub::Seat>& seat,
+    const std::string& n) {
     if (req.method() != http::verb::get) {
         co_return method_not_allowed(req, "GET");
     }
@@ -466,7 +471,17 @@ frame_route(const Request& req, const std::shared_ptr<hub::Seat>& seat, const st
     if (auto [p, ec] = std::from_chars(n.data(), end, seq); ec != std::errc{} || p != end) {
         co_return bad(req, "a frame is named by its position (a non-negative integer)");
     }
-    const auto read_frame = [seat, seq] { return seat->frame_text(seq); };
+    const auto read_frame = [seat, seq, epoch = query_param(url, "epoch")]()
+        -> hub::Result<std::shared_ptr<const std::string>> {
+        if (epoch && *epoch != seat->epoch()) {
+            return hub::Failure::of(
+                errc::conflict,
+                "frame " + std::to_string(seq) + " of epoch " + *epoch
+                    + " is not this seat's any more: its conversation was replaced (epoch "
+                    + seat->epoch() + " now)");
+        }
+        return seat->frame_text(seq);
+    };
     auto text = co_await on_seat(*seat, read_frame);
     if (!text) {
         co_return error_response(req, text.error().code, text.error().message);
@@ -777,7 +792,7 @@ net::awaitable<Response> seat_routes(
     }
     const auto& action = parts[3];
     if (parts.size() == 5 && action == "frames") {
-        co_return co_await frame_route(req, seat, parts[4]);
+        co_return co_await frame_route(req, url, seat, parts[4]);
     }
     if (parts.size() == 5 && action != "permissions") {
         co_return error_response(

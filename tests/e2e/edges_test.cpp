@@ -487,6 +487,9 @@ TEST(HubEdges, AnOversizeFrameIsHeldInReferenceFormAndServedWholeFromItsUrl) {
     EXPECT_EQ(last.body, whole.body.substr(whole.body.size() - 5));
     EXPECT_EQ(http("GET", url, {}, {{"Range", "bytes=999999999-"}}).status, 416U);
     EXPECT_EQ(http("GET", hub.base() + "/v1/seats/" + seat + "/frames/99999").status, 404U);
+    const auto info = http("GET", hub.base() + "/v1/seats/" + seat);
+    const std::string epoch(info.json.at("epoch").as_string());
+    EXPECT_EQ(http("GET", url + "?epoch=" + epoch).body, whole.body); // the epoch it was seen in
 
     // The CLI shows the cut form with a hint, and the whole frame with --full.
     int status = 0;
@@ -505,6 +508,13 @@ TEST(HubEdges, AnOversizeFrameIsHeldInReferenceFormAndServedWholeFromItsUrl) {
     auto full = run(slow_tail + " 2>/dev/null | head -c " + std::to_string(size + 1000), status);
     EXPECT_GT(full.size(), size);
     EXPECT_EQ(full.find("sluice_ref"), std::string::npos);
+
+    // A seq names a frame within its epoch only: once the conversation is replaced, the old
+    // epoch's seq is refused (409), never answered with another conversation's frame there.
+    ASSERT_EQ(http("POST", hub.base() + "/v1/seats/" + seat + "/reset", "{}").status, 200U);
+    const auto gone = http("GET", url + "?epoch=" + epoch);
+    EXPECT_EQ(gone.status, 409U) << gone.body;
+    EXPECT_NE(gone.body.find("conversation was replaced"), std::string::npos) << gone.body;
 }
 
 // CPU seconds `pid` used so far (utime + stime).
