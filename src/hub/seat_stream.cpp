@@ -82,24 +82,32 @@ void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
 namespace {
 
 // Whether a page built from the window at (first, bytes) may still serve: the front has not
-// moved (every frame it holds is still held, the seq numbering is the same) and the window has
-// grown by at most a quarter of the page since (so the frames a joiner replays after it stay
-// under a quarter of it; rebuilding costs O(page), so this bounds the rebuild cost to four
-// bytes built per byte appended, and the pages alive at once to those built while the window
-// grew, one per quarter page — at most 5 per window of growth).
+// moved (every frame it holds is still held, the seq numbering is the same), and either a
+// subscriber is still being sent it (`in_use`) or the window has grown by at most a quarter of
+// the page since. A page in use is reused however the window grew — the joiner replays the
+// frames after it from the window, shared — because a new one would live beside it: with joins
+// spread over a burst, one page per quarter of growth was up to five windows' worth of pages at
+// once (bench/burst_join.py). A page nobody holds is rebuilt after a quarter of growth, so the
+// replay stays short when building costs no second page (O(page) per quarter page appended).
 bool page_still_serves(
-    const Window& w, std::uint64_t first, std::uint64_t bytes, std::size_t page_size) {
+    const Window& w, std::uint64_t first, std::uint64_t bytes, std::size_t page_size, bool in_use) {
     constexpr std::uint64_t MIN_GROWTH = 64 * 1024; // small windows: not one page per frame
     const auto growth = w.bytes() >= bytes ? w.bytes() - bytes : ~std::uint64_t{0};
-    return w.first() == first && growth <= std::max<std::uint64_t>(MIN_GROWTH, page_size / 4);
+    return w.first() == first
+           && (in_use || growth <= std::max<std::uint64_t>(MIN_GROWTH, page_size / 4));
 }
 
 } // namespace
 
 SharedPage Seat::connected_data() {
+    // In use: held by a subscriber's batch or write besides this cache (all on this strand).
     if (connected_cache_
         && page_still_serves(
-            window_, connected_page_.first, connected_page_.bytes, connected_cache_->size())) {
+            window_,
+            connected_page_.first,
+            connected_page_.bytes,
+            connected_cache_->size(),
+            connected_cache_.use_count() > 1)) {
         return SharedPage{connected_cache_, connected_page_.end};
     }
     const auto page = window_.page(std::nullopt, SUBSCRIBE_TURNS);
@@ -141,11 +149,13 @@ std::optional<HistoryPage>
 Seat::window_history(std::optional<std::uint64_t> before, std::uint64_t at, std::size_t turns) {
     // One page per (request, window version), shared by every client asking for it. The
     // newest page (no `before`) is served as of a slightly older end while the window grows
-    // (page_still_serves): still a consistent page, its cursor still right.
+    // (page_still_serves): still a consistent page, its cursor still right. Never longer
+    // because it is in use: nothing replays the frames after a history page.
     auto& c = history_page_;
     if (c.json && c.before == before && c.turns == turns
-        && (before ? window_.first() == c.first
-                   : page_still_serves(window_, c.first, c.bytes, c.json->size()))) {
+        && (before
+                ? window_.first() == c.first
+                : page_still_serves(window_, c.first, c.bytes, c.json->size(), /*in_use=*/false))) {
         return HistoryPage{c.json};
     }
     if (auto page = window_.page(at, turns)) {

@@ -475,7 +475,7 @@ TEST(Seat, JoinersDuringATurnShareOneConnectedPageAndHistoryPage) {
 
     auto early = std::make_shared<Subscriber>();
     on_strand(rig.io, *seat, [&] { seat->attach(early, std::nullopt); });
-    const auto first = rig.collect(*seat, *early);
+    auto first = rig.collect(*seat, *early);
     ASSERT_EQ(kinds_of(first), std::vector<Kind>{Kind::connected});
 
     // The window grows (the front does not move): a joiner gets the same page, then the frames
@@ -484,13 +484,36 @@ TEST(Seat, JoinersDuringATurnShareOneConnectedPageAndHistoryPage) {
     ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().frames >= 3; }));
     auto late = std::make_shared<Subscriber>();
     on_strand(rig.io, *seat, [&] { seat->attach(late, std::nullopt); });
-    const auto joined = rig.collect(*seat, *late);
+    auto joined = rig.collect(*seat, *late);
     ASSERT_EQ(kinds_of(joined), (std::vector<Kind>{Kind::connected}));
     EXPECT_EQ(joined[0].shared.get(), first[0].shared.get()) << "a second page was built";
     EXPECT_EQ(joined[0].id, first[0].id);
     const auto replay = rig.collect(*seat, *late);
     ASSERT_EQ(kinds_of(replay), std::vector<Kind>{Kind::frame});
     EXPECT_NE(replay[0].frame->json().find("part two"), std::string::npos);
+
+    // The window grows by far more than a quarter of the page: while the page is still being
+    // sent (`first` holds it), joiners get it and replay the rest; once nobody holds it, a
+    // joiner gets a page built from the window as it is now.
+    rig.play(*seat, [&] {
+        for (int i = 0; i < 4; ++i) {
+            turn->sink->on_row(assistant_row(std::string(40 * 1024, 'x')));
+        }
+    });
+    ASSERT_TRUE(run_until(rig.io, [&] { return seat->summary().frames >= 7; }));
+    auto busy = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(busy, std::nullopt); });
+    auto reused = rig.collect(*seat, *busy);
+    ASSERT_EQ(kinds_of(reused), (std::vector<Kind>{Kind::connected}));
+    EXPECT_EQ(reused[0].shared.get(), first[0].shared.get()) << "a page in use was built again";
+    first.clear();
+    joined.clear();
+    reused.clear();
+    auto fresh = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(fresh, std::nullopt); });
+    const auto rebuilt = rig.collect(*seat, *fresh);
+    ASSERT_EQ(kinds_of(rebuilt), (std::vector<Kind>{Kind::connected}));
+    EXPECT_NE(rebuilt[0].shared->find(std::string(40 * 1024, 'x')), std::string::npos);
 
     // History: one page per request and window version, shared.
     const auto a = history_page(rig.io, *seat, std::nullopt, 20);
