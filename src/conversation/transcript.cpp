@@ -32,6 +32,7 @@ constexpr std::uint64_t INDEX_VERSION = 1;
 constexpr std::uint64_t REC_CHECKPOINT = 1;
 constexpr std::uint64_t REC_OPENING = 2;
 constexpr std::uint64_t REC_MARK = 3;
+constexpr std::uint64_t REC_ORIGIN = 4; // the position of the file's first frame, when not 0
 constexpr std::uint64_t PROGRESS_EVERY = 64ULL << 20;
 
 /// Reports a whole-file scan's position to `progress` (when set) every PROGRESS_EVERY bytes.
@@ -142,6 +143,12 @@ Transcript::Transcript(Transcript&& o) noexcept
     , torn_bytes_(o.torn_bytes_)
     , open_tail_(o.open_tail_)
     , index_valid_(o.index_valid_)
+    , counted_(o.counted_)
+    , origin_(o.origin_)
+    , open_end_(o.open_end_)
+    , open_frames_(o.open_frames_)
+    , open_lines_(o.open_lines_)
+    , low_(o.low_)
     , checkpoints_(std::move(o.checkpoints_))
     , openings_(std::move(o.openings_))
     , pending_index_(std::move(o.pending_index_))
@@ -165,6 +172,12 @@ Transcript& Transcript::operator=(Transcript&& o) noexcept {
         torn_bytes_ = o.torn_bytes_;
         open_tail_ = o.open_tail_;
         index_valid_ = o.index_valid_;
+        counted_ = o.counted_;
+        origin_ = o.origin_;
+        open_end_ = o.open_end_;
+        open_frames_ = o.open_frames_;
+        open_lines_ = o.open_lines_;
+        low_ = o.low_;
         checkpoints_ = std::move(o.checkpoints_);
         openings_ = std::move(o.openings_);
         pending_index_ = std::move(o.pending_index_);
@@ -210,7 +223,9 @@ result<Transcript> Transcript::open(std::filesystem::path path, TranscriptOption
         return r.error();
     }
     t.index_valid_ = t.load_index();
-    if (!t.index_valid_ && t.options_.count_on_open) {
+    if (!t.index_valid_ && t.options_.end_relative && t.end_ > 0) {
+        t.open_uncounted();
+    } else if (!t.index_valid_ && t.options_.count_on_open) {
         if (auto r = t.count(); !r) {
             return r.error();
         }
@@ -326,6 +341,13 @@ std::optional<std::pair<std::uint64_t, bool>> Transcript::last_piece() const {
 }
 
 void Transcript::note(std::uint64_t pos, std::uint64_t offset, std::uint64_t line, bool opens) {
+    if (!counted_) {
+        // Positions are end-relative, lines not yet known: the index is written by `resolve`.
+        if (pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
+            checkpoints_.push_back({pos, offset, line});
+        }
+        return;
+    }
     if (pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
         checkpoints_.push_back({pos, offset, line});
         put_record(pending_index_, {REC_CHECKPOINT, pos, offset, line});
@@ -364,6 +386,7 @@ bool Transcript::load_index() {
     std::vector<Checkpoint> cps;
     std::vector<Checkpoint> ops;
     std::optional<Record> mark;
+    std::uint64_t origin = 0;
     std::size_t cps_at_mark = 0;
     std::size_t ops_at_mark = 0;
     std::size_t bytes_at_mark = 16;
@@ -374,6 +397,8 @@ bool Transcript::load_index() {
             cps.push_back({r.a, r.b, r.c});
         } else if (r.kind == REC_OPENING) {
             ops.push_back({r.a, r.b, r.c});
+        } else if (r.kind == REC_ORIGIN) {
+            origin = r.a;
         } else if (r.kind == REC_MARK) {
             mark = r;
             cps_at_mark = cps.size();
@@ -398,6 +423,7 @@ bool Transcript::load_index() {
     openings_ = std::move(ops);
     frames_ = mark->a;
     lines_ = mark->c;
+    origin_ = origin;
     if (index_writable()) {
         index_fd_ = ::open(ipath.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
         if (index_fd_ >= 0 && bytes_at_mark < data.size()) {
@@ -425,6 +451,9 @@ result<void> Transcript::count() {
     pending_index_.clear();
     frames_ = 0;
     lines_ = 0;
+    origin_ = 0;
+    counted_ = true;
+    low_.reset();
     detail::ForwardLines r(fd_, 0, end_);
     ScanProgress progress(options_.progress, end_);
     RowScanner rows; // validates most rows faster than Boost.JSON; the count is the same
@@ -450,6 +479,9 @@ result<void> Transcript::write_index(bool with_openings) {
     std::vector<char> out(INDEX_MAGIC.begin(), INDEX_MAGIC.end());
     const auto* v = reinterpret_cast<const char*>(&INDEX_VERSION);
     out.insert(out.end(), v, v + 8);
+    if (origin_ != 0) {
+        put_record(out, {REC_ORIGIN, origin_, 0, 0});
+    }
     for (const auto& c : checkpoints_) {
         put_record(out, {REC_CHECKPOINT, c.pos, c.offset, c.line});
     }
@@ -558,7 +590,7 @@ result<void> Transcript::append(const Frame& f) {
 }
 
 result<void> Transcript::sync() {
-    if (options_.read_only && !index_writable()) {
+    if (!counted_ || (options_.read_only && !index_writable())) {
         return {};
     }
     if (!options_.read_only && ::fdatasync(fd_) != 0) {
@@ -626,21 +658,25 @@ result<void> Transcript::scan_file(
 }
 
 result<void> Transcript::rescan() {
+    if (!counted_) {
+        return make_error_code(errc::conflict); // end-relative positions: `resolve` first
+    }
     bad_lines_.clear();
     bad_lines_total_ = 0;
     std::vector<Checkpoint> cps;
     std::vector<Checkpoint> ops;
     TurnScan scan;
     std::uint64_t lines = 0;
-    std::uint64_t frames = 0;
+    std::uint64_t frames = origin_;
     auto r = scan_file(scan, lines, [&](const ScannedFrame& f) {
-        if (f.pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
-            cps.push_back({f.pos, f.offset, f.line});
+        const auto pos = origin_ + f.pos;
+        if (pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
+            cps.push_back({pos, f.offset, f.line});
         }
         if (f.opens_turn) {
-            ops.push_back({f.pos, f.offset, f.line});
+            ops.push_back({pos, f.offset, f.line});
         }
-        frames = f.pos + 1;
+        frames = pos + 1;
     });
     if (!r) {
         return r.error();
