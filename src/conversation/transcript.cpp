@@ -509,7 +509,11 @@ void Transcript::note_bad(BadLine bad) {
     }
     ++bad_lines_total_;
     if (bad_lines_.size() < TRANSCRIPT_BAD_LINES_KEPT) {
-        spdlog::warn("transcript {}:{}: skipped: {}", path_.string(), bad.line, bad.what);
+        if (counted_) {
+            spdlog::warn("transcript {}:{}: skipped: {}", path_.string(), bad.line, bad.what);
+        } else { // numbered from the end: its line number is known once the file is counted
+            spdlog::warn("transcript {}: a line skipped: {}", path_.string(), bad.what);
+        }
         bad_lines_.push_back(std::move(bad));
     }
 }

@@ -252,6 +252,9 @@ void Seat::foreign_open(bool reindex) {
         return;
     }
     f.opening = true;
+    if (f.count_stop) {
+        *f.count_stop = true; // a count of the file as opened before must not keep its index
+    }
     auto out = std::make_shared<ForeignOpen>();
     const bool queued = submit_job(
         [file = f.file, dir = opt_.dir, budget = opt_.budget, reindex, out]() {
@@ -479,6 +482,7 @@ void Seat::foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count) 
     // a new epoch. Stops when the seat is closed or its file opened again.
     if (!count) {
         count = std::make_shared<std::optional<TranscriptCount>>();
+        foreign_->count_stop = std::make_shared<std::atomic<bool>>(false);
     }
     auto failed = std::make_shared<std::optional<boost::system::error_code>>();
     auto done = std::make_shared<bool>(false);
@@ -489,7 +493,11 @@ void Seat::foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count) 
          done,
          file = foreign_->file,
          dir = opt_.dir,
-         epoch = spec_.epoch]() {
+         epoch = spec_.epoch,
+         stop = foreign_->count_stop]() {
+            if (*stop) {
+                return boost::system::error_code{};
+            }
             if (!*count) {
                 std::lock_guard lock(store->mu);
                 auto c = store->transcript.start_count();
@@ -515,8 +523,8 @@ void Seat::foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count) 
         },
         [weak = weak_from_this(), store = store_, count, failed, done](boost::system::error_code) {
             auto self = weak.lock();
-            if (!self || self->closed_ || store != self->store_) {
-                return;
+            if (!self || self->closed_ || store != self->store_ || self->foreign_->opening) {
+                return; // the file is being opened again: its own count follows
             }
             if (*failed) {
                 if (**failed == make_error_code(errc::conflict)) {

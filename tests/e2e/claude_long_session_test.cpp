@@ -56,6 +56,7 @@ page_down(const SluiceProcess& hub, const std::string& id, std::int64_t before) 
         if (r.status != 200U) {
             break;
         }
+        EXPECT_FALSE(r.json.at("turns").as_array().empty()) << "a cursor that led to nothing";
         std::int64_t next = *at;
         for (auto it = r.json.at("turns").as_array().rbegin();
              it != r.json.at("turns").as_array().rend();

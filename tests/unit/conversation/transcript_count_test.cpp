@@ -61,6 +61,7 @@ std::map<std::uint64_t, std::string> page_down(Transcript& t, std::uint64_t befo
     while (at && ++pages < 1000) {
         auto p = t.page(*at, 3);
         EXPECT_TRUE(p.has_value());
+        EXPECT_TRUE(!p || !p->turns.empty()) << "a cursor that led to an empty page";
         if (!p || p->turns.empty()) {
             break;
         }

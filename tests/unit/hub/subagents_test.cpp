@@ -14,6 +14,7 @@ namespace {
 using namespace sluice::test::claude_tree;
 using sluice::hub::Subagent;
 using sluice::hub::SubagentIndex;
+using sluice::test::fixture_path;
 using sluice::test::TempDir;
 
 std::map<std::string, Subagent> by_id(const std::vector<Subagent>& list) {
