@@ -118,7 +118,8 @@ struct BadLine {
 /// from the end. A transcript with no valid index (a foreign one) is counted once on open by a scan
 /// that reads every byte and builds no row (it sniffs each row's `type` and validates frame rows,
 /// simdjson first: the only O(file) step; numbering needs the count), and
-/// the index is then written unless read-only.
+/// the index is then written unless read-only — or, opened `end_relative`, it is numbered from
+/// its end instead and counted afterwards (`start_count`, `resolve`), so opening costs a window.
 ///
 /// @par Thread safety
 /// None: a single owner (the hub calls it from the seat's strand). Movable, not copyable.
