@@ -32,29 +32,7 @@ constexpr std::uint64_t INDEX_VERSION = 1;
 constexpr std::uint64_t REC_CHECKPOINT = 1;
 constexpr std::uint64_t REC_OPENING = 2;
 constexpr std::uint64_t REC_MARK = 3;
-constexpr std::uint64_t PROGRESS_EVERY = 64ULL << 20;
-
-/// Reports a whole-file scan's position to `progress` (when set) every PROGRESS_EVERY bytes.
-class ScanProgress {
-public:
-    ScanProgress(
-        const std::function<void(std::uint64_t, std::uint64_t)>& progress,
-        std::uint64_t end) noexcept
-        : progress_(progress)
-        , end_(end) {}
-
-    void at(std::uint64_t position) {
-        if (progress_ && position >= next_) {
-            progress_(position, end_);
-            next_ += PROGRESS_EVERY;
-        }
-    }
-
-private:
-    const std::function<void(std::uint64_t, std::uint64_t)>& progress_;
-    std::uint64_t end_;
-    std::uint64_t next_{PROGRESS_EVERY};
-};
+constexpr std::uint64_t REC_ORIGIN = 4; // the position of the file's first frame, when not 0
 
 struct Record {
     std::uint64_t kind, a, b, c;
@@ -142,6 +120,12 @@ Transcript::Transcript(Transcript&& o) noexcept
     , torn_bytes_(o.torn_bytes_)
     , open_tail_(o.open_tail_)
     , index_valid_(o.index_valid_)
+    , counted_(o.counted_)
+    , origin_(o.origin_)
+    , open_end_(o.open_end_)
+    , open_frames_(o.open_frames_)
+    , open_lines_(o.open_lines_)
+    , low_(o.low_)
     , checkpoints_(std::move(o.checkpoints_))
     , openings_(std::move(o.openings_))
     , pending_index_(std::move(o.pending_index_))
@@ -165,6 +149,12 @@ Transcript& Transcript::operator=(Transcript&& o) noexcept {
         torn_bytes_ = o.torn_bytes_;
         open_tail_ = o.open_tail_;
         index_valid_ = o.index_valid_;
+        counted_ = o.counted_;
+        origin_ = o.origin_;
+        open_end_ = o.open_end_;
+        open_frames_ = o.open_frames_;
+        open_lines_ = o.open_lines_;
+        low_ = o.low_;
         checkpoints_ = std::move(o.checkpoints_);
         openings_ = std::move(o.openings_);
         pending_index_ = std::move(o.pending_index_);
@@ -210,7 +200,9 @@ result<Transcript> Transcript::open(std::filesystem::path path, TranscriptOption
         return r.error();
     }
     t.index_valid_ = t.load_index();
-    if (!t.index_valid_ && t.options_.count_on_open) {
+    if (!t.index_valid_ && t.options_.end_relative && t.end_ > 0) {
+        t.open_uncounted();
+    } else if (!t.index_valid_ && t.options_.count_on_open) {
         if (auto r = t.count(); !r) {
             return r.error();
         }
@@ -326,6 +318,13 @@ std::optional<std::pair<std::uint64_t, bool>> Transcript::last_piece() const {
 }
 
 void Transcript::note(std::uint64_t pos, std::uint64_t offset, std::uint64_t line, bool opens) {
+    if (!counted_) {
+        // Positions are end-relative, lines not yet known: the index is written by `resolve`.
+        if (pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
+            checkpoints_.push_back({pos, offset, line});
+        }
+        return;
+    }
     if (pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
         checkpoints_.push_back({pos, offset, line});
         put_record(pending_index_, {REC_CHECKPOINT, pos, offset, line});
@@ -364,6 +363,7 @@ bool Transcript::load_index() {
     std::vector<Checkpoint> cps;
     std::vector<Checkpoint> ops;
     std::optional<Record> mark;
+    std::uint64_t origin = 0;
     std::size_t cps_at_mark = 0;
     std::size_t ops_at_mark = 0;
     std::size_t bytes_at_mark = 16;
@@ -374,6 +374,8 @@ bool Transcript::load_index() {
             cps.push_back({r.a, r.b, r.c});
         } else if (r.kind == REC_OPENING) {
             ops.push_back({r.a, r.b, r.c});
+        } else if (r.kind == REC_ORIGIN) {
+            origin = r.a;
         } else if (r.kind == REC_MARK) {
             mark = r;
             cps_at_mark = cps.size();
@@ -398,6 +400,7 @@ bool Transcript::load_index() {
     openings_ = std::move(ops);
     frames_ = mark->a;
     lines_ = mark->c;
+    origin_ = origin;
     if (index_writable()) {
         index_fd_ = ::open(ipath.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
         if (index_fd_ >= 0 && bytes_at_mark < data.size()) {
@@ -419,37 +422,13 @@ bool Transcript::load_index() {
     return !r.failed();
 }
 
-result<void> Transcript::count() {
-    checkpoints_.clear();
-    openings_.clear();
-    pending_index_.clear();
-    frames_ = 0;
-    lines_ = 0;
-    detail::ForwardLines r(fd_, 0, end_);
-    ScanProgress progress(options_.progress, end_);
-    RowScanner rows; // validates most rows faster than Boost.JSON; the count is the same
-    while (auto l = r.next()) {
-        if (detail::is_frame_line(rows, l->text)) {
-            note(frames_, l->offset, lines_, false);
-            ++frames_;
-        }
-        ++lines_;
-        progress.at(r.position());
-    }
-    if (r.failed()) {
-        return io_error();
-    }
-    pending_index_.clear();
-    if (index_writable()) {
-        return write_index(false);
-    }
-    return {};
-}
-
 result<void> Transcript::write_index(bool with_openings) {
     std::vector<char> out(INDEX_MAGIC.begin(), INDEX_MAGIC.end());
     const auto* v = reinterpret_cast<const char*>(&INDEX_VERSION);
     out.insert(out.end(), v, v + 8);
+    if (origin_ != 0) {
+        put_record(out, {REC_ORIGIN, origin_, 0, 0});
+    }
     for (const auto& c : checkpoints_) {
         put_record(out, {REC_CHECKPOINT, c.pos, c.offset, c.line});
     }
@@ -477,7 +456,11 @@ void Transcript::note_bad(BadLine bad) {
     }
     ++bad_lines_total_;
     if (bad_lines_.size() < TRANSCRIPT_BAD_LINES_KEPT) {
-        spdlog::warn("transcript {}:{}: skipped: {}", path_.string(), bad.line, bad.what);
+        if (counted_) {
+            spdlog::warn("transcript {}:{}: skipped: {}", path_.string(), bad.line, bad.what);
+        } else { // numbered from the end: its line number is known once the file is counted
+            spdlog::warn("transcript {}: a line skipped: {}", path_.string(), bad.what);
+        }
         bad_lines_.push_back(std::move(bad));
     }
 }
@@ -558,7 +541,7 @@ result<void> Transcript::append(const Frame& f) {
 }
 
 result<void> Transcript::sync() {
-    if (options_.read_only && !index_writable()) {
+    if (!counted_ || (options_.read_only && !index_writable())) {
         return {};
     }
     if (!options_.read_only && ::fdatasync(fd_) != 0) {
@@ -580,153 +563,6 @@ result<void> Transcript::sync() {
     }
     pending_index_.clear();
     return {};
-}
-
-result<void> Transcript::scan_file(
-    TurnScan& scan,
-    std::uint64_t& lines,
-    const std::function<void(const ScannedFrame&)>& on_frame) {
-    detail::ForwardLines r(fd_, 0, end_);
-    std::uint64_t line = 0;
-    std::uint64_t pos = 0;
-    ScanProgress progress(options_.progress, end_);
-    // Rows are read by the row scanner (validated, only the turn scan's fields read); a row it
-    // is not sure of (not JSON, too deep or large) is parsed in full, which reports it as before.
-    RowScanner rows;
-    std::string type;
-    TurnFacts facts;
-    while (auto l = r.next()) {
-        switch (options_.row_scan ? rows.scan(l->text, type, facts) : RowKind::unsure) {
-        case RowKind::frame:
-            on_frame({pos, l->offset, line, scan.opens_turn(type, facts)});
-            ++pos;
-            break;
-        case RowKind::not_frame:
-            break;
-        case RowKind::unsure: {
-            auto f = parse_line(l->text, line);
-            if (!f) {
-                return f.error();
-            }
-            if (*f) {
-                on_frame({pos, l->offset, line, scan.opens_turn(**f)});
-                ++pos;
-            }
-            break;
-        }
-        }
-        ++line;
-        progress.at(r.position());
-    }
-    if (r.failed()) {
-        return io_error();
-    }
-    lines = line;
-    return {};
-}
-
-result<void> Transcript::rescan() {
-    bad_lines_.clear();
-    bad_lines_total_ = 0;
-    std::vector<Checkpoint> cps;
-    std::vector<Checkpoint> ops;
-    TurnScan scan;
-    std::uint64_t lines = 0;
-    std::uint64_t frames = 0;
-    auto r = scan_file(scan, lines, [&](const ScannedFrame& f) {
-        if (f.pos % TRANSCRIPT_CHECKPOINT_FRAMES == 0) {
-            cps.push_back({f.pos, f.offset, f.line});
-        }
-        if (f.opens_turn) {
-            ops.push_back({f.pos, f.offset, f.line});
-        }
-        frames = f.pos + 1;
-    });
-    if (!r) {
-        return r.error();
-    }
-    checkpoints_ = std::move(cps);
-    openings_ = std::move(ops);
-    frames_ = frames;
-    lines_ = lines;
-    scan_ = scan;
-    return {};
-}
-
-result<std::vector<std::uint64_t>> Transcript::openings() {
-    if (auto r = rescan(); !r) {
-        return r.error();
-    }
-    std::vector<std::uint64_t> out;
-    out.reserve(openings_.size());
-    for (const auto& o : openings_) {
-        out.push_back(o.pos);
-    }
-    return out;
-}
-
-result<void> Transcript::build_index() {
-    if (auto r = rescan(); !r) {
-        return r.error();
-    }
-    if (!index_writable()) {
-        return options_.read_only ? make_error_code(errc::conflict) : result<void>{};
-    }
-    return write_index(true);
-}
-
-result<std::vector<FramePtr>> Transcript::refresh() {
-    struct stat st {};
-
-    if (::fstat(fd_, &st) != 0) {
-        return io_error();
-    }
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (size < end_) {
-        return make_error_code(errc::conflict); // truncated under us
-    }
-    std::vector<FramePtr> out;
-    if (size <= end_) {
-        torn_bytes_ = size - end_;
-        return out;
-    }
-    if (auto r = warm_scan(); !r) {
-        return r.error();
-    }
-    // Whole lines only: up to the last newline of what was appended (bounded per call).
-    constexpr std::uint64_t MAX_STEP = 64ULL << 20;
-    std::string buf(static_cast<std::size_t>(std::min(size - end_, MAX_STEP)), '\0');
-    if (!detail::pread_all(fd_, buf.data(), buf.size(), end_)) {
-        return io_error();
-    }
-    const void* nl = ::memrchr(buf.data(), '\n', buf.size());
-    if (nl == nullptr) {
-        torn_bytes_ = size - end_;
-        return out; // a line still being written: waited for
-    }
-    const auto whole = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
-    std::size_t at = 0;
-    while (at < whole) {
-        const auto* e = static_cast<const char*>(::memchr(buf.data() + at, '\n', whole - at));
-        const auto len = static_cast<std::size_t>(e - (buf.data() + at));
-        const std::string_view text(buf.data() + at, len);
-        const std::uint64_t offset = end_ + at;
-        auto f = parse_line(text, lines_);
-        if (!f) {
-            return f.error();
-        }
-        if (*f) {
-            note(frames_, offset, lines_, scan_->opens_turn(**f));
-            ++frames_;
-            out.push_back(std::move(*f));
-        }
-        ++lines_;
-        at += len + 1;
-    }
-    end_ += whole;
-    torn_bytes_ = size - end_;
-    open_tail_ = false;
-    return out;
 }
 
 } // namespace sluice

@@ -11,15 +11,18 @@ namespace sluice {
 using boost::system::result;
 
 result<std::pair<std::uint64_t, std::uint64_t>> Transcript::frame_span(std::uint64_t pos) {
-    if (pos >= frames_) {
+    if (pos >= frames_ || pos < origin_) {
         return make_error_code(errc::not_found);
+    }
+    if (!counted_) {
+        return frame_span_back(pos);
     }
     // The nearest checkpoint at or before `pos` (else the file's start).
     auto it = std::upper_bound(
         checkpoints_.begin(), checkpoints_.end(), pos, [](std::uint64_t p, const Checkpoint& c) {
             return p < c.pos;
         });
-    std::uint64_t at = 0;
+    std::uint64_t at = origin_; // the file's first frame
     std::uint64_t offset = 0;
     if (it != checkpoints_.begin()) {
         --it;

@@ -5,6 +5,7 @@
 #include <sluice/core/error.hpp>
 
 #include <algorithm>
+#include <deque>
 
 namespace sluice {
 
@@ -15,10 +16,11 @@ Transcript::Checkpoint Transcript::anchor_at_or_after(std::uint64_t pos) const {
         checkpoints_.begin(), checkpoints_.end(), pos, [](const Checkpoint& c, std::uint64_t p) {
             return c.pos < p;
         });
-    if (it != checkpoints_.end()) {
-        return *it;
+    Checkpoint a = it != checkpoints_.end() ? *it : Checkpoint{frames_, end_, lines_};
+    if (low_ && low_->pos >= pos && low_->pos < a.pos) {
+        a = *low_; // not counted yet: the oldest frame a read from the end reached
     }
-    return {frames_, end_, lines_};
+    return a;
 }
 
 result<Window> Transcript::load_window(const Budget& budget, Shed* shed) {
@@ -28,6 +30,8 @@ result<Window> Transcript::load_window(const Budget& budget, Shed* shed) {
     std::vector<FramePtr> warm; // older frames that only warm the turn scan up
     std::uint64_t bytes = 0;
     bool enough = false;
+    bool at_start = true; // the read went back to the file's first line
+    Checkpoint oldest{};  // the oldest frame read: offset and line (its position follows)
     while (auto l = r.prev()) {
         auto f = parse_line(l->text, --line);
         if (!f) {
@@ -36,6 +40,7 @@ result<Window> Transcript::load_window(const Budget& budget, Shed* shed) {
         if (!*f) {
             continue;
         }
+        oldest = {0, l->offset, line};
         if (!enough) {
             bytes += (*f)->wire_bytes();
             region.push_front({std::move(*f), false});
@@ -44,12 +49,24 @@ result<Window> Transcript::load_window(const Budget& budget, Shed* shed) {
         } else {
             warm.push_back(std::move(*f));
             if (warm.size() >= TURN_SCAN_WARMUP) {
+                at_start = false;
                 break;
             }
         }
     }
     if (r.failed()) {
         return make_error_code(errc::io_error);
+    }
+    if (!counted_) {
+        if (at_start && !low_ && frames_ == open_frames_) {
+            // The whole file was read: number it from 0, as a count on open would.
+            if (auto c = reached_start(line); !c) {
+                return c.error();
+            }
+        } else if (!region.empty()) {
+            oldest.pos = frames_ - region.size() - warm.size();
+            note_low(oldest);
+        }
     }
     TurnScan scan;
     for (auto it = warm.rbegin(); it != warm.rend(); ++it) {
@@ -111,6 +128,7 @@ Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_
     std::size_t candidates = 0; // frames past the warm-up that may open a turn
     std::size_t target = max_turns;
     bool at_start = false;
+    std::deque<Checkpoint> where; // not counted yet: where each frame of region is
     for (;;) {
         // Read back until enough candidate openings (or bytes), then a warm-up.
         while (warm < TURN_SCAN_WARMUP) {
@@ -131,6 +149,9 @@ Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_
             }
             const bool collecting = candidates < target && bytes <= max_bytes;
             region.push_front({*f, false});
+            if (!counted_) {
+                where.push_front({pos, l->offset, line});
+            }
             if (collecting) {
                 bytes += (*f)->wire_bytes();
                 candidates += candidate(**f) ? 1U : 0U;
@@ -158,7 +179,15 @@ Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_
         warm = 0;
         target = candidates + (max_turns - real);
     }
-    return group_turns(region, warm, before - region.size(), max_turns, max_bytes);
+    const std::uint64_t region_first = before - region.size();
+    auto page = group_turns(region, warm, region_first, max_turns, max_bytes);
+    if (at_start && page.cursor && *page.cursor <= region_first) {
+        page.cursor.reset(); // the file's first frame (end-relative positions do not end at 0)
+    }
+    if (!counted_ && page.cursor) {
+        note_low(where.at(*page.cursor - region_first)); // the next page reads back from here
+    }
+    return page;
 }
 
 namespace {

@@ -275,7 +275,8 @@ std::optional<std::string> Hub::add_foreign(std::filesystem::path file, ForeignL
         return std::nullopt;
     }
     const auto last = listing.mtime;
-    foreign_.emplace(id, Listed{std::move(file), std::move(listing), new_id("e"), last, nullptr});
+    foreign_.emplace(
+        id, Listed{std::move(file), std::move(listing), new_id("e"), last, nullptr, nullptr});
     foreign_order_.push_back(id);
     return id;
 }

@@ -45,11 +45,15 @@ std::string inline_page(const std::vector<std::string>& rows, std::optional<std:
 
 } // namespace
 
-Result<std::filesystem::path> Hub::foreign_file(std::string_view id) {
+Result<std::shared_ptr<SubagentIndex>> Hub::foreign_subagents(std::string_view id) {
     {
         std::lock_guard lock(mu_);
         if (auto it = foreign_.find(std::string(id)); it != foreign_.end()) {
-            return it->second.file;
+            auto& index = it->second.subagents;
+            if (!index) {
+                index = std::make_shared<SubagentIndex>(it->second.file);
+            }
+            return index;
         }
     }
     if (find(id)) {
@@ -81,13 +85,14 @@ void Hub::on_writer(
 }
 
 void Hub::subagents(std::string_view id, const net::any_io_executor& ex, SubagentsDone done) {
-    auto file = foreign_file(id);
-    if (!file) {
-        net::post(ex, [done = std::move(done), f = file.error()]() { done(f); });
+    auto index = foreign_subagents(id);
+    if (!index) {
+        net::post(ex, [done = std::move(done), f = index.error()]() { done(f); });
         return;
     }
+    // Read on from the last request: only what the files gained since (SubagentIndex).
     on_writer<std::vector<Subagent>>(
-        [f = std::move(*file)]() -> Result<std::vector<Subagent>> { return list_subagents(f); },
+        [index = std::move(*index)]() -> Result<std::vector<Subagent>> { return index->list(); },
         ex,
         std::move(done));
 }
@@ -99,17 +104,19 @@ void Hub::subagent_history(
     std::size_t turns,
     const net::any_io_executor& ex,
     PageDone done) {
-    auto file = foreign_file(id);
-    if (!file) {
-        net::post(ex, [done = std::move(done), f = file.error()]() { done(f); });
+    auto index = foreign_subagents(id);
+    if (!index) {
+        net::post(ex, [done = std::move(done), f = index.error()]() { done(f); });
         return;
     }
-    auto job =
-        [f = std::move(*file), a = std::string(agent), before, turns]() -> Result<std::string> {
-        if (auto rows = read_inline_subagent(f, a)) {
+    auto job = [index = std::move(*index),
+                a = std::string(agent),
+                before,
+                turns]() -> Result<std::string> {
+        if (auto rows = index->inline_rows(a)) {
             return inline_page(*rows, before);
         }
-        auto p = find_subagent_file(f, a);
+        auto p = find_subagent_file(index->session_file(), a);
         if (!p) {
             return Failure::of(errc::not_found, "no such sub-agent: " + a);
         }

@@ -27,6 +27,11 @@ namespace {
 constexpr std::uint64_t KEY_HASH_BYTES = 4096;
 
 constexpr std::string_view KEY_FILE = "key.json";
+
+// Bytes a background count reads in one writer job. Basis: the count runs at ~1 GB/s of CPU
+// (bench/RESULTS.md, "A never-seen 2.5 GiB session"), so another seat's append waits behind
+// it for ~60 ms at most, while a 2.5 GiB file takes 40 jobs.
+constexpr std::uint64_t COUNT_STEP_BYTES = 64ULL << 20;
 constexpr std::string_view INDEX_FILE = "index.sidx";
 
 // FNV-1a 64 of `n` bytes at `offset`; nullopt when they cannot be read whole.
@@ -175,11 +180,30 @@ std::uint64_t inode_of(const std::filesystem::path& p) {
     return ::stat(p.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
 }
 
+// Writes the key of `file` as indexed up to `size` under `epoch` (a warning when it cannot).
+void keep_key(
+    const std::filesystem::path& file,
+    const std::filesystem::path& dir,
+    std::uint64_t size,
+    const std::string& epoch) {
+    const int kfd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (kfd < 0) {
+        return;
+    }
+    if (auto k = key_of(kfd, size, epoch)) {
+        if (auto r = write_key(dir / KEY_FILE, *k); !r) {
+            spdlog::warn("{}", r.error().message);
+        }
+    }
+    ::close(kfd);
+}
+
 } // namespace
 
 // What the open job hands back to the strand.
 struct Seat::ForeignOpen {
     std::optional<Transcript> transcript;
+    bool counted{true}; // else numbered from the end: counted in the background
     Window window;
     std::string epoch;
     std::uint64_t ino{};
@@ -228,6 +252,9 @@ void Seat::foreign_open(bool reindex) {
         return;
     }
     f.opening = true;
+    if (f.count_stop) {
+        *f.count_stop = true; // a count of the file as opened before must not keep its index
+    }
     auto out = std::make_shared<ForeignOpen>();
     const bool queued = submit_job(
         [file = f.file, dir = opt_.dir, budget = opt_.budget, reindex, out]() {
@@ -239,6 +266,9 @@ void Seat::foreign_open(bool reindex) {
             o.follow = true;
             o.index_file = index;
             o.write_index = !fec;
+            // Opening costs the window: a file without an index is numbered from its end and
+            // counted afterwards, in steps (foreign_count).
+            o.end_relative = true;
             // Which file the kept index describes: a rewritten, truncated or replaced file is
             // counted afresh (its index removed) under a new epoch.
             const auto old = read_key(dir / KEY_FILE);
@@ -250,28 +280,23 @@ void Seat::foreign_open(bool reindex) {
             if (!holds) {
                 std::filesystem::remove(index, fec);
             }
-            out->epoch = holds ? old->epoch : new_id("e");
             auto t = Transcript::open(file, o);
             if (!t) {
                 out->error = "cannot open " + file.string() + ": " + t.error().message();
                 return boost::system::error_code{};
             }
+            // The kept epoch names the kept numbering: without its index, a file numbered from
+            // its end could number its frames otherwise, so it starts a new epoch.
+            out->epoch = holds && t->index_was_valid() ? old->epoch : new_id("e");
             auto w = t->load_window(budget);
             if (!w) {
                 out->error = "cannot read " + file.string() + ": " + w.error().message();
                 return boost::system::error_code{};
             }
             out->ino = inode_of(file);
-            if (o.write_index) {
-                const int kfd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-                if (kfd >= 0) {
-                    if (auto k = key_of(kfd, t->size_bytes(), out->epoch)) {
-                        if (auto r = write_key(dir / KEY_FILE, *k); !r) {
-                            spdlog::warn("{}", r.error().message);
-                        }
-                    }
-                    ::close(kfd);
-                }
+            out->counted = t->counted();
+            if (o.write_index && out->counted) {
+                keep_key(file, dir, t->size_bytes(), out->epoch);
             }
             out->window = std::move(*w);
             out->transcript.emplace(std::move(*t));
@@ -307,6 +332,9 @@ void Seat::foreign_opened(const std::shared_ptr<ForeignOpen>& r) {
         if (window_.first() == 0) {
             spec_.turns = openings;
             f.listing.turns = openings;
+        }
+        if (!r->counted) {
+            foreign_count();
         }
     }
     connected_cache_.reset();
@@ -444,6 +472,82 @@ void Seat::foreign_read(bool replaced) {
     if (!queued) {
         f.reading = false;
         f.again = true; // the next change tries again
+    }
+}
+
+void Seat::foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count) {
+    // A file opened numbered from its end is counted in COUNT_STEP_BYTES steps on the writer
+    // (the transcript's lock held only to start and to resolve), then its index and key are
+    // kept; a count that disagrees with the numbering read from the end reopens the file under
+    // a new epoch. Stops when the seat is closed or its file opened again.
+    if (!count) {
+        count = std::make_shared<std::optional<TranscriptCount>>();
+        foreign_->count_stop = std::make_shared<std::atomic<bool>>(false);
+    }
+    auto failed = std::make_shared<std::optional<boost::system::error_code>>();
+    auto done = std::make_shared<bool>(false);
+    const bool queued = submit_job(
+        [store = store_,
+         count,
+         failed,
+         done,
+         file = foreign_->file,
+         dir = opt_.dir,
+         epoch = spec_.epoch,
+         stop = foreign_->count_stop]() {
+            if (*stop) {
+                return boost::system::error_code{};
+            }
+            if (!*count) {
+                std::lock_guard lock(store->mu);
+                auto c = store->transcript.start_count();
+                if (!c) {
+                    *failed = c.error();
+                    return boost::system::error_code{};
+                }
+                count->emplace(std::move(*c));
+            }
+            auto step = (*count)->step(COUNT_STEP_BYTES);
+            if (!step) {
+                *failed = step.error();
+            } else if (*step) {
+                *done = true;
+                std::lock_guard lock(store->mu);
+                if (auto r = store->transcript.resolve(std::move(**count)); !r) {
+                    *failed = r.error();
+                } else if (store->transcript.counted()) {
+                    keep_key(file, dir, store->transcript.size_bytes(), epoch);
+                }
+            }
+            return boost::system::error_code{};
+        },
+        [weak = weak_from_this(), store = store_, count, failed, done](boost::system::error_code) {
+            auto self = weak.lock();
+            if (!self || self->closed_ || store != self->store_ || self->foreign_->opening) {
+                return; // the file is being opened again: its own count follows
+            }
+            if (*failed) {
+                if (**failed == make_error_code(errc::conflict)) {
+                    spdlog::info(
+                        "seat {}: {} changed before its count ended: read again",
+                        self->spec_.id,
+                        self->foreign_->file.string());
+                    self->foreign_open(/*reindex=*/true);
+                } else {
+                    spdlog::warn(
+                        "seat {}: cannot count {}: {}",
+                        self->spec_.id,
+                        self->foreign_->file.string(),
+                        failed->value().message());
+                }
+                return;
+            }
+            if (!*done) {
+                self->foreign_count(count);
+            }
+        });
+    if (!queued) {
+        spdlog::warn("seat {}: the disk queue is full: its count waits", spec_.id);
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <mutex>
@@ -50,6 +51,7 @@ struct Seat::Foreign {
     std::string failed;  // why it could not be opened
     std::vector<std::pair<std::shared_ptr<Subscriber>, std::optional<std::string>>> waiting;
     std::vector<std::function<void()>> after_open; // history requests made before it opened
+    std::shared_ptr<std::atomic<bool>> count_stop; // set when the file is opened again
 };
 
 } // namespace sluice::hub

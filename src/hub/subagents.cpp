@@ -5,9 +5,17 @@
 
 #include <boost/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -73,38 +81,137 @@ std::string prompt_of(const json::object& row) {
     return {};
 }
 
+// Bytes of a file's head kept to tell it was rewritten in place (a replacement at the same
+// inode, not shorter). Basis: Claude Code's first row carries the session's uuids in its first
+// 200 bytes, so a rewrite that keeps them is one that keeps the session's start.
+constexpr std::size_t HEAD_KEPT = 256;
+constexpr std::size_t READ_BLOCK = 1U << 20;
+
+// A file read on from where the last read stopped, whole lines only (a last row with no newline
+// is still being written: left for the next read); read again from its start when the path now
+// names another file (device, inode), the file is shorter than what was read, or its head
+// changed.
+class GrowingFile {
+public:
+    using OnLine = std::function<void(std::string_view, std::uint64_t)>;
+
+    // Calls `restart` when what was read before no longer holds, then `on_line(line, offset)`
+    // for each whole line not read before. @return false when the file cannot be read.
+    bool
+    read_on(const fs::path& p, const OnLine& on_line, const std::function<void()>& restart = {}) {
+        const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            return false;
+        }
+        const bool ok = read_fd(fd, on_line, restart);
+        ::close(fd);
+        return ok;
+    }
+
+    // Bytes read from the file so far, restarts included.
+    [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+
+private:
+    bool read_fd(int fd, const OnLine& on_line, const std::function<void()>& restart) {
+        struct stat st {};
+
+        if (::fstat(fd, &st) != 0) {
+            return false;
+        }
+        const auto size = static_cast<std::uint64_t>(st.st_size);
+        std::string head(std::min<std::uint64_t>(offset_, HEAD_KEPT), '\0');
+        const bool same = static_cast<std::uint64_t>(st.st_dev) == dev_
+                          && static_cast<std::uint64_t>(st.st_ino) == ino_ && size >= offset_
+                          && pread_all(fd, head.data(), head.size(), 0) && head == head_;
+        if (!same) {
+            if (offset_ > 0 && restart) {
+                restart();
+            }
+            dev_ = static_cast<std::uint64_t>(st.st_dev);
+            ino_ = static_cast<std::uint64_t>(st.st_ino);
+            offset_ = 0;
+            head_.clear();
+        }
+        std::string buf;
+        std::uint64_t at = offset_; // file offset of buf[0]
+        while (at + buf.size() < size) {
+            const auto n = static_cast<std::size_t>(
+                std::min<std::uint64_t>(READ_BLOCK, size - at - buf.size()));
+            const auto had = buf.size();
+            buf.resize(had + n);
+            if (!pread_all(fd, buf.data() + had, n, at + had)) {
+                return false;
+            }
+            bytes_read_ += n;
+            if (head_.size() < HEAD_KEPT && at == 0) {
+                head_ = buf.substr(0, std::min(buf.size(), HEAD_KEPT));
+            }
+            std::size_t from = 0;
+            while (const void* nl = std::memchr(buf.data() + from, '\n', buf.size() - from)) {
+                const auto end =
+                    static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data());
+                on_line(std::string_view(buf.data() + from, end - from), at + from);
+                from = end + 1;
+            }
+            at += from;
+            buf.erase(0, from);
+        }
+        offset_ = at;
+        if (head_.size() > offset_) {
+            head_.resize(static_cast<std::size_t>(offset_)); // only what whole lines cover
+        }
+        return true;
+    }
+
+    static bool pread_all(int fd, char* dst, std::size_t n, std::uint64_t offset) {
+        while (n > 0) {
+            const auto r = ::pread(fd, dst, n, static_cast<off_t>(offset));
+            if (r <= 0) {
+                return false;
+            }
+            dst += r;
+            n -= static_cast<std::size_t>(r);
+            offset += static_cast<std::uint64_t>(r);
+        }
+        return true;
+    }
+
+    std::uint64_t dev_{}, ino_{}, offset_{}, bytes_read_{};
+    std::string head_; // the first min(offset_, HEAD_KEPT) bytes as read
+};
+
 // What a sub-agent file says of itself: its rows, the session it belongs to, its first prompt.
 struct AgentFile {
     std::uint64_t rows{};
     std::string session_id;
     std::string prompt;
-};
+    int head{}; // rows looked at for the two above
 
-std::optional<AgentFile> read_agent_file(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) {
-        return std::nullopt;
-    }
-    AgentFile a;
-    std::string line;
-    int head = 0;
-    // std::getline takes a last line with no newline too: a row still being written is left
-    // out (it would not parse), as the transcript reader waits for it.
-    while (std::getline(in, line)) {
-        if (line.empty() || line.front() != '{' || in.eof()) {
-            continue;
+    // One whole line of the file.
+    void see(std::string_view line) {
+        if (line.empty() || line.front() != '{') {
+            return;
         }
-        ++a.rows;
-        if (head++ < HEAD_ROWS && (a.session_id.empty() || a.prompt.empty())) {
+        ++rows;
+        if (head++ < HEAD_ROWS && (session_id.empty() || prompt.empty())) {
             if (auto row = parse_object(line)) {
-                if (a.session_id.empty()) {
-                    a.session_id = str_of(*row, "sessionId");
+                if (session_id.empty()) {
+                    session_id = str_of(*row, "sessionId");
                 }
-                if (a.prompt.empty() && str_of(*row, "type") == "user") {
-                    a.prompt = prompt_of(*row);
+                if (prompt.empty() && str_of(*row, "type") == "user") {
+                    prompt = prompt_of(*row);
                 }
             }
         }
+    }
+};
+
+std::optional<AgentFile> read_agent_file(const fs::path& p) {
+    AgentFile a;
+    // Whole lines only: a row still being written is left out, as the transcript reader waits
+    // for it.
+    if (!GrowingFile{}.read_on(p, [&a](std::string_view line, std::uint64_t) { a.see(line); })) {
+        return std::nullopt;
     }
     return a;
 }
@@ -161,6 +268,7 @@ struct TaskCalls {
     struct Chain {
         std::string id, prompt;
         std::uint64_t rows{};
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> spans; // (offset, length) per row
     };
 
     std::vector<Chain> chains;
@@ -175,7 +283,7 @@ struct TaskCalls {
             if (str_of(row, "type") != "user" || uuid.empty()) {
                 return std::nullopt;
             }
-            chains.push_back(Chain{std::string(INLINE_PREFIX) + uuid, prompt_of(row), 0});
+            chains.push_back(Chain{std::string(INLINE_PREFIX) + uuid, prompt_of(row), 0, {}});
             at = chains.size() - 1;
         } else if (parent->is_string()) {
             if (auto it = chain_of.find(std::string(parent->get_string())); it != chain_of.end()) {
@@ -201,42 +309,29 @@ struct TaskCalls {
     }
 };
 
-// Reads the session file: its Task calls and results, and its inline sub-agents' chains;
-// `keep` (an inline agent id), when set, collects that chain's rows (whole lines) in `kept`.
-TaskCalls read_task_calls(
-    const fs::path& session_file,
-    std::string_view keep = {},
-    std::vector<std::string>* kept = nullptr) {
-    TaskCalls t;
-    std::ifstream in(session_file, std::ios::binary);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (in.eof()) {
-            break; // a last row still being written
-        }
-        // Only lines that can be a Task call, its result or a sub-agent's row are parsed.
-        const bool result = line.find("\"agentId\":\"") != std::string::npos;
-        const bool call = line.find("\"name\":\"Task\"") != std::string::npos
-                          || line.find("\"name\":\"Agent\"") != std::string::npos;
-        const bool side = line.find("\"isSidechain\":true") != std::string::npos;
-        if (!result && !call && !side) {
-            continue;
-        }
-        auto row = parse_object(line);
-        if (!row) {
-            continue;
-        }
-        const auto* flag = row->if_contains("isSidechain");
-        if (flag != nullptr && flag->is_bool() && flag->get_bool()) {
-            const auto at = t.chain(*row);
-            if (at && kept != nullptr && t.chains[*at].id == keep) {
-                kept->push_back(line);
-            }
-            continue; // a sub-agent's own calls are not its session's
-        }
-        t.see(*row);
+// One whole line of the session file at `offset`: its Task calls and results, and its inline
+// sub-agents' chains (each keeping where its rows are).
+void see_session_line(TaskCalls& t, std::string_view line, std::uint64_t offset) {
+    // Only lines that can be a Task call, its result or a sub-agent's row are parsed.
+    const bool result = line.find("\"agentId\":\"") != std::string_view::npos;
+    const bool call = line.find("\"name\":\"Task\"") != std::string_view::npos
+                      || line.find("\"name\":\"Agent\"") != std::string_view::npos;
+    const bool side = line.find("\"isSidechain\":true") != std::string_view::npos;
+    if (!result && !call && !side) {
+        return;
     }
-    return t;
+    auto row = parse_object(line);
+    if (!row) {
+        return;
+    }
+    const auto* flag = row->if_contains("isSidechain");
+    if (flag != nullptr && flag->is_bool() && flag->get_bool()) {
+        if (const auto at = t.chain(*row)) {
+            t.chains[*at].spans.emplace_back(offset, line.size());
+        }
+        return; // a sub-agent's own calls are not its session's
+    }
+    t.see(*row);
 }
 
 bool written_lately(const fs::path& p) {
@@ -277,19 +372,94 @@ find_subagent_file(const fs::path& session_file, std::string_view agent_id) {
                                                               : std::nullopt;
 }
 
-std::optional<std::vector<std::string>>
-read_inline_subagent(const fs::path& session_file, std::string_view agent_id) {
+// What SubagentIndex keeps (guarded by mu).
+struct SubagentIndex::State {
+    explicit State(fs::path f)
+        : session_file(std::move(f)) {}
+
+    std::mutex mu;
+    fs::path session_file;
+    GrowingFile session;
+    TaskCalls calls;
+    std::map<fs::path, std::pair<GrowingFile, AgentFile>> agents; // sub-agent files seen
+
+    void catch_up() {
+        session.read_on(
+            session_file,
+            [this](std::string_view line, std::uint64_t offset) {
+                see_session_line(calls, line, offset);
+            },
+            [this] { calls = TaskCalls{}; });
+    }
+
+    // The sub-agent file `p`, read on (a file seen before is read only where it grew).
+    std::optional<AgentFile>
+    agent(const fs::path& p, std::map<fs::path, std::pair<GrowingFile, AgentFile>>& kept) {
+        auto it = agents.find(p);
+        auto entry =
+            it != agents.end() ? std::move(it->second) : std::pair<GrowingFile, AgentFile>{};
+        auto& a = entry.second;
+        const bool ok = entry.first.read_on(
+            p, [&a](std::string_view line, std::uint64_t) { a.see(line); }, [&a] { a = {}; });
+        if (!ok) {
+            return std::nullopt;
+        }
+        auto copy = a;
+        kept[p] = std::move(entry);
+        return copy;
+    }
+};
+
+SubagentIndex::SubagentIndex(fs::path session_file)
+    : file_(session_file)
+    , state_(std::make_unique<State>(std::move(session_file))) {
+}
+
+SubagentIndex::~SubagentIndex() = default;
+
+std::uint64_t SubagentIndex::session_bytes_read() const {
+    std::lock_guard lock(state_->mu);
+    return state_->session.bytes_read();
+}
+
+std::optional<std::vector<std::string>> SubagentIndex::inline_rows(std::string_view agent_id) {
     if (!agent_id.starts_with(INLINE_PREFIX) || !valid_agent_id(agent_id)) {
         return std::nullopt;
     }
+    std::lock_guard lock(state_->mu);
+    state_->catch_up();
+    const auto& chains = state_->calls.chains;
+    const auto it =
+        std::find_if(chains.begin(), chains.end(), [&](const auto& c) { return c.id == agent_id; });
+    if (it == chains.end()) {
+        return std::nullopt;
+    }
     std::vector<std::string> rows;
-    const auto calls = read_task_calls(session_file, agent_id, &rows);
-    const bool known = std::any_of(
-        calls.chains.begin(), calls.chains.end(), [&](const auto& c) { return c.id == agent_id; });
-    return known ? std::optional<std::vector<std::string>>(std::move(rows)) : std::nullopt;
+    std::ifstream in(state_->session_file, std::ios::binary);
+    for (const auto& [offset, length] : it->spans) {
+        std::string line(static_cast<std::size_t>(length), '\0');
+        in.seekg(static_cast<std::streamoff>(offset));
+        if (!in.read(line.data(), static_cast<std::streamsize>(length))) {
+            return std::nullopt; // changed under us: the next request reads it again
+        }
+        rows.push_back(std::move(line));
+    }
+    return rows;
+}
+
+std::optional<std::vector<std::string>>
+read_inline_subagent(const fs::path& session_file, std::string_view agent_id) {
+    return SubagentIndex(session_file).inline_rows(agent_id);
 }
 
 std::vector<Subagent> list_subagents(const fs::path& session_file) {
+    return SubagentIndex(session_file).list();
+}
+
+std::vector<Subagent> SubagentIndex::list() {
+    std::lock_guard lock(state_->mu);
+    auto& st = *state_;
+    const auto& session_file = st.session_file;
     const auto session = session_file.stem().string();
     const auto project = session_file.parent_path();
     std::vector<std::pair<std::string, fs::path>> files; // agent id → file
@@ -307,6 +477,7 @@ std::vector<Subagent> list_subagents(const fs::path& session_file) {
             old.emplace_back(std::move(*id), e.path());
         }
     }
+    std::map<fs::path, std::pair<GrowingFile, AgentFile>> kept; // the files still there
     std::vector<Subagent> out;
     const auto add = [&out](const std::string& id, const fs::path& p, AgentFile a) {
         Subagent s;
@@ -319,19 +490,21 @@ std::vector<Subagent> list_subagents(const fs::path& session_file) {
     };
     std::vector<std::string> prompts;
     for (const auto& [id, p] : files) {
-        if (auto a = read_agent_file(p)) {
+        if (auto a = st.agent(p, kept)) {
             prompts.push_back(add(id, p, std::move(*a)));
         }
     }
     for (const auto& [id, p] : old) {
-        auto a = read_agent_file(p);
+        auto a = st.agent(p, kept);
         const bool known = std::any_of(
             out.begin(), out.end(), [&id = id](const Subagent& s) { return s.agent_id == id; });
         if (a && a->session_id == session && !known) {
             prompts.push_back(add(id, p, std::move(*a)));
         }
     }
-    const auto calls = read_task_calls(session_file);
+    st.agents = std::move(kept);
+    st.catch_up();
+    const auto& calls = st.calls;
     for (const auto& c : calls.chains) {
         Subagent s;
         s.agent_id = c.id;

@@ -237,6 +237,69 @@ TEST(ClaudeSubagents, LiveRowsOfASubAgentAreServedAndMakeNoSeat) {
     EXPECT_EQ(r.status, 200U) << r.body;
 }
 
+// Bytes the process has read by read(2)/pread(2) so far (/proc/PID/io `rchar`), sockets included.
+std::uint64_t bytes_read_by(int pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/io");
+    std::string key;
+    std::uint64_t value = 0;
+    while (in >> key >> value) {
+        if (key == "rchar:") {
+            return value;
+        }
+    }
+    return 0;
+}
+
+TEST(ClaudeSubagents, TheListFollowsItsSessionFileWithoutReadingItAgain) {
+    TempDir tree;
+    TempDir data;
+    const fs::path dir = tree.path();
+    build_sub_tree(dir);
+    const auto session = session_path(dir, SUBAGENT_SESSION);
+    const auto size = fs::file_size(session);
+    SluiceProcess hub(serve_args(data, dir));
+    auto subs = subagents_of(hub, SUBAGENT_SESSION);
+    ASSERT_EQ(subs.size(), 2U);
+    // Asked again: the hub reads far less than the session file (the request, the folder).
+    const auto before = bytes_read_by(hub.pid());
+    subs = subagents_of(hub, SUBAGENT_SESSION);
+    const auto again = bytes_read_by(hub.pid()) - before;
+    EXPECT_LT(again, size / 4) << "a second request read " << again << " bytes; the file has "
+                               << size;
+    EXPECT_EQ(
+        subs.at("a36efb2a1231c41e2").at("tool_use_id").as_string(),
+        "toolu_017y4gSjMWeQ3L2DAKiygU2y");
+    // Appended: a new Task call, and the sub-agent it started.
+    std::ofstream(session, std::ios::binary | std::ios::app)
+        << R"({"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use",)"
+           R"("id":"toolu_new","name":"Task","input":{"description":"a new one","prompt":"P1"}}]}})"
+        << "\n";
+    put(sub_dir(dir) / "agent-new1.jsonl",
+        R"({"type":"user","sessionId":"x","message":{"role":"user","content":"P1"}})"
+        "\n");
+    subs = subagents_of(hub, SUBAGENT_SESSION);
+    ASSERT_EQ(subs.size(), 3U);
+    EXPECT_EQ(subs.at("new1").at("tool_use_id").as_string(), "toolu_new");
+    EXPECT_EQ(subs.at("new1").at("description").as_string(), "a new one");
+    // Truncated to its first line: the calls read before are gone.
+    const auto first_line = read_lines(session.string()).front() + "\n";
+    { std::ofstream(session, std::ios::binary | std::ios::trunc) << first_line; }
+    subs = subagents_of(hub, SUBAGENT_SESSION);
+    EXPECT_TRUE(subs.at("new1").at("tool_use_id").is_null()) << "its call went with the rows";
+    EXPECT_TRUE(subs.at("a36efb2a1231c41e2").at("tool_use_id").is_null());
+    // Replaced (a new file renamed over it): read whole again.
+    put(dir / "fresh.jsonl", slurp(fixture_path(SUBAGENT_SESSION.fixture)));
+    fs::rename(dir / "fresh.jsonl", session);
+    subs = subagents_of(hub, SUBAGENT_SESSION);
+    EXPECT_EQ(
+        subs.at("a36efb2a1231c41e2").at("tool_use_id").as_string(),
+        "toolu_017y4gSjMWeQ3L2DAKiygU2y");
+    EXPECT_EQ(
+        subs.at("aef063ba534d73153").at("tool_use_id").as_string(),
+        "toolu_01N26s4U6vDxE1NRAH5CyCNf");
+    EXPECT_TRUE(subs.at("new1").at("tool_use_id").is_null());
+}
+
 // Older Claude Code wrote sub-agents inline: `isSidechain` rows in the session file itself.
 inline constexpr Session INLINE_SESSION{
     "d-kimuson_claude-code-viewer/"

@@ -8,6 +8,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/claude_controls_test.cpp
     e2e/claude_projects_test.cpp
     e2e/claude_subagents_test.cpp
+    e2e/claude_long_session_test.cpp
     e2e/security_test.cpp
     e2e/security_tls_test.cpp
     e2e/edges_test.cpp

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -24,6 +25,11 @@ inline constexpr std::uint64_t TRANSCRIPT_CHECKPOINT_FRAMES = 1024;
 /// Bad lines a transcript keeps to report (more are counted, not kept). Basis: a warning list
 /// a person reads; a file with more damage than this is reported by its count.
 inline constexpr std::size_t TRANSCRIPT_BAD_LINES_KEPT = 100;
+
+/// Bytes of the shortest line a frame row can be: `{"type":"user"}` and its newline (a frame row is
+/// an object whose `type` is user, assistant, system or result). So a file of n bytes holds at
+/// most n / 16 frames: the bound an end-relative numbering starts from (`end_relative`).
+inline constexpr std::uint64_t TRANSCRIPT_MIN_FRAME_LINE_BYTES = 16;
 
 /// How a transcript is opened.
 struct TranscriptOptions {
@@ -50,6 +56,46 @@ struct TranscriptOptions {
     /// no newline is a line still being written — neither counted nor cut, waited for; `refresh`
     /// takes it once its newline is there.
     bool follow{false};
+    /// With no valid index, do not count the file on open: number its frames from the end, so
+    /// opening costs the window, not the file. The frame at the end then takes position
+    /// `size / TRANSCRIPT_MIN_FRAME_LINE_BYTES + 1` (an upper bound of the frames in the file,
+    /// so every position stays >= 0) and frames before it count down; a read from the end
+    /// that reaches the file's start learns the count and numbers from 0 instead. Positions
+    /// keep their values for the transcript's life (`resolve` fixes where 0 was, not them);
+    /// until `counted()`, the index is not written.
+    bool end_relative{false};
+};
+
+class Transcript;
+
+/// The count of a transcript's file as it was when it was opened end-relative: every line
+/// before that end, validated as the opening count does, made apart from the transcript (on
+/// its own descriptor, a `dup` of the transcript's, so the same file even if the path is
+/// replaced) and step by step, so a long count holds no lock and blocks no queue for long.
+/// `Transcript::resolve` takes it when done.
+///
+/// @par Thread safety
+/// None: one owner at a time (the hub hands it from writer job to writer job).
+class TranscriptCount {
+public:
+    TranscriptCount(TranscriptCount&&) noexcept;                 ///< moves the count
+    TranscriptCount& operator=(TranscriptCount&&) noexcept;      ///< moves the count
+    TranscriptCount(const TranscriptCount&) = delete;            ///< single owner
+    TranscriptCount& operator=(const TranscriptCount&) = delete; ///< single owner
+    ~TranscriptCount();                                          ///< closes its descriptor
+
+    /// Counts on for at least `bytes` more bytes (whole lines). @return whether it is done;
+    /// `errc::io_error` on a failed read.
+    boost::system::result<bool> step(std::uint64_t bytes);
+
+    /// Bytes counted so far, and in all.
+    std::pair<std::uint64_t, std::uint64_t> progress() const noexcept;
+
+private:
+    friend class Transcript;
+    struct State;
+    explicit TranscriptCount(std::unique_ptr<State> s);
+    std::unique_ptr<State> state_;
 };
 
 /// A line that could not be read as JSON: its 1-based number and what was wrong.
@@ -72,7 +118,8 @@ struct BadLine {
 /// from the end. A transcript with no valid index (a foreign one) is counted once on open by a scan
 /// that reads every byte and builds no row (it sniffs each row's `type` and validates frame rows,
 /// simdjson first: the only O(file) step; numbering needs the count), and
-/// the index is then written unless read-only.
+/// the index is then written unless read-only — or, opened `end_relative`, it is numbered from
+/// its end instead and counted afterwards (`start_count`, `resolve`), so opening costs a window.
 ///
 /// @par Thread safety
 /// None: a single owner (the hub calls it from the seat's strand). Movable, not copyable.
@@ -175,6 +222,27 @@ public:
     /// Whether the index was valid on open (else the file was counted, validating every line).
     bool index_was_valid() const noexcept { return index_valid_; }
 
+    /// Whether the numbering's start is known: counted on open, an index loaded, a read from
+    /// the end that reached the file's start, or a `resolve`d count (see `end_relative`).
+    bool counted() const noexcept { return counted_; }
+
+    /// The position of the file's first frame (0 unless opened `end_relative` and the file was
+    /// longer than a window). Meaningful once `counted()`.
+    std::uint64_t origin() const noexcept { return origin_; }
+
+    /// Starts the count of a transcript not yet `counted()` (its file up to the end it was
+    /// opened at). @return the count to `step` and then `resolve`; `errc::conflict` when
+    /// already counted; `errc::io_error`.
+    boost::system::result<TranscriptCount> start_count() const;
+
+    /// Takes a finished count: the numbering's start becomes known (`origin`), positions keep
+    /// their values, the checkpoints below the window are added and the index is written
+    /// (when writable). @return `errc::conflict` when the count does not number the frames
+    /// read from the end as they were numbered (the file's start was rewritten since it was
+    /// opened): the caller opens it again under a new epoch; `errc::bad_request` for a count
+    /// not finished or of another opening; the index write's error.
+    boost::system::result<void> resolve(TranscriptCount&& count);
+
 private:
     struct Checkpoint {
         std::uint64_t pos;    // frame position
@@ -210,6 +278,11 @@ private:
     /// The full scan of `openings` and `build_index`: recounts everything, writes nothing.
     boost::system::result<void> rescan();
     Checkpoint anchor_at_or_after(std::uint64_t pos) const;
+    void open_uncounted();
+    boost::system::result<void> reached_start(std::uint64_t line_origin);
+    void note_low(const Checkpoint& c);
+    boost::system::result<std::pair<std::uint64_t, std::uint64_t>>
+    frame_span_back(std::uint64_t pos);
     std::filesystem::path index_file() const;
     bool index_writable() const noexcept;
 
@@ -221,8 +294,14 @@ private:
     std::uint64_t frames_{};
     std::uint64_t lines_{};
     std::uint64_t torn_bytes_{};
-    bool open_tail_{};                    // read-only: the last row is complete but has no newline
-    bool index_valid_{};                  // the index was valid on open
+    bool open_tail_{};       // read-only: the last row is complete but has no newline
+    bool index_valid_{};     // the index was valid on open
+    bool counted_{true};     // positions are known from the file's start
+    std::uint64_t origin_{}; // position of the file's first frame
+    // Not counted yet (end_relative): the end, frames_ and lines_ as opened (bounds, not
+    // counts), and the oldest frame a read from the end reached (an anchor for pages).
+    std::uint64_t open_end_{}, open_frames_{}, open_lines_{};
+    std::optional<Checkpoint> low_;
     std::vector<Checkpoint> checkpoints_; // ascending positions
     std::vector<Checkpoint> openings_;    // known turn openings (index), ascending
     std::vector<char> pending_index_;     // index records not yet written

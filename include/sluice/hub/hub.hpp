@@ -181,10 +181,11 @@ private:
         std::string epoch; // the epoch it is listed under, the seat's until opened
         std::chrono::system_clock::time_point last_activity;
         std::shared_ptr<Seat> seat;
+        std::shared_ptr<SubagentIndex> subagents; // made at the first sub-agent request
     };
 
-    // The foreign session file of seat `id`, or why there is none.
-    [[nodiscard]] Result<std::filesystem::path> foreign_file(std::string_view id);
+    // The sub-agent index of foreign seat `id` (made at its first use), or why there is none.
+    [[nodiscard]] Result<std::shared_ptr<SubagentIndex>> foreign_subagents(std::string_view id);
     // Runs `job` on the writer, then `done` on `ex` (overloaded when the queue is full).
     template <class T>
     void on_writer(

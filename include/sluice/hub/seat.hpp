@@ -371,6 +371,7 @@ private:
     void foreign_open(bool reindex = false);
     void foreign_opened(const std::shared_ptr<ForeignOpen>& r);
     void foreign_read(bool replaced);
+    void foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count = nullptr);
     bool foreign_pending(const std::shared_ptr<Subscriber>& sub, std::optional<std::string>& last);
     void foreign_summary(SeatSummary& s) const;
 

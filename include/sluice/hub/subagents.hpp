@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,41 @@ struct Subagent {
 /// @par Thread safety
 /// Safe from any thread; writes nothing.
 [[nodiscard]] std::vector<Subagent> list_subagents(const std::filesystem::path& session_file);
+
+/// What a session file says of its sub-agents, kept between requests (`list_subagents` and
+/// `read_inline_subagent` without reading the whole session file each time): the session file
+/// and each sub-agent file are read on from where the last request stopped, only what was
+/// appended since, and read again from their start when truncated, replaced (another inode at
+/// the path) or rewritten (their head changed). Holds the Task calls and, per inline
+/// sub-agent, where its rows are (not the rows): O(Task calls + sidechain rows) memory.
+///
+/// @par Thread safety
+/// Safe from any thread (a mutex); blocking (the hub calls it on its writer).
+class SubagentIndex {
+public:
+    /// The index of `session_file` (`<project>/<session>.jsonl`); reads nothing yet.
+    explicit SubagentIndex(std::filesystem::path session_file);
+    ~SubagentIndex();                                        ///< forgets what it read
+    SubagentIndex(const SubagentIndex&) = delete;            ///< one per session file
+    SubagentIndex& operator=(const SubagentIndex&) = delete; ///< one per session file
+
+    /// As `list_subagents`, reading only what changed since the last call.
+    [[nodiscard]] std::vector<Subagent> list();
+
+    /// As `read_inline_subagent`, reading only what the session file gained since.
+    [[nodiscard]] std::optional<std::vector<std::string>> inline_rows(std::string_view agent_id);
+
+    /// The session file.
+    [[nodiscard]] const std::filesystem::path& session_file() const noexcept { return file_; }
+
+    /// Bytes of the session file read so far (a second request reads only what was appended).
+    [[nodiscard]] std::uint64_t session_bytes_read() const;
+
+private:
+    struct State;
+    std::filesystem::path file_;
+    std::unique_ptr<State> state_;
+};
 
 /// The file of sub-agent `agent_id` of `session_file`, in either layout (list_subagents), or
 /// nullopt when the session has no such sub-agent. Blocking (a stat, a head read).

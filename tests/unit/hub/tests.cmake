@@ -7,6 +7,7 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/hub/seat_meta_test.cpp
     unit/hub/seat_test.cpp
     unit/hub/seat_mirror_test.cpp
+    unit/hub/subagents_test.cpp
     unit/hub/subscriber_test.cpp
     unit/hub/turn_close_test.cpp
     unit/hub/wire_test.cpp
