@@ -1,6 +1,5 @@
 // End-to-end tests of `sluice serve --redis`: one real redis-server, several real hubs.
-#include "support/hub_process.hpp"
-#include "support/redis_process.hpp"
+#include "e2e/redis_cluster.hpp"
 
 #include <boost/json.hpp>
 
@@ -16,91 +15,6 @@ namespace {
 using namespace sluice::test;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using Events = std::vector<sluice::sse::Event>;
-
-#define SKIP_WITHOUT_REDIS()                                                                       \
-    if (!have_redis_server()) {                                                                    \
-        GTEST_SKIP() << "redis-server is not installed (scripts/install-deps)";                    \
-    }
-
-std::vector<std::string> node_args(const TempDir& dir, const std::string& redis) {
-    return {
-        "serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0", "--redis", redis};
-}
-
-std::string events_url(const SluiceProcess& hub, const std::string& seat) {
-    return hub.base() + "/v1/seats/" + seat + "/events";
-}
-
-// Whether node `hub` lists `seat` (the registry reached it).
-bool lists(const SluiceProcess& hub, const std::string& seat) {
-    auto r = http("GET", hub.base() + "/v1/seats");
-    if (r.status != 200U || !r.json.is_object()) {
-        return false;
-    }
-    for (const auto& s : r.json.at("seats").as_array()) {
-        if (s.at("id").as_string() == seat) {
-            return true;
-        }
-    }
-    return false;
-}
-
-bool eventually(const std::function<bool()>& f, std::chrono::milliseconds t = 15s) {
-    const auto deadline = std::chrono::steady_clock::now() + t;
-    while (!f()) {
-        if (std::chrono::steady_clock::now() > deadline) {
-            return false;
-        }
-        std::this_thread::sleep_for(50ms);
-    }
-    return true;
-}
-
-// The frames a viewer has: a connected's window, then every frame event, as seq → compact JSON.
-// Fails (ADD_FAILURE) on a duplicate or a hole.
-std::map<std::int64_t, std::string> frames_seen(const Events& ev) {
-    std::map<std::int64_t, std::string> out;
-    std::int64_t next = -1;
-    for (const auto& e : ev) {
-        if (e.type == "connected") {
-            auto v = json::parse(e.data).as_object();
-            auto first = v.at("window").at("first").to_number<std::int64_t>();
-            out.clear();
-            for (const auto& f : v.at("window").at("frames").as_array()) {
-                out[first++] = json::serialize(f);
-            }
-            next = v.at("seq").to_number<std::int64_t>() + 1;
-        } else if (e.type == "resumed") {
-            next = json::parse(e.data).at("seq").to_number<std::int64_t>() + 1;
-        } else if (e.type == "frame") {
-            const auto colon = e.id.rfind(':');
-            const auto seq = std::stoll(e.id.substr(colon + 1));
-            EXPECT_EQ(seq, next) << "a duplicate or a hole at " << e.id;
-            out[seq] = json::serialize(json::parse(e.data).at("row")); // {"seq","row"}
-            next = seq + 1;
-        }
-    }
-    return out;
-}
-
-std::size_t count_type(const Events& ev, std::string_view type) {
-    std::size_t n = 0;
-    for (const auto& e : ev) {
-        n += e.type == type ? 1U : 0U;
-    }
-    return n;
-}
-
-std::string last_id(const Events& ev) {
-    std::string id;
-    for (const auto& e : ev) {
-        if (!e.id.empty()) {
-            id = e.id;
-        }
-    }
-    return id;
-}
 
 TEST(RedisCluster, RefusesToStartWhenRedisDoesNotAnswer) {
     TempDir dir;
