@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <memory>
 #include <optional>
 
@@ -26,8 +27,9 @@ std::uint64_t gap_bytes(const Events& ev) {
     return n;
 }
 
-// A scripted turn of one long answer: TEXT_BYTES in 16-byte deltas 25 ms apart (~3 s at pace 1).
-constexpr std::size_t TEXT_BYTES = 2000;
+// A scripted turn of one long answer: TEXT_BYTES in 16-byte deltas 25 ms apart (~6 s at pace 1:
+// time for a viewer to join on C mid-answer even on a loaded machine).
+constexpr std::size_t TEXT_BYTES = 4000;
 
 std::string long_text() {
     std::string t;
@@ -168,6 +170,49 @@ TEST(RedisClusterLive, RedisRestartedMidTurnCostsViewersNoFrameAndNoRepeat) {
             << "viewer " << i << " on " << (i % 2 == 0 ? "B" : "C") << " has "
             << frames_seen(viewers[i]->events()).size() << " of " << history.size() << " frames";
     }
+}
+
+TEST(RedisClusterLive, AViewerOfAKilledNodeResumesOnAnotherWithoutLossOrRepeat) {
+    SKIP_WITHOUT_REDIS();
+    RedisProcess redis;
+    TempDir da, db, dc;
+    SluiceProcess a(node_args(da, redis.url()));
+    std::optional<SluiceProcess> b(std::in_place, node_args(db, redis.url()));
+    SluiceProcess c(node_args(dc, redis.url()));
+    const auto seat = new_seat(a);
+    ASSERT_TRUE(eventually([&] { return lists(*b, seat) && lists(c, seat); }));
+    SseClient on_a(events_url(a, seat));
+    std::optional<SseClient> on_b(std::in_place, events_url(*b, seat));
+    const auto t1 = send(a, seat, "before the crash");
+    ASSERT_TRUE(on_b->wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
+    ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
+    const auto seen_b = frames_seen(on_b->events());
+    ASSERT_EQ(seen_b, frames_seen(on_a.events()));
+    const auto b_id = last_id(on_b->events());
+
+    // B dies; the seat goes on on A; B's viewer comes back on C with its Last-Event-ID.
+    ::kill(b->pid(), SIGKILL);
+    b->wait(10s);
+    on_b.reset();
+    b.reset();
+    const auto t2 = send(a, seat, "while B is gone");
+    ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t2, "ended"); }));
+    const auto history = frames_seen(on_a.events());
+    ASSERT_GT(history.size(), seen_b.size());
+    SseClient again(events_url(c, seat), b_id);
+    ASSERT_TRUE(again.wait_for([](const Events& ev) { return !ev.empty(); }));
+    EXPECT_EQ(again.events().front().type, "resumed") << again.events().front().data;
+    ASSERT_TRUE(again.wait_for([&](const Events& ev) {
+        auto seen = frames_seen(ev);
+        return !seen.empty() && seen.rbegin()->first == history.rbegin()->first;
+    }));
+    // What it had plus what it got is A's history, each frame once (frames_seen checks order).
+    auto whole = seen_b;
+    for (const auto& [seq, f] : frames_seen(again.events())) {
+        EXPECT_FALSE(whole.contains(seq)) << "frame " << seq << " sent again";
+        whole[seq] = f;
+    }
+    EXPECT_EQ(whole, history);
 }
 
 } // namespace
