@@ -136,6 +136,19 @@ TEST(RedisCluster, CommandsReachTheOwnerThroughAnyNodeAndSurviveRestarts) {
             http("POST", c.base() + "/v1/seats/" + seat + "/messages", R"({"text":"nobody home"})");
         return r.status == 503U && r.body.find("gone") != std::string::npos;
     }));
+    // Once its lease ran out (10 s TTL), every other node lists the seat `unavailable`, with
+    // why: no node takes it over (the transcript is on A's disk), it waits for its owner.
+    const auto state_on_c = [&] {
+        auto r = http("GET", c.base() + "/v1/seats/" + seat);
+        return r.status == 200U ? r.json.as_object() : boost::json::object{};
+    };
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto o = state_on_c();
+            return o.contains("state") && o.at("state").as_string() == "unavailable";
+        },
+        20s));
+    EXPECT_NE(std::string(state_on_c().at("reason").as_string()).find("gone"), std::string::npos);
 
     // The owner back (same data dir, same node id): prompts through C work again, C's viewer
     // continues with no duplicate and no hole.
@@ -150,6 +163,7 @@ TEST(RedisCluster, CommandsReachTheOwnerThroughAnyNodeAndSurviveRestarts) {
         return r.status == 202U;
     }));
     ASSERT_TRUE(on_c.wait_for([&](const Events& ev) { return has_turn_state(ev, t2, "ended"); }));
+    ASSERT_TRUE(eventually([&] { return state_on_c().at("state").as_string() != "unavailable"; }));
 
     // Redis restarted (empty): the owner seeds the stream again; C resyncs and follows.
     redis.stop();
