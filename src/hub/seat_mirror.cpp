@@ -47,6 +47,7 @@ void Seat::mirror_reset(std::string epoch, std::uint64_t first, std::vector<Mirr
     connected_page_ = {};
     history_page_ = {};
     partial_.clear();
+    preview_pos_ = ~std::uint64_t{0}; // what arrived before the reset counts for nothing
     if (!mirror_ready_) {
         mirror_ready_ = true;
         for (auto& [sub, last] : mirror_waiting_) {
