@@ -4,6 +4,7 @@
 #include <sluice/conversation/frame.hpp>
 
 #include <spdlog/spdlog.h>
+#define ZLIB_CONST // next_in is a pointer to const: no cast of a frame's bytes
 #include <zlib.h>
 
 #include <charconv>
@@ -115,25 +116,25 @@ constexpr std::size_t STORE_DEFLATE_MIN_BYTES = 64;
 // One deflate and one inflate state per thread, reset per frame: a fresh state costs ~270 KiB
 // of zeroed memory, more than a frame's compression.
 struct Deflater {
-    Deflater() { ok = deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK; }
+    Deflater() = default;
 
     ~Deflater() { deflateEnd(&z); }
 
     Deflater(const Deflater&) = delete;
     Deflater& operator=(const Deflater&) = delete;
     z_stream z{};
-    bool ok{false};
+    bool ok{deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK};
 };
 
 struct Inflater {
-    Inflater() { ok = inflateInit2(&z, -15) == Z_OK; }
+    Inflater() = default;
 
     ~Inflater() { inflateEnd(&z); }
 
     Inflater(const Inflater&) = delete;
     Inflater& operator=(const Inflater&) = delete;
     z_stream z{};
-    bool ok{false};
+    bool ok{inflateInit2(&z, -15) == Z_OK};
 };
 
 } // namespace
@@ -150,8 +151,7 @@ std::string store_frame(std::string_view json) {
     const auto head = out.size();
     const auto bound = deflateBound(&d.z, static_cast<uLong>(json.size()));
     out.resize(head + bound);
-    // zlib's API takes a non-const input pointer; it does not write through it.
-    d.z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(json.data()));
+    d.z.next_in = reinterpret_cast<const Bytef*>(json.data());
     d.z.avail_in = static_cast<uInt>(json.size());
     d.z.next_out = reinterpret_cast<Bytef*>(out.data() + head);
     d.z.avail_out = static_cast<uInt>(bound);
@@ -190,7 +190,7 @@ std::optional<std::string> load_frame(std::string_view stored) {
     }
     std::string out(len, '\0');
     const auto in = stored.substr(colon + 1);
-    f.z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    f.z.next_in = reinterpret_cast<const Bytef*>(in.data());
     f.z.avail_in = static_cast<uInt>(in.size());
     f.z.next_out = reinterpret_cast<Bytef*>(out.data());
     f.z.avail_out = static_cast<uInt>(len);

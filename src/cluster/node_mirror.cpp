@@ -14,7 +14,6 @@
 namespace sluice::cluster {
 
 namespace net = boost::asio;
-namespace json = boost::json;
 using boost::system::error_code;
 using redis::Reply;
 using namespace detail;

@@ -35,7 +35,7 @@ TEST(RedisClusterTls, NodesShareASeatOverTlsAndRefuseAnUntrustedServer) {
         TempDir dx;
         SluiceProcess x(
             tls_node_args(dx, redis, certs.file("other.pem")), /*wait_for_listen=*/false);
-        EXPECT_EQ(x.wait(20s), 2);
+        EXPECT_EQ(x.wait(20s), 2) << x.output();
         EXPECT_EQ(x.output().find("listening on"), std::string::npos);
         EXPECT_NE(x.output().find("certificate verify failed"), std::string::npos) << x.output();
     }
@@ -48,12 +48,14 @@ TEST(RedisClusterTls, NodesShareASeatOverTlsAndRefuseAnUntrustedServer) {
     ASSERT_FALSE(seat.empty());
     SseClient on_a(events_url(a, seat));
     const auto t1 = send(a, seat, "over TLS");
-    ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
-    ASSERT_TRUE(eventually([&] { return lists(b, seat); }));
+    ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }))
+        << a.output();
+    ASSERT_TRUE(eventually([&] { return lists(b, seat); })) << b.output();
     SseClient on_b(events_url(b, seat));
     const auto history = frames_seen(on_a.events());
     ASSERT_FALSE(history.empty());
-    EXPECT_TRUE(on_b.wait_for([&](const Events& ev) { return frames_seen(ev) == history; }));
+    EXPECT_TRUE(on_b.wait_for([&](const Events& ev) { return frames_seen(ev) == history; }))
+        << "B: " << b.output() << "\nA: " << a.output();
     // The frames really went through this TLS server: the seat's stream is there.
     EXPECT_NE(redis.cli("EXISTS sluice:seat:" + seat + ":s").find('1'), std::string::npos);
 }
