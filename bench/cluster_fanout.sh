@@ -145,5 +145,5 @@ awk -v t=$((T1 - T0)) -v rt=$((RT1 - RT0)) -v k="$TCK" -v r="$R" \
     'BEGIN{printf "3 nodes: delivered=%d sluice_cpu_s=%.2f cpu_us_per_delivered=%.3f redis_cpu_s=%.2f redis_cpu_us_per_frame_delivered=%.3f\n", r, t/k, r ? t/k/r*1e6 : -1, rt/k, r ? rt/k/r*1e6 : -1}'
 echo "3 nodes: redis used_memory=$(redis-cli -s "$WORK/redis.sock" info memory | grep '^used_memory:' | cut -d: -f2 | tr -d '\r') bytes," \
     "stream entries=$(redis-cli -s "$WORK/redis.sock" xlen "sluice:seat:$SEAT:s")," \
-    "stream memory=$(redis-cli -s "$WORK/redis.sock" memory usage "sluice:seat:$SEAT:s") bytes," \
+    "stream memory=$(redis-cli -s "$WORK/redis.sock" memory usage "sluice:seat:$SEAT:s" samples 0) bytes," \
     "window bytes on A=$(curl -s "http://127.0.0.1:${NODES[0]}/v1/seats/$SEAT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["window"]["bytes"])')"

@@ -67,7 +67,10 @@ struct ServeOptions {
     std::uint64_t header_timeout_ms{10'000};
     std::string workspace_root; // claude seats' working directories lie inside (default: data)
     std::uint64_t write_timeout_ms{30'000};
-    std::string redis; // --redis URL: scale-out on Redis Streams (empty: single node)
+    std::string redis;      // --redis URL: scale-out on Redis Streams (empty: single node)
+    std::string redis_ca;   // --redis-ca: CAs for rediss:// (empty: the system's store)
+    std::string redis_cert; // --redis-cert: client certificate for rediss://
+    std::string redis_key;  // --redis-key: its key
     std::vector<std::string> claude_projects; // Claude Code projects folders served read-only
 };
 
@@ -373,7 +376,21 @@ int run_serve(const ServeOptions& o) {
         cluster::NodeConfig nc;
         nc.url = *url;
         nc.data_dir = o.data;
-        node = cluster::Node::create(io, std::move(nc));
+        nc.tls_ca_file = o.redis_ca;
+        nc.tls_cert_file = o.redis_cert;
+        nc.tls_key_file = o.redis_key;
+        if (url->kind != redis::Url::Kind::tls
+            && !(o.redis_ca.empty() && o.redis_cert.empty() && o.redis_key.empty())) {
+            std::fprintf(
+                stderr, "sluice serve: --redis-ca/--redis-cert/--redis-key need a rediss:// URL\n");
+            return 2;
+        }
+        try {
+            node = cluster::Node::create(io, std::move(nc));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "sluice serve: --redis: %s\n", e.what());
+            return 2;
+        }
         hc.broker = node;
     }
     hub::Hub hub(io, std::move(hc));
@@ -533,7 +550,18 @@ void add_serve_command(CLI::App& app) {
     sub->add_option(
         "--redis",
         o->redis,
-        "scale out on Redis Streams: redis://host:port or unix:///path (any node serves any seat)");
+        "scale out on Redis Streams: redis://host:port, rediss://host:port (TLS) or "
+        "unix:///path (any node serves any seat)");
+    sub->add_option(
+        "--redis-ca",
+        o->redis_ca,
+        "rediss://: PEM file of the CAs the Redis server's certificate must chain to (default: "
+        "the system's store); the certificate must also name the URL's host or IP");
+    sub->add_option(
+        "--redis-cert",
+        o->redis_cert,
+        "rediss://: PEM client certificate chain, for a Redis with tls-auth-clients yes");
+    sub->add_option("--redis-key", o->redis_key, "rediss://: PEM private key of --redis-cert");
     sub->add_option(
         "--public-url", o->public_url, "the URL people reach the hub at (its host is allowed)");
     sub->add_option("--tls-cert", o->tls_cert, "PEM certificate chain: serve HTTPS and WSS");

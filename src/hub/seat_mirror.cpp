@@ -47,6 +47,7 @@ void Seat::mirror_reset(std::string epoch, std::uint64_t first, std::vector<Mirr
     connected_page_ = {};
     history_page_ = {};
     partial_.clear();
+    preview_pos_ = ~std::uint64_t{0}; // what arrived before the reset counts for nothing
     if (!mirror_ready_) {
         mirror_ready_ = true;
         for (auto& [sub, last] : mirror_waiting_) {
@@ -82,8 +83,9 @@ bool Seat::mirror_append(
         window_.append(std::move(frames[i].frame), frames[i].opens);
     }
     for (const auto& sub : subscribers_) {
-        sub->frames_published();
+        sub->frames_published(); // previews queued before these frames are superseded
     }
+    partial_.clear(); // the frames carry its content
     last_activity_ = std::chrono::system_clock::now();
     wake_all();
     update_summary();
@@ -97,9 +99,36 @@ void Seat::mirror_turn_state(std::uint64_t before, std::string data) {
     if (!mirror_ready_) {
         return; // the reset's connected carries the state
     }
+    if (data.find(R"("state":"started")") == std::string::npos) {
+        partial_.clear(); // the turn is over: nothing of it is open any more
+    }
     for (const auto& sub : subscribers_) {
         sub->push_turn_state(before, data);
     }
+    wake_all();
+}
+
+void Seat::mirror_preview(
+    std::string_view epoch, std::uint64_t pos, std::uint64_t offset, const StreamEvent& ev) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (!mirror_ready_ || epoch != spec_.epoch || pos != window_.end()) {
+        return; // superseded by frames held (older), or ahead of frames still to come (newer)
+    }
+    if (preview_pos_ != pos) {
+        preview_pos_ = pos;
+        preview_pos_bytes_ = 0;
+    }
+    if (offset > preview_pos_bytes_) {
+        // Published at this position but never here (pub/sub lost them, or this node joined
+        // mid-message): every viewer's loss, marked in-band; the partial says so too.
+        const auto lost = offset - preview_pos_bytes_;
+        for (const auto& sub : subscribers_) {
+            sub->note_lost(lost);
+        }
+        partial_.note_missing(lost);
+    }
+    preview_pos_bytes_ = offset + preview_bytes(ev).value_or(0);
+    publish_preview(ev);
     wake_all();
 }
 

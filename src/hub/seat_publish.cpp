@@ -159,6 +159,14 @@ void Seat::on_appended(
 
 void Seat::publish_preview(const StreamEvent& ev) {
     partial_.add(ev);
+    if (opt_.broker && !mirror()) {
+        if (preview_pos_ != window_.end()) {
+            preview_pos_ = window_.end();
+            preview_pos_bytes_ = 0;
+        }
+        opt_.broker->preview(*this, preview_pos_, preview_pos_bytes_, ev);
+        preview_pos_bytes_ += preview_bytes(ev).value_or(0);
+    }
     for (const auto& sub : subscribers_) {
         sub->push_preview(ev);
     }
@@ -170,6 +178,11 @@ void Seat::flush_held_previews() {
         for (const auto& sub : subscribers_) {
             sub->note_lost(lost);
         }
+        if (preview_pos_ != window_.end()) {
+            preview_pos_ = window_.end();
+            preview_pos_bytes_ = 0;
+        }
+        preview_pos_bytes_ += lost; // lost for the other nodes' viewers too
     }
     while (auto ev = disk_.held_previews.pop()) {
         publish_preview(*ev);

@@ -180,7 +180,8 @@ void Seat::run_reset() {
     frame_text_ = {};
     partial_.clear();
     partial_cache_.reset();
-    permissions_pending_.clear(); // none wait (the reset came between prompts)
+    preview_pos_ = ~std::uint64_t{0}; // positions start again: no preview bytes counted at any
+    permissions_pending_.clear();     // none wait (the reset came between prompts)
     permissions_json_ = "[]";
     turn_close_ = TurnClose{};
     if (turns_.cancel) {

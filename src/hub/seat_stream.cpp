@@ -128,7 +128,9 @@ SharedPage Seat::connected_data() {
 }
 
 std::shared_ptr<const std::string> Seat::partial_data() {
-    if (!turns_.cancel || partial_.empty()) {
+    // A mirror has no turn of its own: its partial is what the owner's previews brought since
+    // the last frame, cleared by frames and by the turn's end.
+    if (!(turns_.cancel || mirror()) || partial_.empty()) {
         partial_cache_.reset();
         return nullptr;
     }

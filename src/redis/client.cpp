@@ -1,5 +1,5 @@
-// Redis client: connect (TCP or unix socket), handshake, pipelined writes, in-order replies,
-// pub/sub messages, reconnect with backoff.
+// Redis client: connect (TCP, TLS or unix socket), handshake, pipelined writes, in-order
+// replies, pub/sub messages, reconnect with backoff.
 #include <sluice/redis/client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -10,17 +10,24 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
+#include <optional>
+#include <stdexcept>
 
 namespace sluice::redis {
 
 namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
 using boost::system::error_code;
 
 namespace {
@@ -35,6 +42,44 @@ bool is_message(const Reply& r) {
            && r.elements[0].type == Reply::Type::string && r.elements[0].str == "message";
 }
 
+// The TLS client context of a rediss:// URL: verify the peer, the given CAs (or the system's),
+// the client certificate when one is given. Throws with the file and OpenSSL's reason.
+std::unique_ptr<ssl::context> make_tls_context(const ClientOptions& opt) {
+    auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
+    ctx->set_options(
+        ssl::context::no_sslv2 | ssl::context::no_sslv3 | ssl::context::no_tlsv1
+        | ssl::context::no_tlsv1_1);
+    ctx->set_verify_mode(ssl::verify_peer);
+    error_code ec;
+    if (opt.tls_ca_file.empty()) {
+        ctx->set_default_verify_paths(ec);
+    } else {
+        ctx->load_verify_file(opt.tls_ca_file, ec);
+    }
+    if (ec) {
+        throw std::runtime_error(
+            "cannot load the CA certificates "
+            + (opt.tls_ca_file.empty() ? std::string("(the system's store)") : opt.tls_ca_file)
+            + ": " + ec.message());
+    }
+    if (opt.tls_cert_file.empty() != opt.tls_key_file.empty()) {
+        throw std::runtime_error("a Redis client certificate needs both its file and its key");
+    }
+    if (!opt.tls_cert_file.empty()) {
+        ctx->use_certificate_chain_file(opt.tls_cert_file, ec);
+        if (ec) {
+            throw std::runtime_error(
+                "cannot load the client certificate " + opt.tls_cert_file + ": " + ec.message());
+        }
+        ctx->use_private_key_file(opt.tls_key_file, ssl::context::pem, ec);
+        if (ec) {
+            throw std::runtime_error(
+                "cannot load the client key " + opt.tls_key_file + ": " + ec.message());
+        }
+    }
+    return ctx;
+}
+
 } // namespace
 
 struct Client::Conn {
@@ -42,8 +87,25 @@ struct Client::Conn {
         : socket(s) {}
 
     net::generic::stream_protocol::socket socket;
+    std::optional<ssl::stream<net::generic::stream_protocol::socket&>> tls; // rediss://
     ReplyReader reader;
     std::array<char, READ_CHUNK> buf{};
+
+    /// Reads what arrives (through TLS when it is on).
+    net::awaitable<std::tuple<error_code, std::size_t>> read_some() {
+        if (tls) {
+            co_return co_await tls->async_read_some(net::buffer(buf), TUPLE);
+        }
+        co_return co_await socket.async_read_some(net::buffer(buf), TUPLE);
+    }
+
+    /// Writes all of `bytes` (through TLS when it is on).
+    net::awaitable<std::tuple<error_code, std::size_t>> write_all(const std::string& bytes) {
+        if (tls) {
+            co_return co_await net::async_write(*tls, net::buffer(bytes), TUPLE);
+        }
+        co_return co_await net::async_write(socket, net::buffer(bytes), TUPLE);
+    }
 };
 
 std::shared_ptr<Client> Client::create(net::io_context& io, ClientOptions opt) {
@@ -55,9 +117,22 @@ Client::Client(net::io_context& io, ClientOptions opt)
     , opt_(std::move(opt))
     , wake_(strand_, std::chrono::steady_clock::time_point::max())
     , sleep_(strand_) {
+    if (opt_.url.kind == Url::Kind::tls) {
+        tls_ = make_tls_context(opt_);
+    }
 }
 
 Client::~Client() = default;
+
+std::string Client::last_error() const {
+    std::lock_guard lock(error_mu_);
+    return last_error_;
+}
+
+void Client::set_error(std::string why) {
+    std::lock_guard lock(error_mu_);
+    last_error_ = std::move(why);
+}
 
 void Client::start() {
     net::dispatch(strand_, [self = shared_from_this()] {
@@ -203,9 +278,6 @@ net::awaitable<error_code> Client::connect_once(Conn& c) {
     using net::experimental::awaitable_operators::operator||;
     net::generic::stream_protocol::endpoint ep;
     const Url& url = opt_.url;
-    if (url.kind == Url::Kind::tls) {
-        co_return net::error::operation_not_supported; // rediss://: not implemented yet
-    }
     if (url.kind == Url::Kind::unix_socket) {
         ep = net::local::stream_protocol::endpoint(url.path);
     } else {
@@ -234,8 +306,13 @@ net::awaitable<error_code> Client::connect_once(Conn& c) {
     if (auto [cec] = std::get<0>(got); cec) {
         co_return cec;
     }
-    if (url.kind == Url::Kind::tcp) {
+    if (url.kind != Url::Kind::unix_socket) {
         c.socket.set_option(net::ip::tcp::no_delay(true), ec);
+    }
+    if (url.kind == Url::Kind::tls) {
+        if (auto tec = co_await tls_handshake(c); tec) {
+            co_return tec;
+        }
     }
     // The handshake: AUTH, SELECT and the channels, answered before any command goes out.
     std::string hello;
@@ -255,7 +332,7 @@ net::awaitable<error_code> Client::connect_once(Conn& c) {
     if (expect == 0) {
         co_return error_code{};
     }
-    auto [wec, wn] = co_await net::async_write(c.socket, net::buffer(hello), TUPLE);
+    auto [wec, wn] = co_await c.write_all(hello);
     if (wec) {
         co_return wec;
     }
@@ -263,6 +340,7 @@ net::awaitable<error_code> Client::connect_once(Conn& c) {
         while (auto r = c.reader.next()) {
             if (r->is_error()) {
                 spdlog::error("redis {}: handshake refused: {}", url.display(), r->str);
+                set_error("refused: " + r->str);
                 co_return net::error::access_denied;
             }
             --expect;
@@ -273,7 +351,7 @@ net::awaitable<error_code> Client::connect_once(Conn& c) {
         if (c.reader.failed()) {
             co_return net::error::invalid_argument;
         }
-        auto [rec, n] = co_await c.socket.async_read_some(net::buffer(c.buf), TUPLE);
+        auto [rec, n] = co_await c.read_some();
         if (rec) {
             co_return rec;
         }
@@ -282,9 +360,56 @@ net::awaitable<error_code> Client::connect_once(Conn& c) {
     co_return error_code{};
 }
 
+net::awaitable<error_code> Client::tls_handshake(Conn& c) {
+    using net::experimental::awaitable_operators::operator||;
+    const std::string& host = opt_.url.host;
+    c.tls.emplace(c.socket, *tls_);
+    SSL* h = c.tls->native_handle();
+    // OpenSSL checks the name itself (X509_VERIFY_PARAM), so a mismatch is reported as one
+    // ("hostname mismatch", "IP address mismatch") rather than a bare verify failure.
+    X509_VERIFY_PARAM* param = SSL_get0_param(h);
+    error_code not_ip;
+    (void)net::ip::make_address(host, not_ip);
+    if (!not_ip) {
+        if (X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1) {
+            set_error("TLS: cannot verify against the address " + host);
+            co_return net::error::invalid_argument;
+        }
+    } else {
+        X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        // SNI carries host names only (RFC 6066), never an IP literal.
+        if (X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size()) != 1
+            || SSL_set_tlsext_host_name(h, host.c_str()) != 1) {
+            set_error("TLS: cannot verify against the name " + host);
+            co_return net::error::invalid_argument;
+        }
+    }
+    net::steady_timer timer(strand_);
+    timer.expires_after(opt_.connect_timeout);
+    auto got = co_await (
+        c.tls->async_handshake(ssl::stream_base::client, TUPLE) || timer.async_wait(TUPLE));
+    if (got.index() == 1) {
+        set_error("TLS handshake timed out");
+        co_return net::error::timed_out;
+    }
+    auto [ec] = std::get<0>(got);
+    if (ec) {
+        std::string why = "TLS handshake failed: " + ec.message();
+        if (const auto v = SSL_get_verify_result(h); v != X509_V_OK) {
+            why += ": ";
+            why += X509_verify_cert_error_string(v);
+            if (!opt_.tls_ca_file.empty()) {
+                why += " (CAs from " + opt_.tls_ca_file + ")";
+            }
+        }
+        set_error(std::move(why));
+    }
+    co_return ec;
+}
+
 net::awaitable<void> Client::read_loop(Conn& c) {
     for (;;) {
-        auto [ec, n] = co_await c.socket.async_read_some(net::buffer(c.buf), TUPLE);
+        auto [ec, n] = co_await c.read_some();
         if (ec) {
             co_return;
         }
@@ -336,7 +461,7 @@ net::awaitable<void> Client::write_loop(Conn& c) {
         }
         sending.clear();
         std::swap(sending, out_);
-        auto [ec, n] = co_await net::async_write(c.socket, net::buffer(sending), TUPLE);
+        auto [ec, n] = co_await c.write_all(sending);
         if (ec) {
             co_return;
         }
@@ -351,7 +476,11 @@ net::awaitable<void> Client::run() {
     while (!stopped_) {
         auto c = std::make_shared<Conn>(strand_);
         conn_ = c;
+        set_error({});
         const auto ec = co_await connect_once(*c);
+        if (ec && last_error().empty()) {
+            set_error(ec.message());
+        }
         if (!ec && !stopped_) {
             connected_ = true;
             ++connects_;
@@ -373,7 +502,7 @@ net::awaitable<void> Client::run() {
                 on_disconnect_();
             }
         } else if (ec && !said && !stopped_) {
-            spdlog::warn("redis {}: cannot connect: {}", opt_.url.display(), ec.message());
+            spdlog::warn("redis {}: cannot connect: {}", opt_.url.display(), last_error());
             said = true;
         }
         error_code cec;

@@ -1,6 +1,5 @@
 // End-to-end tests of `sluice serve --redis`: one real redis-server, several real hubs.
-#include "support/hub_process.hpp"
-#include "support/redis_process.hpp"
+#include "e2e/redis_cluster.hpp"
 
 #include <boost/json.hpp>
 
@@ -16,91 +15,6 @@ namespace {
 using namespace sluice::test;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using Events = std::vector<sluice::sse::Event>;
-
-#define SKIP_WITHOUT_REDIS()                                                                       \
-    if (!have_redis_server()) {                                                                    \
-        GTEST_SKIP() << "redis-server is not installed (scripts/install-deps)";                    \
-    }
-
-std::vector<std::string> node_args(const TempDir& dir, const std::string& redis) {
-    return {
-        "serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0", "--redis", redis};
-}
-
-std::string events_url(const SluiceProcess& hub, const std::string& seat) {
-    return hub.base() + "/v1/seats/" + seat + "/events";
-}
-
-// Whether node `hub` lists `seat` (the registry reached it).
-bool lists(const SluiceProcess& hub, const std::string& seat) {
-    auto r = http("GET", hub.base() + "/v1/seats");
-    if (r.status != 200U || !r.json.is_object()) {
-        return false;
-    }
-    for (const auto& s : r.json.at("seats").as_array()) {
-        if (s.at("id").as_string() == seat) {
-            return true;
-        }
-    }
-    return false;
-}
-
-bool eventually(const std::function<bool()>& f, std::chrono::milliseconds t = 15s) {
-    const auto deadline = std::chrono::steady_clock::now() + t;
-    while (!f()) {
-        if (std::chrono::steady_clock::now() > deadline) {
-            return false;
-        }
-        std::this_thread::sleep_for(50ms);
-    }
-    return true;
-}
-
-// The frames a viewer has: a connected's window, then every frame event, as seq → compact JSON.
-// Fails (ADD_FAILURE) on a duplicate or a hole.
-std::map<std::int64_t, std::string> frames_seen(const Events& ev) {
-    std::map<std::int64_t, std::string> out;
-    std::int64_t next = -1;
-    for (const auto& e : ev) {
-        if (e.type == "connected") {
-            auto v = json::parse(e.data).as_object();
-            auto first = v.at("window").at("first").to_number<std::int64_t>();
-            out.clear();
-            for (const auto& f : v.at("window").at("frames").as_array()) {
-                out[first++] = json::serialize(f);
-            }
-            next = v.at("seq").to_number<std::int64_t>() + 1;
-        } else if (e.type == "resumed") {
-            next = json::parse(e.data).at("seq").to_number<std::int64_t>() + 1;
-        } else if (e.type == "frame") {
-            const auto colon = e.id.rfind(':');
-            const auto seq = std::stoll(e.id.substr(colon + 1));
-            EXPECT_EQ(seq, next) << "a duplicate or a hole at " << e.id;
-            out[seq] = json::serialize(json::parse(e.data).at("row")); // {"seq","row"}
-            next = seq + 1;
-        }
-    }
-    return out;
-}
-
-std::size_t count_type(const Events& ev, std::string_view type) {
-    std::size_t n = 0;
-    for (const auto& e : ev) {
-        n += e.type == type ? 1U : 0U;
-    }
-    return n;
-}
-
-std::string last_id(const Events& ev) {
-    std::string id;
-    for (const auto& e : ev) {
-        if (!e.id.empty()) {
-            id = e.id;
-        }
-    }
-    return id;
-}
 
 TEST(RedisCluster, RefusesToStartWhenRedisDoesNotAnswer) {
     TempDir dir;
@@ -226,6 +140,19 @@ TEST(RedisCluster, CommandsReachTheOwnerThroughAnyNodeAndSurviveRestarts) {
             http("POST", c.base() + "/v1/seats/" + seat + "/messages", R"({"text":"nobody home"})");
         return r.status == 503U && r.body.find("gone") != std::string::npos;
     }));
+    // Once its lease ran out (10 s TTL), every other node lists the seat `unavailable`, with
+    // why: no node takes it over (the transcript is on A's disk), it waits for its owner.
+    const auto state_on_c = [&] {
+        auto r = http("GET", c.base() + "/v1/seats/" + seat);
+        return r.status == 200U ? r.json.as_object() : boost::json::object{};
+    };
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto o = state_on_c();
+            return o.contains("state") && o.at("state").as_string() == "unavailable";
+        },
+        20s));
+    EXPECT_NE(std::string(state_on_c().at("reason").as_string()).find("gone"), std::string::npos);
 
     // The owner back (same data dir, same node id): prompts through C work again, C's viewer
     // continues with no duplicate and no hole.
@@ -240,6 +167,7 @@ TEST(RedisCluster, CommandsReachTheOwnerThroughAnyNodeAndSurviveRestarts) {
         return r.status == 202U;
     }));
     ASSERT_TRUE(on_c.wait_for([&](const Events& ev) { return has_turn_state(ev, t2, "ended"); }));
+    ASSERT_TRUE(eventually([&] { return state_on_c().at("state").as_string() != "unavailable"; }));
 
     // Redis restarted (empty): the owner seeds the stream again; C resyncs and follows.
     redis.stop();

@@ -1,6 +1,7 @@
 // End-to-end test of `serve --tls-cert/--tls-key`: HTTPS, SSE over TLS and WSS with a
 // self-signed certificate made by the openssl CLI for the test.
 #include "support/hub_process.hpp"
+#include "support/test_certs.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -15,10 +16,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-
 namespace {
 
 using namespace sluice::test;
@@ -30,18 +27,8 @@ using namespace std::chrono_literals;
 
 // A self-signed certificate for 127.0.0.1 and localhost, in `dir`; returns its PEM.
 std::string make_cert(const TempDir& dir) {
-    const auto d = dir.path();
-    const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
-                            "-nodes -days 1 -subj /CN=127.0.0.1 -addext "
-                            "subjectAltName=IP:127.0.0.1,DNS:localhost -keyout '"
-                            + d + "/key.pem' -out '" + d + "/cert.pem' 2>/dev/null";
-    if (std::system(cmd.c_str()) != 0) {
-        return {};
-    }
-    std::ifstream in(std::filesystem::path(dir.path()) / "cert.pem");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return make_self_signed(
+        dir.file("cert.pem"), dir.file("key.pem"), "IP:127.0.0.1,DNS:localhost");
 }
 
 sluice::transport::HttpOptions trusting(const std::string& pem) {

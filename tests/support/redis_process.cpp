@@ -71,6 +71,13 @@ RedisProcess::RedisProcess(bool tcp)
     start();
 }
 
+RedisProcess::RedisProcess(RedisTls tls)
+    : socket_(dir_.file("redis.sock"))
+    , tls_port_(free_port())
+    , tls_(std::move(tls)) {
+    start();
+}
+
 RedisProcess::~RedisProcess() {
     stop();
 }
@@ -97,6 +104,20 @@ void RedisProcess::start() {
         "warning",
         "--logfile",
         dir_.file("redis.log")};
+    if (tls_port_ != 0) {
+        args.insert(
+            args.end(),
+            {"--tls-port",
+             std::to_string(tls_port_),
+             "--tls-cert-file",
+             tls_.cert,
+             "--tls-key-file",
+             tls_.key,
+             "--tls-ca-cert-file",
+             tls_.ca,
+             "--tls-auth-clients",
+             tls_.auth_clients ? "yes" : "no"});
+    }
     std::vector<char*> argv;
     for (auto& a : args) {
         argv.push_back(a.data());

@@ -12,6 +12,14 @@ namespace sluice::test {
 /// Whether redis-server is installed (scripts/install-deps installs it).
 bool have_redis_server();
 
+/// TLS files of a redis-server started with `--tls-port` (PEM paths).
+struct RedisTls {
+    std::string cert;         ///< the server's certificate
+    std::string key;          ///< its key
+    std::string ca;           ///< CAs client certificates must chain to
+    bool auth_clients{false}; ///< `--tls-auth-clients yes` (else `no`)
+};
+
 /// A redis-server child: `--port <tcp> --unixsocket <tmp>/redis.sock --save "" --appendonly no`
 /// (`--port 0`: no TCP unless asked). Waits until it answers; stopped by pid (SIGTERM, then
 /// SIGKILL) in the destructor.
@@ -19,6 +27,9 @@ class RedisProcess {
 public:
     /// Starts it. @param tcp also listen on a free 127.0.0.1 port.
     explicit RedisProcess(bool tcp = false);
+
+    /// Starts it with TLS on a free 127.0.0.1 port too (`--tls-port`; the unix socket stays).
+    explicit RedisProcess(RedisTls tls);
     ~RedisProcess();
     RedisProcess(const RedisProcess&) = delete;
     RedisProcess& operator=(const RedisProcess&) = delete;
@@ -29,6 +40,11 @@ public:
     /// "redis://127.0.0.1:<port>" (with `tcp`).
     [[nodiscard]] std::string tcp_url() const {
         return "redis://127.0.0.1:" + std::to_string(port_);
+    }
+
+    /// "rediss://127.0.0.1:<tls port>" (with TLS).
+    [[nodiscard]] std::string tls_url() const {
+        return "rediss://127.0.0.1:" + std::to_string(tls_port_);
     }
 
     /// The TCP port (0 without `tcp`).
@@ -50,6 +66,8 @@ private:
     TempDir dir_;
     std::string socket_;
     unsigned port_{0};
+    unsigned tls_port_{0};
+    RedisTls tls_;
     pid_t pid_{0};
 };
 

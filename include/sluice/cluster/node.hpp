@@ -24,6 +24,9 @@ namespace sluice::cluster {
 /// A node's settings.
 struct NodeConfig {
     redis::Url url;                          ///< the Redis server
+    std::string tls_ca_file;                 ///< rediss://: CAs to verify it (empty: system's)
+    std::string tls_cert_file;               ///< rediss://: client certificate (empty: none)
+    std::string tls_key_file;                ///< rediss://: its private key
     std::filesystem::path data_dir;          ///< where the node id is kept (`cluster-node`)
     std::chrono::milliseconds tick{1000};    ///< registry, lease renewal, position check
     std::chrono::milliseconds lease{10'000}; ///< a seat's lease TTL (renewed every tick)
@@ -40,13 +43,17 @@ struct NodeConfig {
 /// first viewer the node subscribes to its channel, then reads head and stream in one script
 /// (subscribe before reading: nothing published in between is missed), and follows the
 /// notices: contiguous frames are appended, a hole or another epoch makes it read again; a
-/// position check each tick catches a lost notice and a Redis restart.
+/// position check each tick catches a lost notice and a Redis restart. Turn states and
+/// previews go over the seat's channel only (never the stream): a preview carries the frame
+/// position it follows and the bytes published there before it, so a mirror shows it in order
+/// or drops it, and reports what it missed as a `gap` (pub/sub is lossy).
 ///
 /// @par Thread safety
 /// Safe from any thread (the Broker hooks come from seats' strands).
 class Node : public hub::Broker, public hub::Forwarder, public std::enable_shared_from_this<Node> {
 public:
     /// A node on `io` (nothing connects before `start`).
+    /// @throw std::runtime_error when the TLS files of a `rediss://` URL cannot be loaded.
     static std::shared_ptr<Node> create(boost::asio::io_context& io, NodeConfig cfg);
 
     ~Node() override;
@@ -77,6 +84,8 @@ public:
 
     void published(hub::Seat& seat, std::uint64_t first) override;
     void turn_state(hub::Seat& seat, std::uint64_t before, const std::string& data) override;
+    void preview(
+        hub::Seat& seat, std::uint64_t pos, std::uint64_t offset, const StreamEvent& ev) override;
     void mirror_wanted(const std::shared_ptr<hub::Seat>& seat) override;
 
 private:

@@ -1,6 +1,8 @@
 // Broker: what a seat tells the cluster engine (scale-out, `--redis`), behind one narrow interface.
 #pragma once
 
+#include <sluice/core/event.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +29,13 @@ public:
     /// A turn-state event (`wire::turn_json`) went to the seat's viewers, to be shown before
     /// frame position `before` (pub/sub only, never in the stream).
     virtual void turn_state(Seat& seat, std::uint64_t before, const std::string& data) = 0;
+
+    /// A preview went to the seat's viewers (pub/sub only, lossy, never in the stream): it
+    /// follows frame position `pos` - 1, and `offset` preview bytes were published (or lost in
+    /// the seat's hold lane) at that position before it, so a mirror that missed some knows
+    /// how many (a `gap`) and that a frame at `pos` supersedes them.
+    virtual void
+    preview(Seat& seat, std::uint64_t pos, std::uint64_t offset, const StreamEvent& ev) = 0;
 
     /// A mirror seat (owned by another node) got its first viewer: the engine starts feeding it
     /// (`Seat::mirror_reset` / `Seat::mirror_append`).

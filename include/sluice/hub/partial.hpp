@@ -42,6 +42,13 @@ public:
     /// Forgets everything (a frame superseded it, or the turn ended).
     void clear() noexcept;
 
+    /// Counts `n` preview bytes of this message that never reached this copy (a mirror that
+    /// joined mid-message or lost some on the way); shown as `missing_bytes` with the cut ones.
+    void note_missing(std::uint64_t n) noexcept {
+        missing_ += n;
+        ++version_;
+    }
+
     /// Whether there is anything to show (kept bytes, or bytes known to be missing).
     [[nodiscard]] bool empty() const noexcept { return parts_.empty() && missing_ == 0; }
 

@@ -306,6 +306,14 @@ public:
     /// A turn-state event from the owner, to go before position `before`.
     void mirror_turn_state(std::uint64_t before, std::string data);
 
+    /// A preview from the owner (Broker::preview's `pos` and `offset`), for this mirror's
+    /// viewers if it follows the window's last frame: previews of an older position are
+    /// superseded by frames held already (dropped silently), of a newer one cannot be shown in
+    /// order (dropped; the next preview at that position counts them lost). Bytes the owner
+    /// published at this position that never arrived are reported lost (`gap`).
+    void mirror_preview(
+        std::string_view epoch, std::uint64_t pos, std::uint64_t offset, const StreamEvent& ev);
+
     /// The owner's figures for this seat (name, state, turns), or the reason it is gone.
     void mirror_head(SeatSummary owner, std::string gone);
 
@@ -441,6 +449,10 @@ private:
     std::vector<std::pair<std::shared_ptr<Subscriber>, std::optional<std::string>>> mirror_waiting_;
     std::unique_ptr<SeatSummary> mirror_head_; // a pointer: most seats are not mirrors
     std::string mirror_gone_;
+    // Previews at one frame position (owner: bytes published or lost there, for the cluster;
+    // mirror: bytes received there), so a mirror can tell what it missed.
+    std::uint64_t preview_pos_{~std::uint64_t{0}};
+    std::uint64_t preview_pos_bytes_{};
     boost::asio::steady_timer sync_timer_;
     std::uint64_t preview_dropped_{};
     std::uint64_t resyncs_{};

@@ -17,16 +17,26 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+namespace boost::asio::ssl {
+class context;
+} // namespace boost::asio::ssl
+
 namespace sluice::redis {
 
 /// How a Client connects and reconnects.
 struct ClientOptions {
-    Url url;                                         ///< where the server is
+    Url url;                   ///< where the server is
+    std::string tls_ca_file;   ///< rediss://: PEM CAs the server's certificate must chain to
+                               ///< (empty: the system's store, as OpenSSL's default paths)
+    std::string tls_cert_file; ///< rediss://: a client certificate chain (PEM), for servers
+                               ///< with `tls-auth-clients yes` (Redis's default); empty: none
+    std::string tls_key_file;  ///< rediss://: the private key of `tls_cert_file`
     std::chrono::milliseconds connect_timeout{2000}; ///< one connect attempt
     std::chrono::milliseconds backoff_min{50};       ///< first wait after a lost connection
     std::chrono::milliseconds backoff_max{2000};     ///< the longest wait between attempts
@@ -48,6 +58,11 @@ using CommandResult = std::tuple<boost::system::error_code, Reply>;
 ///
 /// @par Thread safety
 /// Safe from any thread: every member posts to the client's strand. Callbacks run on it.
+/// TLS (`rediss://`): after the TCP connect, a TLS handshake that verifies the server's
+/// certificate chain (against `tls_ca_file`, or the system's store) and that it names the URL's
+/// host (DNS name or IP address, RFC 2818 rules); a failure is a failed connect attempt, with
+/// the reason in `last_error` ("TLS handshake failed: certificate verify failed: …").
+///
 /// @par Lifetime
 /// Owned by shared_ptr; `start` keeps it alive until `stop` (its loops hold a reference).
 class Client : public std::enable_shared_from_this<Client> {
@@ -56,6 +71,8 @@ public:
     using MessageFn = std::function<void(const std::string& channel, const std::string& payload)>;
 
     /// A client on `io` (not connected until `start`).
+    /// @throw std::runtime_error when a `rediss://` URL's TLS files cannot be loaded (a
+    /// configuration error, said with the file and OpenSSL's reason).
     static std::shared_ptr<Client> create(boost::asio::io_context& io, ClientOptions opt);
 
     ~Client();
@@ -101,6 +118,9 @@ public:
     /// How many times a connection was made (1 after the first connect).
     [[nodiscard]] std::uint64_t connects() const noexcept { return connects_; }
 
+    /// Why the last connect attempt failed (empty after a successful one), for messages.
+    [[nodiscard]] std::string last_error() const;
+
 private:
     using Handler = boost::asio::any_completion_handler<void(boost::system::error_code, Reply)>;
     using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
@@ -109,11 +129,13 @@ private:
     Client(boost::asio::io_context& io, ClientOptions opt);
     boost::asio::awaitable<void> run();
     boost::asio::awaitable<boost::system::error_code> connect_once(Conn& c);
+    boost::asio::awaitable<boost::system::error_code> tls_handshake(Conn& c);
     boost::asio::awaitable<void> read_loop(Conn& c);
     boost::asio::awaitable<void> write_loop(Conn& c);
     void issue(const std::vector<std::string>& args, Handler done);
     void fail_pending(boost::system::error_code ec);
     static void complete(Handler h, boost::system::error_code ec, Reply r);
+    void set_error(std::string why);
 
     Strand strand_;
     ClientOptions opt_;
@@ -125,6 +147,9 @@ private:
     std::function<void()> on_connect_, on_disconnect_;
     MessageFn on_message_;
     std::shared_ptr<Conn> conn_;
+    std::unique_ptr<boost::asio::ssl::context> tls_; // rediss:// only
+    mutable std::mutex error_mu_;                    // guards last_error_ (read from any thread)
+    std::string last_error_;
     std::atomic<bool> connected_{false};
     std::atomic<std::uint64_t> connects_{0};
     bool started_{false}, stopped_{false};

@@ -62,8 +62,8 @@ private:
     bool failed_{false};
 };
 
-/// Where a Redis server is: `redis://[:password@]host[:port][/db]`, `unix:///path[?db=N]`
-/// (`rediss://` is parsed, TLS is not implemented yet and refused by the client).
+/// Where a Redis server is: `redis://[:password@]host[:port][/db]`, `rediss://…` (the same over
+/// TLS: the server's certificate is verified against the host), `unix:///path[?db=N]`.
 struct Url {
     /// The transport.
     enum class Kind : std::uint8_t { tcp, unix_socket, tls };

@@ -106,6 +106,49 @@ TEST(MirrorSeat, ANewEpochResyncsEveryViewerButAFilledHoleDoesNot) {
     EXPECT_EQ(again[0].id, "e-two:0");
 }
 
+TEST(MirrorSeat, ShowsPreviewsThatFollowItsWindowAndReportsWhatItMissed) {
+    MirrorRig rig;
+    auto seat = rig.open();
+    auto sub = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] {
+        seat->mirror_reset("e-one", 0, frames(2));
+        seat->attach(sub, std::nullopt);
+    });
+    ASSERT_EQ(kinds_of(rig.collect(*seat, *sub)), (std::vector<Kind>{Kind::connected}));
+    // The owner's previews after frame 1 (position 2): shown in order.
+    on_strand(
+        rig.io, *seat, [&] { seat->mirror_preview("e-one", 2, 0, StreamEvent{llm::Text{"abc"}}); });
+    auto p = rig.collect(*seat, *sub);
+    ASSERT_EQ(kinds_of(p), (std::vector<Kind>{Kind::preview}));
+    EXPECT_NE(p[0].data.find("abc"), std::string::npos);
+    // 10 bytes were published at position 2 before this one; 3 arrived: 7 lost, said so.
+    on_strand(rig.io, *seat, [&] {
+        seat->mirror_preview("e-one", 2, 10, StreamEvent{llm::Text{"xyz"}});
+        seat->mirror_preview("e-one", 1, 0, StreamEvent{llm::Text{"old"}});    // superseded
+        seat->mirror_preview("e-one", 5, 0, StreamEvent{llm::Text{"new"}});    // frames to come
+        seat->mirror_preview("e-two", 2, 13, StreamEvent{llm::Text{"other"}}); // not its epoch
+    });
+    auto g = rig.collect(*seat, *sub);
+    ASSERT_EQ(kinds_of(g), (std::vector<Kind>{Kind::gap, Kind::preview}));
+    EXPECT_EQ(g[0].data, R"({"dropped_bytes":7})");
+    EXPECT_NE(g[1].data.find("xyz"), std::string::npos);
+    // A viewer joining now gets the open message as a partial, with what this node missed.
+    auto late = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(late, std::nullopt); });
+    auto c = rig.collect(*seat, *late);
+    ASSERT_EQ(kinds_of(c), (std::vector<Kind>{Kind::connected}));
+    ASSERT_TRUE(c[0].partial);
+    EXPECT_NE(c[0].partial->find(R"("text":"abcxyz")"), std::string::npos) << *c[0].partial;
+    EXPECT_NE(c[0].partial->find(R"("missing_bytes":7)"), std::string::npos) << *c[0].partial;
+    // The message's frame supersedes it: a viewer joining after gets no partial.
+    on_strand(rig.io, *seat, [&] { EXPECT_TRUE(seat->mirror_append("e-one", 2, frames(1, 2))); });
+    auto after = std::make_shared<Subscriber>();
+    on_strand(rig.io, *seat, [&] { seat->attach(after, std::nullopt); });
+    auto d = rig.collect(*seat, *after);
+    ASSERT_EQ(kinds_of(d), (std::vector<Kind>{Kind::connected}));
+    EXPECT_FALSE(d[0].partial);
+}
+
 TEST(MirrorSeat, RefusesPromptsItsOwnerMustRun) {
     MirrorRig rig;
     auto seat = rig.open();

@@ -1,6 +1,7 @@
 // Tests of the Redis client against a real redis-server: pipelining, errors, pub/sub, reconnect.
 #include "support/io_loop.hpp"
 #include "support/redis_process.hpp"
+#include "support/test_certs.hpp"
 
 #include <sluice/redis/client.hpp>
 
@@ -125,6 +126,120 @@ TEST(RedisClient, DeliversPubSubMessagesAndSubscribesAgainAfterReconnect) {
     }));
     sub->stop();
     pub->stop();
+}
+
+// A TLS redis-server with a certificate for `san`, trusted by `ca.pem` (the certificate itself).
+struct TlsRedis {
+    explicit TlsRedis(const std::string& san, bool auth_clients = false)
+        : pem(test::make_self_signed(dir.file("ca.pem"), dir.file("key.pem"), san))
+        , client_pem(
+              test::make_self_signed(dir.file("client.pem"), dir.file("client-key.pem"), "DNS:c"))
+        , redis(test::RedisTls{dir.file("ca.pem"), dir.file("key.pem"), trusted(), auth_clients}) {}
+
+    // The CAs the server trusts for client certificates: the client's self-signed one.
+    std::string trusted() {
+        test::write_file(dir.file("clients.pem"), client_pem);
+        return dir.file("clients.pem");
+    }
+
+    test::TempDir dir;
+    std::string pem, client_pem;
+    RedisProcess redis;
+};
+
+#define SKIP_WITHOUT_OPENSSL(t)                                                                    \
+    if ((t).pem.empty() || (t).client_pem.empty()) {                                               \
+        GTEST_SKIP() << "the openssl CLI could not make a certificate";                            \
+    }
+
+TEST(RedisClient, SpeaksTlsVerifyingTheServerAgainstTheGivenCa) {
+    SKIP_WITHOUT_REDIS();
+    TlsRedis t("IP:127.0.0.1");
+    SKIP_WITHOUT_OPENSSL(t);
+    IoLoop loop;
+    auto o = options(t.redis.tls_url());
+    o.tls_ca_file = t.dir.file("ca.pem");
+    auto c = Client::create(loop.context(), o);
+    c->start();
+    ASSERT_TRUE(loop.until([&] { return c->connected(); })) << c->last_error();
+    auto [ec, r] = loop.run(c->command({"PING"}));
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(r.str, "PONG");
+    // Pub/sub over TLS: a read and a write in flight on one TLS stream.
+    auto sub = Client::create(loop.context(), o);
+    std::vector<std::string> got;
+    sub->on_message([&](const std::string&, const std::string& p) { got.push_back(p); });
+    sub->start();
+    ASSERT_TRUE(loop.until([&] { return sub->connected(); }));
+    EXPECT_FALSE(loop.run(sub->subscribe("ch")));
+    for (int i = 0; i < 100; ++i) {
+        c->async_command(
+            {"PUBLISH", "ch", std::string(10'000, static_cast<char>('a' + i % 26))},
+            [](boost::system::error_code, Reply) {});
+    }
+    ASSERT_TRUE(loop.until([&] { return got.size() == 100; }));
+    EXPECT_EQ(got[99], std::string(10'000, static_cast<char>('a' + 99 % 26)));
+    sub->stop();
+    c->stop();
+}
+
+TEST(RedisClient, RefusesAServerCertificateItDoesNotTrust) {
+    SKIP_WITHOUT_REDIS();
+    TlsRedis t("IP:127.0.0.1");
+    SKIP_WITHOUT_OPENSSL(t);
+    IoLoop loop;
+    auto o = options(t.redis.tls_url());
+    o.tls_ca_file = t.dir.file("client.pem"); // some other CA
+    auto c = Client::create(loop.context(), o);
+    c->start();
+    ASSERT_TRUE(loop.until([&] { return !c->last_error().empty(); }));
+    EXPECT_FALSE(c->connected());
+    EXPECT_NE(c->last_error().find("certificate verify failed"), std::string::npos)
+        << c->last_error();
+    EXPECT_NE(c->last_error().find("self-signed certificate"), std::string::npos)
+        << c->last_error();
+    c->stop();
+}
+
+TEST(RedisClient, RefusesACertificateForAnotherHost) {
+    SKIP_WITHOUT_REDIS();
+    TlsRedis t("DNS:elsewhere.example");
+    SKIP_WITHOUT_OPENSSL(t);
+    IoLoop loop;
+    auto o = options(t.redis.tls_url());
+    o.tls_ca_file = t.dir.file("ca.pem"); // trusted, but it names another host
+    auto c = Client::create(loop.context(), o);
+    c->start();
+    ASSERT_TRUE(loop.until([&] { return !c->last_error().empty(); }));
+    EXPECT_FALSE(c->connected());
+    EXPECT_NE(c->last_error().find("IP address mismatch"), std::string::npos) << c->last_error();
+    c->stop();
+}
+
+TEST(RedisClient, PresentsAClientCertificateWhenTheServerAsks) {
+    SKIP_WITHOUT_REDIS();
+    TlsRedis t("IP:127.0.0.1", /*auth_clients=*/true);
+    SKIP_WITHOUT_OPENSSL(t);
+    IoLoop loop;
+    auto o = options(t.redis.tls_url());
+    o.tls_ca_file = t.dir.file("ca.pem");
+    o.tls_cert_file = t.dir.file("client.pem");
+    o.tls_key_file = t.dir.file("client-key.pem");
+    auto c = Client::create(loop.context(), o);
+    c->start();
+    ASSERT_TRUE(loop.until([&] { return c->connected(); })) << c->last_error();
+    auto [ec, r] = loop.run(c->command({"PING"}));
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(r.str, "PONG");
+    c->stop();
+    // Missing files are a configuration error at once, naming the file.
+    o.tls_ca_file = t.dir.file("none.pem");
+    try {
+        (void)Client::create(loop.context(), o);
+        ADD_FAILURE() << "a missing CA file was accepted";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("none.pem"), std::string::npos) << e.what();
+    }
 }
 
 TEST(RedisClient, ReportsAnUnreachableServer) {

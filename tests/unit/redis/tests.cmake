@@ -4,6 +4,9 @@ list(APPEND SLUICE_TEST_SOURCES
     support/redis_process.cpp
     unit/redis/resp_test.cpp
     unit/redis/client_test.cpp)
+if(NOT "support/test_certs.cpp" IN_LIST SLUICE_TEST_SOURCES)
+    list(APPEND SLUICE_TEST_SOURCES support/test_certs.cpp) # client_test: rediss://
+endif()
 if(NOT "unit/conversation/fixtures.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES unit/conversation/fixtures.cpp) # TempDir
 endif()

@@ -1,0 +1,174 @@
+// Cluster node: the tick — leases, the registry, mirrors of other nodes' seats, position check.
+#include "node_detail.hpp"
+
+#include <sluice/cluster/node.hpp>
+#include <sluice/hub/seat.hpp>
+
+#include <boost/asio/post.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace sluice::cluster {
+
+namespace net = boost::asio;
+namespace json = boost::json;
+using redis::Reply;
+using namespace detail;
+
+// ---- registry, leases, position check --------------------------------------------------------
+
+net::awaitable<void> Node::tick_loop() {
+    auto self = shared_from_this();
+    while (!stopped_) {
+        co_await tick();
+        timer_.expires_after(cfg_.tick);
+        co_await timer_.async_wait(TUPLE);
+    }
+}
+
+net::awaitable<void> Node::tick() {
+    if (!cmd_->connected()) {
+        co_return;
+    }
+    const auto registry = cfg_.prefix + "seats";
+    std::set<std::string> local;
+    for (const auto& seat : hub_->list()) {
+        if (seat->mirror()) {
+            continue;
+        }
+        local.insert(seat->id());
+        std::vector<std::string> args{
+            "EVAL",
+            LEASE_LUA,
+            "2",
+            key(seat->id(), "owner"),
+            registry,
+            id_,
+            std::to_string(cfg_.lease.count()),
+            seat->id(),
+            entry_json(seat->summary(), id_)};
+        auto [ec, r] = co_await cmd_->command(std::move(args));
+        if (!ec && r.type == Reply::Type::integer && r.integer == 0) {
+            spdlog::warn("cluster: seat {} is leased by another node", seat->id());
+        }
+        bool seeded = false;
+        {
+            std::lock_guard lock(mu_);
+            seeded = !owned_[seat->id()].epoch.empty();
+        }
+        if (!seeded) {
+            net::post(seat->strand(), [self = shared_from_this(), seat] {
+                bool again = false;
+                {
+                    std::lock_guard lock(self->mu_);
+                    again = self->owned_[seat->id()].epoch != seat->epoch();
+                }
+                if (again) {
+                    self->seed(*seat); // a restored seat, or Redis lost its stream
+                }
+            });
+        }
+    }
+    // Seats this node dropped: out of the registry, their keys gone.
+    std::vector<std::string> gone;
+    {
+        std::lock_guard lock(mu_);
+        for (auto it = owned_.begin(); it != owned_.end();) {
+            if (local.contains(it->first)) {
+                ++it;
+            } else {
+                gone.push_back(it->first);
+                it = owned_.erase(it);
+            }
+        }
+    }
+    for (const auto& id : gone) {
+        std::vector<std::string> bye{"PUBLISH", key(id, "c"), "x"}; // its mirrors go at once
+        co_await cmd_->command(std::move(bye));
+        std::vector<std::string> args{"DEL", key(id, "s"), key(id, "m"), key(id, "owner")};
+        co_await cmd_->command(std::move(args));
+        std::vector<std::string> hdel{"HDEL", registry, id};
+        co_await cmd_->command(std::move(hdel));
+    }
+    // Other nodes' seats: mirrors, their heads, and a position check for the followed ones.
+    std::vector<std::string> list{"EVAL", LIST_LUA, "1", registry, cfg_.prefix + "seat:"};
+    auto [ec, r] = co_await cmd_->command(std::move(list));
+    if (ec || r.type != Reply::Type::array) {
+        co_return;
+    }
+    std::set<std::string> remote;
+    for (std::size_t i = 0; i + 2 < r.elements.size(); i += 3) {
+        const auto& id = r.elements[i].str;
+        const auto& owner = r.elements[i + 2].str;
+        if (local.contains(id)) {
+            continue;
+        }
+        boost::system::error_code jec;
+        auto v = json::parse(r.elements[i + 1].str, jec);
+        if (jec || !v.is_object()) {
+            continue;
+        }
+        const auto& o = v.as_object();
+        const auto node = str_of(o, "node");
+        if (node == id_) {
+            continue; // listed by this node's earlier run, not restored now
+        }
+        remote.insert(id);
+        hub::SeatSpec spec;
+        spec.id = id;
+        spec.name = str_of(o, "name");
+        spec.agent = str_of(o, "agent");
+        spec.epoch = str_of(o, "epoch");
+        auto seat = hub_->add_mirror(std::move(spec), node);
+        if (!seat->mirror()) {
+            continue;
+        }
+        hub::SeatSummary head;
+        head.name = str_of(o, "name");
+        head.state = parse_state(str_of(o, "state"));
+        head.degraded =
+            o.contains("degraded") && o.at("degraded").is_bool() && o.at("degraded").as_bool();
+        head.reason = str_of(o, "reason");
+        head.turns = num_of(o, "turns");
+        head.frames = num_of(o, "frames");
+        std::string why;
+        if (owner.empty()) {
+            why = "its owner node " + node + " is gone (the seat comes back with it)";
+        }
+        net::post(seat->strand(), [seat, head = std::move(head), why = std::move(why)]() mutable {
+            seat->mirror_head(std::move(head), std::move(why));
+        });
+        bool followed = false;
+        {
+            std::lock_guard lock(mu_);
+            followed = followed_.contains(id);
+        }
+        if (followed) {
+            sync(seat, /*full=*/false); // the position check: a lost notice shows here
+        }
+    }
+    // A mirror goes when its seat has been out of the registry for MIRROR_MISSING_TICKS ticks
+    // (not at once: a Redis that restarted empty lists nothing until the owners list again).
+    for (const auto& seat : hub_->list()) {
+        if (!seat->mirror()) {
+            continue;
+        }
+        if (remote.contains(seat->id())) {
+            missing_.erase(seat->id());
+        } else if (++missing_[seat->id()] >= MIRROR_MISSING_TICKS) {
+            drop_mirror(seat->id());
+        }
+    }
+}
+
+void Node::drop_mirror(const std::string& id) {
+    {
+        std::lock_guard lock(mu_);
+        followed_.erase(id);
+    }
+    missing_.erase(id);
+    sub_->unsubscribe(key(id, "c"));
+    hub_->remove_mirror(id);
+}
+
+} // namespace sluice::cluster

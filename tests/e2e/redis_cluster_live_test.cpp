@@ -1,0 +1,218 @@
+// End-to-end tests of `sluice serve --redis` while turns stream: previews reach viewers on other
+// nodes (pub/sub, loss marked), and a Redis restart mid-turn costs viewers no frame and no repeat.
+#include "e2e/redis_cluster.hpp"
+
+#include <boost/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <memory>
+#include <optional>
+
+namespace {
+
+using namespace sluice::test;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+// Bytes a viewer was told it lost (`gap` events).
+std::uint64_t gap_bytes(const Events& ev) {
+    std::uint64_t n = 0;
+    for (const auto& e : ev) {
+        if (e.type == "gap") {
+            n += json::parse(e.data).at("dropped_bytes").to_number<std::uint64_t>();
+        }
+    }
+    return n;
+}
+
+// A scripted turn of one long answer: TEXT_BYTES in 16-byte deltas 25 ms apart (~6 s at pace 1:
+// time for a viewer to join on C mid-answer even on a loaded machine).
+constexpr std::size_t TEXT_BYTES = 4000;
+
+std::string long_text() {
+    std::string t;
+    for (std::size_t i = 0; t.size() < TEXT_BYTES; ++i) {
+        t += "word" + std::to_string(i) + " ";
+    }
+    t.resize(TEXT_BYTES);
+    return t;
+}
+
+std::string write_script(const TempDir& dir) {
+    json::object text{{"text", long_text()}};
+    json::object round{
+        {"events", json::array{text}}, {"usage", json::object{{"input", 1}, {"output", 1}}}};
+    json::object script{
+        {"model", "scripted-long"},
+        {"delay_ms", 25},
+        {"chunk_bytes", 16},
+        {"rounds", json::array{round}}};
+    write_file(dir.file("script.json"), json::serialize(script));
+    return dir.file("script.json");
+}
+
+// The text deltas a viewer was sent, joined.
+std::string text_of(const Events& ev) {
+    std::string t;
+    for (const auto& e : ev) {
+        if (e.type == "preview") {
+            auto v = json::parse(e.data).as_object();
+            if (v.at("kind").as_string() == "text") {
+                t += std::string(v.at("delta").as_string());
+            }
+        }
+    }
+    return t;
+}
+
+TEST(RedisClusterLive, ViewersOnOtherNodesSeeTheOpenTurnsPreviews) {
+    SKIP_WITHOUT_REDIS();
+    RedisProcess redis;
+    TempDir da, db, dc, scripts;
+    const auto script = write_script(scripts);
+    auto args = [&](const TempDir& d) {
+        auto a = node_args(d, redis.url(), "1");
+        a.insert(a.end(), {"--script", script});
+        return a;
+    };
+    SluiceProcess a(args(da));
+    SluiceProcess b(args(db));
+    SluiceProcess c(args(dc));
+    const auto seat = new_seat(a);
+    ASSERT_TRUE(eventually([&] { return lists(b, seat) && lists(c, seat); }));
+    SseClient on_a(events_url(a, seat));
+    SseClient on_b(events_url(b, seat));
+    ASSERT_TRUE(on_a.wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
+    ASSERT_TRUE(on_b.wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
+
+    const auto t1 = send(a, seat, "stream it");
+    // B sees the answer's deltas while the turn runs, not only its frames afterwards.
+    ASSERT_TRUE(on_b.wait_for([&](const Events& ev) {
+        return count_type(ev, "preview") >= 10 && !has_turn_state(ev, t1, "ended");
+    })) << "no preview reached node B while the turn ran";
+    // A viewer joining on C mid-answer: its node never saw the answer's start, so it is told.
+    SseClient on_c(events_url(c, seat));
+    ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
+    ASSERT_TRUE(on_b.wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
+    ASSERT_TRUE(on_c.wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
+
+    // B, subscribed from the start, showed what A showed: the answer from its first byte, in
+    // order, nothing lost (only the last deltas may be superseded by the answer's frame).
+    const auto whole = long_text();
+    const auto ta = text_of(on_a.events());
+    const auto tb = text_of(on_b.events());
+    EXPECT_TRUE(whole.starts_with(tb)) << tb;
+    EXPECT_GE(tb.size(), whole.size() / 2) << "B was sent " << tb.size() << " of " << ta.size();
+    EXPECT_EQ(gap_bytes(on_b.events()), 0U);
+    EXPECT_EQ(frames_seen(on_b.events()), frames_seen(on_a.events()));
+
+    // C joined mid-answer: a gap says how much of it C never got, then it follows live.
+    const auto ec = on_c.events();
+    ASSERT_FALSE(ec.empty());
+    EXPECT_EQ(ec.front().type, "connected");
+    const auto tc = text_of(ec);
+    EXPECT_GT(gap_bytes(ec), 0U) << "C missed the answer's start without a gap";
+    EXPECT_LE(gap_bytes(ec) + tc.size(), whole.size());
+    EXPECT_NE(whole.find(tc), std::string::npos) << tc;
+    EXPECT_FALSE(tc.empty());
+    EXPECT_EQ(frames_seen(ec), frames_seen(on_a.events()));
+}
+
+TEST(RedisClusterLive, RedisRestartedMidTurnCostsViewersNoFrameAndNoRepeat) {
+    SKIP_WITHOUT_REDIS();
+    RedisProcess redis;
+    TempDir da, db, dc;
+    SluiceProcess a(node_args(da, redis.url(), "1"));
+    SluiceProcess b(node_args(db, redis.url(), "1"));
+    SluiceProcess c(node_args(dc, redis.url(), "1"));
+    const auto seat = new_seat(a);
+    ASSERT_TRUE(eventually([&] { return lists(b, seat) && lists(c, seat); }));
+    constexpr int VIEWERS = 4; // per node
+    std::vector<std::unique_ptr<SseClient>> viewers;
+    for (int i = 0; i < VIEWERS; ++i) {
+        viewers.push_back(std::make_unique<SseClient>(events_url(b, seat)));
+        viewers.push_back(std::make_unique<SseClient>(events_url(c, seat)));
+    }
+    for (auto& v : viewers) {
+        ASSERT_TRUE(v->wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
+    }
+    SseClient on_a(events_url(a, seat));
+
+    // Turns back to back; Redis killed and started again (empty) while the second streams.
+    std::uint64_t last = 0;
+    for (int t = 0; t < 3; ++t) {
+        const auto before = count_type(on_a.events(), "preview");
+        last = send(a, seat, "turn " + std::to_string(t));
+        ASSERT_GT(last, 0U);
+        if (t == 1) {
+            ASSERT_TRUE(on_a.wait_for([&](const Events& ev) {
+                return count_type(ev, "preview") > before + 2; // the turn is streaming
+            }));
+            redis.stop(/*kill=*/true);
+            std::this_thread::sleep_for(300ms);
+            redis.start();
+        }
+        ASSERT_TRUE(on_a.wait_for(
+            [&](const Events& ev) { return has_turn_state(ev, last, "ended"); }, 40s));
+    }
+    // A's history, as a fresh viewer on A sees it.
+    SseClient fresh(events_url(a, seat));
+    ASSERT_TRUE(fresh.wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
+    const auto history = frames_seen(fresh.events());
+    ASSERT_EQ(history, frames_seen(on_a.events()));
+    // Every viewer on B and C ends with exactly A's history: frames_seen fails the test on a
+    // duplicate or a hole in what each received (a `connected` starts it over, as a client does).
+    for (std::size_t i = 0; i < viewers.size(); ++i) {
+        EXPECT_TRUE(
+            viewers[i]->wait_for([&](const Events& ev) { return frames_seen(ev) == history; }, 30s))
+            << "viewer " << i << " on " << (i % 2 == 0 ? "B" : "C") << " has "
+            << frames_seen(viewers[i]->events()).size() << " of " << history.size() << " frames";
+    }
+}
+
+TEST(RedisClusterLive, AViewerOfAKilledNodeResumesOnAnotherWithoutLossOrRepeat) {
+    SKIP_WITHOUT_REDIS();
+    RedisProcess redis;
+    TempDir da, db, dc;
+    SluiceProcess a(node_args(da, redis.url()));
+    std::optional<SluiceProcess> b(std::in_place, node_args(db, redis.url()));
+    SluiceProcess c(node_args(dc, redis.url()));
+    const auto seat = new_seat(a);
+    ASSERT_TRUE(eventually([&] { return lists(*b, seat) && lists(c, seat); }));
+    SseClient on_a(events_url(a, seat));
+    std::optional<SseClient> on_b(std::in_place, events_url(*b, seat));
+    const auto t1 = send(a, seat, "before the crash");
+    ASSERT_TRUE(on_b->wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
+    ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
+    const auto seen_b = frames_seen(on_b->events());
+    ASSERT_EQ(seen_b, frames_seen(on_a.events()));
+    const auto b_id = last_id(on_b->events());
+
+    // B dies; the seat goes on on A; B's viewer comes back on C with its Last-Event-ID.
+    ::kill(b->pid(), SIGKILL);
+    b->wait(10s);
+    on_b.reset();
+    b.reset();
+    const auto t2 = send(a, seat, "while B is gone");
+    ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t2, "ended"); }));
+    const auto history = frames_seen(on_a.events());
+    ASSERT_GT(history.size(), seen_b.size());
+    SseClient again(events_url(c, seat), b_id);
+    ASSERT_TRUE(again.wait_for([](const Events& ev) { return !ev.empty(); }));
+    EXPECT_EQ(again.events().front().type, "resumed") << again.events().front().data;
+    ASSERT_TRUE(again.wait_for([&](const Events& ev) {
+        auto seen = frames_seen(ev);
+        return !seen.empty() && seen.rbegin()->first == history.rbegin()->first;
+    }));
+    // What it had plus what it got is A's history, each frame once (frames_seen checks order).
+    auto whole = seen_b;
+    for (const auto& [seq, f] : frames_seen(again.events())) {
+        EXPECT_FALSE(whole.contains(seq)) << "frame " << seq << " sent again";
+        whole[seq] = f;
+    }
+    EXPECT_EQ(whole, history);
+}
+
+} // namespace
