@@ -1,0 +1,191 @@
+// The hub's figures for /v1/stats and /metrics: one table, two encodings.
+#include "stats.hpp"
+
+#include <sluice/core/relay.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace sluice::server {
+
+namespace json = boost::json;
+
+namespace {
+
+// One hub-wide figure, named once for both /v1/stats (JSON) and /metrics (Prometheus).
+struct Stat {
+    const char* json_name;   // key in /v1/stats (relay figures sit under "relay")
+    const char* metric_name; // sluice_<name> in /metrics
+    const char* type;        // "gauge" | "counter"
+    const char* help;
+    std::uint64_t value;
+    bool relay;
+};
+
+std::vector<Stat> hub_stats(const Server::Impl& s) {
+    const auto h = s.hub.stats();
+    const auto r = stream_relay_snapshot();
+    return {
+        {"seats", "seats", "gauge", "Seats hosted.", h.seats, false},
+        {"running", "seats_running", "gauge", "Seats with a turn running.", h.running, false},
+        {"subscribers", "subscribers", "gauge", "Live subscribers.", h.subscribers, false},
+        {"window_frames",
+         "window_frames",
+         "gauge",
+         "Frames held in seat windows.",
+         h.window_frames,
+         false},
+        {"window_bytes",
+         "window_bytes",
+         "gauge",
+         "Wire bytes held in seat windows.",
+         h.window_bytes,
+         false},
+        {"frames_total",
+         "frames_total",
+         "counter",
+         "Frames in every conversation.",
+         h.frames_total,
+         false},
+        {"preview_dropped_bytes",
+         "subscriber_preview_dropped_bytes_total",
+         "counter",
+         "Preview bytes dropped for subscribers (reported as gap).",
+         h.preview_dropped_bytes,
+         false},
+        {"resyncs",
+         "subscriber_resyncs_total",
+         "counter",
+         "Subscribers resynced with connected.",
+         h.resyncs,
+         false},
+        {"transcript_write_errors",
+         "transcript_write_errors_total",
+         "counter",
+         "Failed transcript and metadata writes (each degrades its seat).",
+         h.write_errors,
+         false},
+        {"seats_degraded",
+         "seats_degraded",
+         "gauge",
+         "Seats degraded by a failed write or a read-only data directory.",
+         h.degraded,
+         false},
+        {"subscriber_preview_budget_bytes",
+         "subscriber_preview_budget_bytes",
+         "gauge",
+         "Preview bytes a subscriber's lane may retain (its budget).",
+         hub::SUBSCRIBER_PREVIEW_LIMITS.retained_budget,
+         false},
+        {"subscriber_preview_peak_retained_bytes",
+         "subscriber_preview_peak_retained_bytes",
+         "gauge",
+         "Most preview bytes one subscriber's lane was seen holding (noted when its writer "
+         "collects).",
+         s.lane_peak_retained.load(),
+         false},
+        {"subscriber_gap_bytes",
+         "subscriber_gap_bytes_total",
+         "counter",
+         "Preview bytes reported lost to subscribers in gap events (noted when their writers "
+         "collect).",
+         s.gap_bytes.load(),
+         false},
+        {"connections",
+         "connections",
+         "gauge",
+         "Open HTTP connections.",
+         s.connections->open(),
+         false},
+        {"requests",
+         "http_requests_total",
+         "counter",
+         "HTTP requests read.",
+         s.requests.load(),
+         false},
+        {"connections_rejected",
+         "connections_rejected_total",
+         "counter",
+         "Connections refused over the limit.",
+         s.rejected.load(),
+         false},
+        {"produced_delta_bytes",
+         "relay_produced_delta_bytes_total",
+         "counter",
+         "Preview bytes sent into relays.",
+         r.produced_delta_bytes,
+         true},
+        {"forwarded_delta_bytes",
+         "relay_forwarded_delta_bytes_total",
+         "counter",
+         "Preview bytes handed to relay callers.",
+         r.forwarded_delta_bytes,
+         true},
+        {"dropped_delta_bytes",
+         "relay_dropped_delta_bytes_total",
+         "counter",
+         "Preview bytes dropped by relays.",
+         r.dropped_delta_bytes,
+         true},
+        {"retained_delta_bytes",
+         "relay_retained_delta_bytes",
+         "gauge",
+         "Preview bytes held in relays.",
+         r.retained_delta_bytes,
+         true},
+        {"peak_retained_delta_bytes",
+         "relay_peak_retained_delta_bytes",
+         "gauge",
+         "Highest preview bytes held in relays.",
+         r.peak_retained_delta_bytes,
+         true},
+        {"active_relays", "relay_active", "gauge", "Relays not yet ended.", r.active_relays, true},
+    };
+}
+
+} // namespace
+
+json::object stats_json(const Server::Impl& s) {
+    json::object o;
+    json::object relay;
+    for (const auto& st : hub_stats(s)) {
+        (st.relay ? relay : o)[st.json_name] = st.value;
+    }
+    o["relay"] = std::move(relay);
+    return o;
+}
+
+std::string metrics_text(const Server::Impl& s) {
+    std::string out;
+    for (const auto& st : hub_stats(s)) {
+        out += "# HELP sluice_";
+        out += st.metric_name;
+        out += ' ';
+        out += st.help;
+        out += "\n# TYPE sluice_";
+        out += st.metric_name;
+        out += ' ';
+        out += st.type;
+        out += "\nsluice_";
+        out += st.metric_name;
+        out += ' ';
+        out += std::to_string(st.value);
+        out += '\n';
+    }
+    // Subscribers let go, per reason (they resume by Last-Event-ID).
+    out += "# HELP sluice_subscriber_let_go_total Subscribers disconnected to protect the hub, "
+           "by reason.\n# TYPE sluice_subscriber_let_go_total counter\n";
+    out += "sluice_subscriber_let_go_total{reason=\"write_timeout\"} "
+           + std::to_string(s.let_go_write_timeout.load()) + "\n";
+    out += "sluice_subscriber_let_go_total{reason=\"lagged\"} "
+           + std::to_string(s.let_go_lagged.load()) + "\n";
+    out += "# HELP sluice_ws_overloaded_total WebSocket ops answered overloaded.\n"
+           "# TYPE sluice_ws_overloaded_total counter\nsluice_ws_overloaded_total "
+           + std::to_string(s.ws_overloaded.load()) + "\n";
+    out += "# HELP sluice_accept_backoffs_total Accept pauses for want of descriptors.\n"
+           "# TYPE sluice_accept_backoffs_total counter\nsluice_accept_backoffs_total "
+           + std::to_string(s.accept_backoffs.load()) + "\n";
+    return out;
+}
+
+} // namespace sluice::server
