@@ -18,22 +18,6 @@ namespace {
 constexpr std::uint64_t BLOCK = 1U << 20; // 1 MiB reads: large enough to run at memory speed
 }
 
-bool pread_all(int fd, char* dst, std::uint64_t n, std::uint64_t offset) {
-    while (n > 0) {
-        const ssize_t r = ::pread(fd, dst, n, static_cast<off_t>(offset));
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            return false;
-        }
-        dst += r;
-        n -= static_cast<std::uint64_t>(r);
-        offset += static_cast<std::uint64_t>(r);
-    }
-    return true;
-}
-
 void Buffer::reshape(std::size_t from, std::size_t keep, std::size_t at, std::size_t size) {
     if (size > cap_) {
         // No zero fill: every byte is read into; the padding past the end is zeroed once.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sluice/conversation/row_scan.hpp>
+#include <sluice/core/file_read.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -109,8 +110,5 @@ inline bool is_frame_line(std::string_view line) noexcept {
 inline bool is_frame_line(RowScanner& rows, std::string_view line) {
     return sniff_is_frame(line) && (rows.valid(line) || valid_json(line));
 }
-
-/// Reads exactly `n` bytes at `offset`; false on error or short read.
-bool pread_all(int fd, char* dst, std::uint64_t n, std::uint64_t offset);
 
 } // namespace sluice::detail

@@ -215,7 +215,7 @@ result<void> Transcript::check_tail() {
         return {};
     }
     char last = 0;
-    if (!detail::pread_all(fd_, &last, 1, end_ - 1)) {
+    if (!pread_all(fd_, &last, 1, end_ - 1)) {
         return io_error();
     }
     std::uint64_t good = end_;
@@ -226,7 +226,7 @@ result<void> Transcript::check_tail() {
         good = 0;
         while (hi > 0) {
             const std::uint64_t lo = hi > buf.size() ? hi - buf.size() : 0;
-            if (!detail::pread_all(fd_, buf.data(), hi - lo, lo)) {
+            if (!pread_all(fd_, buf.data(), hi - lo, lo)) {
                 return io_error();
             }
             if (const void* nl = ::memrchr(buf.data(), '\n', hi - lo)) {
@@ -296,7 +296,7 @@ std::optional<std::pair<std::uint64_t, bool>> Transcript::last_piece() const {
     std::uint64_t start = 0;
     while (hi > 0) {
         const std::uint64_t lo = hi > buf.size() ? hi - buf.size() : 0;
-        if (!detail::pread_all(fd_, buf.data(), hi - lo, lo)) {
+        if (!pread_all(fd_, buf.data(), hi - lo, lo)) {
             return std::nullopt;
         }
         if (const void* nl = ::memrchr(buf.data(), '\n', hi - lo)) {
@@ -309,7 +309,7 @@ std::optional<std::pair<std::uint64_t, bool>> Transcript::last_piece() const {
         return std::pair{start, false}; // too large to check: treat as torn
     }
     std::string piece(static_cast<std::size_t>(end_ - start), '\0');
-    if (!detail::pread_all(fd_, piece.data(), piece.size(), start)) {
+    if (!pread_all(fd_, piece.data(), piece.size(), start)) {
         return std::nullopt;
     }
     boost::system::error_code ec;
@@ -347,7 +347,7 @@ bool Transcript::load_index() {
     std::vector<char> data;
     if (::fstat(fd, &st) == 0 && st.st_size >= 16) {
         data.resize(static_cast<std::size_t>(st.st_size));
-        if (!detail::pread_all(fd, data.data(), data.size(), 0)) {
+        if (!pread_all(fd, data.data(), data.size(), 0)) {
             data.clear();
         }
     }
@@ -390,7 +390,7 @@ bool Transcript::load_index() {
     }
     if (mark->b > 0) {
         char c = 0;
-        if (!detail::pread_all(fd_, &c, 1, mark->b - 1) || c != '\n') {
+        if (!pread_all(fd_, &c, 1, mark->b - 1) || c != '\n') {
             return false;
         }
     }

@@ -44,7 +44,7 @@ result<std::pair<std::uint64_t, std::uint64_t>> Transcript::frame_span(std::uint
 
 result<std::string> Transcript::read_bytes(std::uint64_t offset, std::uint64_t n) const {
     std::string out(n, '\0');
-    if (!detail::pread_all(fd_, out.data(), n, offset)) {
+    if (!pread_all(fd_, out.data(), n, offset)) {
         return make_error_code(errc::io_error);
     }
     return out;

@@ -190,7 +190,7 @@ result<std::vector<FramePtr>> Transcript::refresh() {
     // Whole lines only: up to the last newline of what was appended (bounded per call).
     constexpr std::uint64_t MAX_STEP = 64ULL << 20;
     std::string buf(static_cast<std::size_t>(std::min(size - end_, MAX_STEP)), '\0');
-    if (!detail::pread_all(fd_, buf.data(), buf.size(), end_)) {
+    if (!pread_all(fd_, buf.data(), buf.size(), end_)) {
         return make_error_code(errc::io_error);
     }
     const void* nl = ::memrchr(buf.data(), '\n', buf.size());

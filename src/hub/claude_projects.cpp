@@ -4,6 +4,7 @@
 
 #include <sluice/conversation/frame.hpp>
 #include <sluice/conversation/turns.hpp>
+#include <sluice/core/file_read.hpp>
 #include <sluice/core/utf8.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
@@ -98,15 +99,7 @@ struct Titles {
 
 bool read_at(int fd, std::string& out, std::uint64_t offset, std::size_t n) {
     out.assign(n, '\0');
-    std::size_t got = 0;
-    while (got < n) {
-        const auto r = ::pread(fd, out.data() + got, n - got, static_cast<off_t>(offset + got));
-        if (r <= 0) {
-            return false;
-        }
-        got += static_cast<std::size_t>(r);
-    }
-    return true;
+    return pread_all(fd, out.data(), n, offset);
 }
 
 } // namespace

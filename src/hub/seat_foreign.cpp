@@ -4,6 +4,7 @@
 #include "seat_store.hpp"
 
 #include <sluice/core/assert.hpp>
+#include <sluice/core/file_read.hpp>
 #include <sluice/core/safe_write.hpp>
 #include <sluice/hub/seat.hpp>
 
@@ -37,14 +38,8 @@ constexpr std::string_view INDEX_FILE = "index.sidx";
 // FNV-1a 64 of `n` bytes at `offset`; nullopt when they cannot be read whole.
 std::optional<std::uint64_t> hash_at(int fd, std::uint64_t offset, std::uint64_t n) {
     std::string buf(static_cast<std::size_t>(n), '\0');
-    std::size_t got = 0;
-    while (got < buf.size()) {
-        const auto r =
-            ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(offset + got));
-        if (r <= 0) {
-            return std::nullopt;
-        }
-        got += static_cast<std::size_t>(r);
+    if (!pread_all(fd, buf.data(), n, offset)) {
+        return std::nullopt;
     }
     std::uint64_t h = 0xcbf29ce484222325ULL;
     for (const char c : buf) {

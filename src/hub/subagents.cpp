@@ -1,5 +1,6 @@
 // Sub-agent transcripts of a session file: found in both of Claude Code's layouts, linked to the
 // Task tool call each answers.
+#include <sluice/core/file_read.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/subagents.hpp>
 
@@ -159,19 +160,6 @@ private:
         offset_ = at;
         if (head_.size() > offset_) {
             head_.resize(static_cast<std::size_t>(offset_)); // only what whole lines cover
-        }
-        return true;
-    }
-
-    static bool pread_all(int fd, char* dst, std::size_t n, std::uint64_t offset) {
-        while (n > 0) {
-            const auto r = ::pread(fd, dst, n, static_cast<off_t>(offset));
-            if (r <= 0) {
-                return false;
-            }
-            dst += r;
-            n -= static_cast<std::size_t>(r);
-            offset += static_cast<std::uint64_t>(r);
         }
         return true;
     }

@@ -3,6 +3,7 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/core/cancel_test.cpp
     unit/core/clock_test.cpp
     unit/core/event_test.cpp
+    unit/core/file_read_test.cpp
     unit/core/relay_queue_test.cpp
     unit/core/relay_test.cpp
     unit/core/relay_async_test.cpp
