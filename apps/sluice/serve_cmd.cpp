@@ -67,10 +67,12 @@ struct ServeOptions {
     std::uint64_t header_timeout_ms{10'000};
     std::string workspace_root; // claude seats' working directories lie inside (default: data)
     std::uint64_t write_timeout_ms{30'000};
-    std::string redis;      // --redis URL: scale-out on Redis Streams (empty: single node)
-    std::string redis_ca;   // --redis-ca: CAs for rediss:// (empty: the system's store)
-    std::string redis_cert; // --redis-cert: client certificate for rediss://
-    std::string redis_key;  // --redis-key: its key
+    std::string redis;        // --redis URL: scale-out on Redis Streams (empty: single node)
+    std::string redis_ca;     // --redis-ca: CAs for rediss:// (empty: the system's store)
+    std::string redis_cert;   // --redis-cert: client certificate for rediss://
+    std::string redis_key;    // --redis-key: its key
+    std::string shared_seats; // --shared-seats DIR: seats' folders on shared storage
+    std::uint64_t redis_lease_ms{10'000};     // --redis-lease-ms: a seat's lease TTL
     std::vector<std::string> claude_projects; // Claude Code projects folders served read-only
 };
 
@@ -361,6 +363,10 @@ int run_serve(const ServeOptions& o) {
     if (!token) {
         return 2;
     }
+    if (o.redis.empty() && !o.shared_seats.empty()) {
+        std::fprintf(stderr, "sluice serve: --shared-seats needs --redis (the leases are there)\n");
+        return 2;
+    }
     boost::asio::io_context io;
     hub::HubConfig hc = hub_config(o);
 
@@ -379,6 +385,12 @@ int run_serve(const ServeOptions& o) {
         nc.tls_ca_file = o.redis_ca;
         nc.tls_cert_file = o.redis_cert;
         nc.tls_key_file = o.redis_key;
+        nc.lease = std::chrono::milliseconds(o.redis_lease_ms);
+        nc.tick = std::min(std::chrono::milliseconds(1000), nc.lease / 10); // renewed 10 times
+        nc.takeover = !o.shared_seats.empty();
+        if (nc.takeover) {
+            hc.seats_dir = o.shared_seats;
+        }
         if (url->kind != redis::Url::Kind::tls
             && !(o.redis_ca.empty() && o.redis_cert.empty() && o.redis_key.empty())) {
             std::fprintf(
@@ -410,7 +422,9 @@ int run_serve(const ServeOptions& o) {
             return 2;
         }
     }
-    const auto restored = hub.restore();
+    // With shared seats a node hosts only the seats whose lease it holds: it claims its own at
+    // its first tick, and the others' once their leases ran out (src/cluster/node_takeover.cpp).
+    const auto restored = o.shared_seats.empty() ? hub.restore() : 0;
     std::optional<hub::ClaudeProjects> projects;
     if (!o.claude_projects.empty()) {
         auto dirs = claude_projects_dirs(o.claude_projects);
@@ -562,6 +576,16 @@ void add_serve_command(CLI::App& app) {
         o->redis_cert,
         "rediss://: PEM client certificate chain, for a Redis with tls-auth-clients yes");
     sub->add_option("--redis-key", o->redis_key, "rediss://: PEM private key of --redis-cert");
+    sub->add_option(
+        "--shared-seats",
+        o->shared_seats,
+        "with --redis: the seats' folders are on storage every node mounts at DIR; a node takes "
+        "a seat over when its owner's lease runs out");
+    sub->add_option(
+           "--redis-lease-ms",
+           o->redis_lease_ms,
+           "with --redis: a seat's lease, renewed ten times within it (default 10000)")
+        ->check(CLI::Range(500, 600'000));
     sub->add_option(
         "--public-url", o->public_url, "the URL people reach the hub at (its host is allowed)");
     sub->add_option("--tls-cert", o->tls_cert, "PEM certificate chain: serve HTTPS and WSS");

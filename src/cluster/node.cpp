@@ -107,10 +107,15 @@ std::optional<std::string> Node::start(hub::Hub& hub, std::chrono::milliseconds 
     cmd_->on_connect([weak = weak_from_this()] {
         // A new connection may be to a Redis that lost everything: seed every stream again.
         if (auto self = weak.lock()) {
-            std::lock_guard lock(self->mu_);
-            for (auto& [id, o] : self->owned_) {
-                o.epoch.clear();
+            {
+                std::lock_guard lock(self->mu_);
+                for (auto& [id, o] : self->owned_) {
+                    o.epoch.clear();
+                }
             }
+            // Leases seen free before are seen afresh (a Redis that restarted empty lists no
+            // lease until every live owner renewed).
+            net::post(self->strand_, [self] { self->unowned_.clear(); });
         }
     });
     cmd_->start();

@@ -78,6 +78,20 @@ redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
 return 1
 )lua";
 
+// Takes a seat's lease when it is free or this node's (takeover): KEYS lease; ARGV node, ttl.
+inline constexpr const char* CLAIM_LUA = R"lua(
+local o = redis.call('GET', KEYS[1])
+if o and o ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+)lua";
+
+// Gives a lease back if this node holds it: KEYS lease; ARGV node.
+inline constexpr const char* UNCLAIM_LUA = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+)lua";
+
 // The registry with each seat's lease holder: KEYS registry; ARGV key prefix of a seat.
 inline constexpr const char* LIST_LUA = R"lua(
 local all = redis.call('HGETALL', KEYS[1])

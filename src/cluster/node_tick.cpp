@@ -27,6 +27,9 @@ net::awaitable<void> Node::tick_loop() {
 }
 
 net::awaitable<void> Node::tick() {
+    if (cfg_.takeover) {
+        fence(); // before anything that needs Redis: an owner cut off from it lets seats go
+    }
     if (!cmd_->connected()) {
         co_return;
     }
@@ -47,14 +50,24 @@ net::awaitable<void> Node::tick() {
             std::to_string(cfg_.lease.count()),
             seat->id(),
             entry_json(seat->summary(), id_)};
+        const auto sent = Clock::now();
         auto [ec, r] = co_await cmd_->command(std::move(args));
         if (!ec && r.type == Reply::Type::integer && r.integer == 0) {
+            if (cfg_.takeover && !seat->foreign()) {
+                release(seat->id(), "another node holds its lease");
+                local.erase(seat->id());
+                continue;
+            }
             spdlog::warn("cluster: seat {} is leased by another node", seat->id());
         }
         bool seeded = false;
         {
             std::lock_guard lock(mu_);
-            seeded = !owned_[seat->id()].epoch.empty();
+            auto& o = owned_[seat->id()];
+            seeded = !o.epoch.empty();
+            if (!ec && r.type == Reply::Type::integer && r.integer == 1) {
+                o.renewed = sent;
+            }
         }
         if (!seeded) {
             net::post(seat->strand(), [self = shared_from_this(), seat] {
@@ -69,12 +82,19 @@ net::awaitable<void> Node::tick() {
             });
         }
     }
-    // Seats this node dropped: out of the registry, their keys gone.
+    // Seats this node dropped: out of the registry, their keys gone. What is hosted is read
+    // again here (a seat taken over while this tick waited on Redis is hosted, not gone).
     std::vector<std::string> gone;
     {
+        std::set<std::string> hosted;
+        for (const auto& seat : hub_->list()) {
+            if (!seat->mirror()) {
+                hosted.insert(seat->id());
+            }
+        }
         std::lock_guard lock(mu_);
         for (auto it = owned_.begin(); it != owned_.end();) {
-            if (local.contains(it->first)) {
+            if (hosted.contains(it->first)) {
                 ++it;
             } else {
                 gone.push_back(it->first);
@@ -97,6 +117,8 @@ net::awaitable<void> Node::tick() {
         co_return;
     }
     std::set<std::string> remote;
+    std::map<std::string, Claimable> claimable; // takeover
+    std::set<std::string> registered;           // takeover
     for (std::size_t i = 0; i + 2 < r.elements.size(); i += 3) {
         const auto& id = r.elements[i].str;
         const auto& owner = r.elements[i + 2].str;
@@ -110,8 +132,16 @@ net::awaitable<void> Node::tick() {
         }
         const auto& o = v.as_object();
         const auto node = str_of(o, "node");
+        if (cfg_.takeover) {
+            registered.insert(id);
+            if (owner.empty() || owner == id_) {
+                // Free, or this node's from an earlier run: this node's own seat is claimed at
+                // once (unless this run let it go), another's once seen free for a lease.
+                claimable[id].now = (node == id_ || owner == id_) && !released_.contains(id);
+            }
+        }
         if (node == id_) {
-            continue; // listed by this node's earlier run, not restored now
+            continue; // listed by this node's earlier run, not hosted now (never a mirror)
         }
         remote.insert(id);
         hub::SeatSpec spec;
@@ -123,6 +153,9 @@ net::awaitable<void> Node::tick() {
         if (!seat->mirror()) {
             continue;
         }
+        if (seat->mirror_owner() != node) {
+            seat->mirror_owner(node); // taken over: commands go to the new owner
+        }
         hub::SeatSummary head;
         head.name = str_of(o, "name");
         head.state = parse_state(str_of(o, "state"));
@@ -133,7 +166,10 @@ net::awaitable<void> Node::tick() {
         head.frames = num_of(o, "frames");
         std::string why;
         if (owner.empty()) {
-            why = "its owner node " + node + " is gone (the seat comes back with it)";
+            why = cfg_.takeover
+                      ? "its owner node " + node + " is gone; a node takes the seat over "
+                            + "from its shared folder once its lease ran out"
+                      : "its owner node " + node + " is gone (the seat comes back with it)";
         }
         net::post(seat->strand(), [seat, head = std::move(head), why = std::move(why)]() mutable {
             seat->mirror_head(std::move(head), std::move(why));
@@ -158,6 +194,16 @@ net::awaitable<void> Node::tick() {
         } else if (++missing_[seat->id()] >= MIRROR_MISSING_TICKS) {
             drop_mirror(seat->id());
         }
+    }
+    if (cfg_.takeover) {
+        // A shared folder no registry entry names has no lease either (a lease and its entry
+        // are written together): a seat whose owner died while Redis lost everything.
+        for (auto& id : hub_->folder_ids()) {
+            if (!local.contains(id) && !registered.contains(id)) {
+                claimable.try_emplace(std::move(id));
+            }
+        }
+        co_await claim(std::move(claimable), local);
     }
 }
 

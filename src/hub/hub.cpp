@@ -70,8 +70,37 @@ void Hub::add(std::shared_ptr<Seat> seat) {
     order_.push_back(std::move(seat));
 }
 
+std::filesystem::path Hub::seats_root() const {
+    return config_.seats_dir.empty() ? config_.data_dir / "seats" : config_.seats_dir;
+}
+
+// A seat's folder opened as `restore` opens it: a damaged meta.json or transcript, or an agent
+// kind this hub lacks, makes it an unavailable seat with its reason (never a throw).
+std::shared_ptr<Seat> Hub::open_folder(const std::filesystem::path& dir) {
+    auto spec = read_meta(dir);
+    std::shared_ptr<Seat> seat;
+    if (!spec) {
+        SeatSpec placeholder;
+        placeholder.id = dir.filename().string(); // a seat's folder is named by its id
+        placeholder.name = placeholder.id;
+        placeholder.agent.clear();
+        placeholder.epoch = new_id("e");
+        seat = Seat::open_unavailable(
+            io_, std::move(placeholder), seat_options(dir), spec.error().message);
+    } else if (auto opened = Seat::open(io_, *spec, seat_options(dir))) {
+        seat = std::move(*opened);
+    } else {
+        seat = Seat::open_unavailable(
+            io_, std::move(*spec), seat_options(dir), opened.error().message);
+    }
+    if (const auto s = seat->summary(); s.state == SeatState::unavailable) {
+        spdlog::warn("seat {} is unavailable: {}", s.id, s.reason);
+    }
+    return seat;
+}
+
 std::size_t Hub::restore() {
-    const auto root = config_.data_dir / "seats";
+    const auto root = seats_root();
     std::error_code ec;
     if (!std::filesystem::is_directory(root, ec)) {
         return 0;
@@ -87,32 +116,92 @@ std::size_t Hub::restore() {
     std::size_t listed = 0;
     for (const auto& dir : dirs) {
         try {
-            auto spec = read_meta(dir);
-            std::shared_ptr<Seat> seat;
-            if (!spec) {
-                SeatSpec placeholder;
-                placeholder.id = dir.filename().string(); // a seat's folder is named by its id
-                placeholder.name = placeholder.id;
-                placeholder.agent.clear();
-                placeholder.epoch = new_id("e");
-                seat = Seat::open_unavailable(
-                    io_, std::move(placeholder), seat_options(dir), spec.error().message);
-            } else if (auto opened = Seat::open(io_, *spec, seat_options(dir))) {
-                seat = std::move(*opened);
-            } else {
-                seat = Seat::open_unavailable(
-                    io_, std::move(*spec), seat_options(dir), opened.error().message);
-            }
-            if (const auto s = seat->summary(); s.state == SeatState::unavailable) {
-                spdlog::warn("seat {} is unavailable: {}", s.id, s.reason);
-            }
-            add(std::move(seat));
+            add(open_folder(dir));
             ++listed;
         } catch (const std::exception& e) {
             spdlog::error("cannot list the seat in {}: {}", dir.string(), e.what());
         }
     }
     return listed;
+}
+
+std::vector<std::string> Hub::folder_ids() const {
+    std::vector<std::string> ids;
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator(seats_root(), ec);
+         !ec && it != std::filesystem::directory_iterator();
+         it.increment(ec)) {
+        auto name = it->path().filename().string();
+        if (valid_id(name)) {
+            ids.push_back(std::move(name));
+        }
+    }
+    return ids;
+}
+
+void Hub::adopt(std::string id, const net::any_io_executor& ex, CreateDone done) {
+    auto out = std::make_shared<std::optional<Result<std::shared_ptr<Seat>>>>();
+    const bool queued = writer_->submit(
+        [this, id, out]() {
+            const auto dir = seats_root() / id;
+            std::error_code ec;
+            if (!valid_id(id) || !std::filesystem::exists(dir / "meta.json", ec)) {
+                out->emplace(Failure::of(errc::not_found, "no seat folder " + dir.string()));
+                return boost::system::error_code{};
+            }
+            auto seat = open_folder(dir);
+            std::shared_ptr<Seat> mirror;
+            {
+                std::lock_guard lock(mu_);
+                auto it = seats_.find(id);
+                if (it != seats_.end() && !it->second->mirror()) {
+                    out->emplace(Failure::of(errc::conflict, "seat " + id + " is hosted here"));
+                    return boost::system::error_code{};
+                }
+                if (it != seats_.end()) {
+                    // The mirror's place in the listing goes to the seat (its viewers' streams
+                    // end; they reconnect to the seat itself).
+                    mirror = it->second;
+                    std::replace(order_.begin(), order_.end(), mirror, seat);
+                } else {
+                    order_.push_back(seat);
+                }
+                seats_[id] = seat;
+            }
+            if (mirror) {
+                net::post(mirror->strand(), [mirror] { mirror->close(); });
+            }
+            out->emplace(std::move(seat));
+            return boost::system::error_code{};
+        },
+        ex,
+        [out, done](boost::system::error_code) {
+            done(
+                out->has_value() ? std::move(**out)
+                                 : Result<std::shared_ptr<Seat>>(
+                                     Failure::of(errc::io_error, "the seat was not opened")));
+        });
+    if (!queued) {
+        net::post(ex, [done = std::move(done)]() {
+            done(Failure::of(errc::overloaded, "the disk queue is full; try again"));
+        });
+    }
+}
+
+bool Hub::release(std::string_view id) {
+    std::shared_ptr<Seat> seat;
+    {
+        std::lock_guard lock(mu_);
+        auto it = seats_.find(std::string(id));
+        if (it == seats_.end() || it->second->mirror() || it->second->foreign()) {
+            return false;
+        }
+        seat = it->second;
+        seats_.erase(it);
+        std::erase(order_, seat);
+    }
+    net::post(seat->strand(), [seat] { seat->release(); });
+    return true;
 }
 
 std::optional<Failure> Hub::check_spec(SeatSpec& spec) const {
@@ -225,7 +314,7 @@ Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec) {
     if (spec.name.empty()) {
         spec.name = spec.id;
     }
-    const auto dir = config_.data_dir / "seats" / spec.id;
+    const auto dir = seats_root() / spec.id;
     const auto undo = [&dir] {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);

@@ -354,7 +354,7 @@ std::optional<Failure> Seat::not_writable() const {
         return Failure::of(errc::conflict, "the seat is closed");
     }
     if (mirror()) {
-        return Failure::of(errc::conflict, "the seat is owned by node " + mirror_owner_);
+        return Failure::of(errc::conflict, "the seat is owned by node " + mirror_owner());
     }
     if (!unavailable_.empty()) {
         return Failure::of(errc::conflict, "the seat is unavailable: " + unavailable_);

@@ -11,7 +11,8 @@ Seat::open_mirror(net::io_context& io, SeatSpec spec, SeatOptions opt, std::stri
     SLUICE_INVARIANT(!owner.empty(), "a mirror names its owner node");
     opt.dir.clear(); // nothing of a mirror is on this node's disk
     std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
-    seat->mirror_owner_ = std::move(owner);
+    seat->mirror_ = true;
+    seat->mirror_owner(std::move(owner));
     seat->update_summary();
     return seat;
 }

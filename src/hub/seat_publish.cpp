@@ -110,7 +110,7 @@ void Seat::on_appended(
             sub->frames_published(); // previews queued before these frames are superseded
         }
         partial_.clear(); // so is the partial message: the frames carry its content
-        if (opt_.broker) {
+        if (opt_.broker && !released_) {
             opt_.broker->published(*this, first_new); // durable and published: to the cluster
         }
     }
@@ -159,7 +159,7 @@ void Seat::on_appended(
 
 void Seat::publish_preview(const StreamEvent& ev) {
     partial_.add(ev);
-    if (opt_.broker && !mirror()) {
+    if (opt_.broker && !mirror() && !released_) {
         if (preview_pos_ != window_.end()) {
             preview_pos_ = window_.end();
             preview_pos_bytes_ = 0;
@@ -194,7 +194,7 @@ void Seat::push_turn_state(const std::string& data) {
     for (const auto& sub : subscribers_) {
         sub->push_turn_state(tag, data);
     }
-    if (opt_.broker) {
+    if (opt_.broker && !released_) {
         opt_.broker->turn_state(*this, tag, data);
     }
 }

@@ -15,6 +15,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/redis_cluster_test.cpp
     e2e/redis_cluster_live_test.cpp
     e2e/redis_cluster_tls_test.cpp
+    e2e/redis_cluster_takeover_test.cpp
     support/hub_process.cpp)
 if(NOT "support/test_certs.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES support/test_certs.cpp) # security_tls_test, redis_cluster_test

@@ -31,6 +31,10 @@ struct NodeConfig {
     std::chrono::milliseconds tick{1000};    ///< registry, lease renewal, position check
     std::chrono::milliseconds lease{10'000}; ///< a seat's lease TTL (renewed every tick)
     std::string prefix{"sluice:"};           ///< every key and channel starts with it
+    /// The seats' folders are shared storage (`serve --shared-seats`): a seat whose owner's
+    /// lease ran out is taken over by a node that claims it, and an owner that cannot renew a
+    /// lease lets the seat go before it runs out.
+    bool takeover{false};
 };
 
 /// The Redis engine. As owner, each seat's durable frames go to its stream `<prefix>seat:<id>:s`
@@ -89,9 +93,17 @@ public:
     void mirror_wanted(const std::shared_ptr<hub::Seat>& seat) override;
 
 private:
+    using Clock = std::chrono::steady_clock;
+
     struct Owned {
         std::string epoch; // seeded under this epoch (empty: not seeded)
         bool seeding{false};
+        Clock::time_point renewed{}; // takeover: when the last renewal that held was sent
+    };
+
+    // A seat that may be claimed (takeover): its lease is free, or this node's.
+    struct Claimable {
+        bool now{false}; // this node's own seat (its lease, or its registry entry): no wait
     };
 
     struct Forward;
@@ -108,6 +120,13 @@ private:
     boost::asio::awaitable<void> tick_loop();
     boost::asio::awaitable<void> tick();
     boost::asio::awaitable<void> follow(std::shared_ptr<hub::Seat> seat);
+    // Takeover (node_takeover.cpp), on strand_.
+    void fence();
+    void release(const std::string& id, const std::string& why);
+    boost::asio::awaitable<void>
+    claim(std::map<std::string, Claimable> candidates, const std::set<std::string>& local);
+    void adopted(
+        const std::string& id, Clock::time_point sent, hub::Result<std::shared_ptr<hub::Seat>> r);
 
     boost::asio::io_context& io_;
     boost::asio::strand<boost::asio::io_context::executor_type> strand_;
@@ -122,6 +141,9 @@ private:
     std::function<void(hub::ForwardedRequest, hub::ForwardDone)> on_forwarded_;
     std::map<std::uint64_t, std::shared_ptr<Forward>> forwards_; // on strand_
     std::map<std::string, int> missing_; // mirrors out of the registry, ticks (on strand_)
+    std::map<std::string, Clock::time_point> unowned_; // takeover: lease seen free since
+    std::set<std::string> adopting_;                   // takeover: claimed, being opened
+    std::set<std::string> released_;                   // takeover: let go by this run
     std::uint64_t next_rid_{0};
     bool stopped_{false};
 };

@@ -25,12 +25,13 @@ namespace sluice::hub {
 /// Hub-wide settings.
 struct HubConfig {
     std::filesystem::path data_dir{"sluice-data"}; ///< one folder per seat under `seats/`
-    AgentFactory make_agent;                       ///< builds a seat's agent
-    std::size_t max_seats{1000};                   ///< more is refused (503)
-    std::size_t max_queued_prompts{16};            ///< per seat; more is refused (503)
-    std::chrono::milliseconds sync_interval{500};  ///< transcript fsync timer while a turn runs
-    conversation_budget budget{};                  ///< the seats' window budget
-    std::shared_ptr<Broker> broker{};              ///< the cluster engine (`--redis`), or null
+    std::filesystem::path seats_dir{};  ///< the seats' folders, when not `<data_dir>/seats`
+    AgentFactory make_agent;            ///< builds a seat's agent
+    std::size_t max_seats{1000};        ///< more is refused (503)
+    std::size_t max_queued_prompts{16}; ///< per seat; more is refused (503)
+    std::chrono::milliseconds sync_interval{500}; ///< transcript fsync timer while a turn runs
+    conversation_budget budget{};                 ///< the seats' window budget
+    std::shared_ptr<Broker> broker{};             ///< the cluster engine (`--redis`), or null
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.
@@ -143,6 +144,21 @@ public:
     /// is made for them: Seat::listed_summary).
     [[nodiscard]] std::vector<SeatSummary> summaries() const;
 
+    /// The names of the seat folders in the seats directory (ids only; nothing is opened).
+    [[nodiscard]] std::vector<std::string> folder_ids() const;
+
+    /// Opens seat `id` from its folder in the seats directory, as `restore` would, and lists it
+    /// in place of a mirror of that id (whose viewers' streams end). Scale-out with shared
+    /// storage: the node that took the seat's lease over hosts it. The disk work runs on the
+    /// writer; `done` runs on `ex`: not_found when the folder has no meta.json (deleted),
+    /// conflict when this hub hosts the seat already.
+    void adopt(std::string id, const boost::asio::any_io_executor& ex, CreateDone done);
+
+    /// Unlists a hosted seat without touching its folder (scale-out with shared storage: this
+    /// node lost the seat's lease and must stop writing it): cancels its turn, syncs its
+    /// transcript, ends its subscribers. @return false when `id` is not a seat hosted here.
+    bool release(std::string_view id);
+
     /// Removes a seat: cancels its turn, ends its subscribers, deletes its folder.
     boost::system::result<void> remove(std::string_view id);
 
@@ -161,6 +177,8 @@ public:
 
 private:
     [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
+    [[nodiscard]] std::filesystem::path seats_root() const;
+    std::shared_ptr<Seat> open_folder(const std::filesystem::path& dir);
     [[nodiscard]] std::optional<Failure> check_spec(SeatSpec& spec) const;
     Result<std::shared_ptr<Seat>> make_seat(SeatSpec spec);
     void make_on_writer(SeatSpec spec, const boost::asio::any_io_executor& ex, CreateDone done);

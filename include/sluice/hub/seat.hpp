@@ -287,10 +287,20 @@ public:
     open_mirror(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt, std::string owner);
 
     /// Whether this is a mirror (safe from any thread: fixed at creation).
-    [[nodiscard]] bool mirror() const noexcept { return !mirror_owner_.empty(); }
+    [[nodiscard]] bool mirror() const noexcept { return mirror_; }
 
-    /// The owner node of a mirror (empty: this node owns the seat). Fixed at creation.
-    [[nodiscard]] const std::string& mirror_owner() const noexcept { return mirror_owner_; }
+    /// The owner node of a mirror (empty: this node owns the seat). Safe from any thread.
+    [[nodiscard]] std::string mirror_owner() const {
+        std::lock_guard lock(mirror_owner_mu_);
+        return mirror_owner_;
+    }
+
+    /// A mirror's seat has another owner now (taken over from a dead one): commands go there.
+    /// Safe from any thread.
+    void mirror_owner(std::string owner) {
+        std::lock_guard lock(mirror_owner_mu_);
+        mirror_owner_ = std::move(owner);
+    }
 
     /// Replaces a mirror's window with `frames` from position `first` under `epoch`. A new
     /// epoch (or the first reset) restarts every viewer: waiting ones resume by their
@@ -323,6 +333,13 @@ public:
     /// Closes the seat: cancels its turn, syncs the transcript (on the writer), ends streams.
     /// @param then_remove also deletes the seat's folder, on the writer, after its last write.
     void close(bool then_remove = false);
+
+    /// Closes the seat as `close` does, telling the broker nothing more (scale-out with shared
+    /// storage: this node lost the seat's lease; the node that holds it now publishes it).
+    void release() {
+        released_ = true;
+        close();
+    }
 
 private:
     struct Store;
@@ -439,11 +456,14 @@ private:
     std::string permissions_json_{"[]"}; // permissions_pending_ as a JSON array (cached)
 
     bool closed_{false};
+    bool released_{false}; // closed by `release`: nothing more goes to the broker
     std::vector<std::shared_ptr<Subscriber>> subscribers_;
 
     // A mirror's state (seat_mirror.cpp): its owner, whether it was reset once, the viewers
     // waiting for that (with their Last-Event-ID), the owner's figures.
-    std::string mirror_owner_;
+    bool mirror_{false};
+    mutable std::mutex mirror_owner_mu_;
+    std::string mirror_owner_; // guarded by mirror_owner_mu_
     bool mirror_ready_{false};
     bool mirror_asked_{false};
     std::vector<std::pair<std::shared_ptr<Subscriber>, std::optional<std::string>>> mirror_waiting_;
