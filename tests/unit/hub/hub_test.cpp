@@ -188,5 +188,60 @@ TEST(Hub, RemoveDeletesTheSeatFolderAfterItsLastWrite) {
     EXPECT_FALSE(hub->remove((*seat)->id()).has_value());
 }
 
+// Shared storage (scale-out takeover): a hub that did not make a seat opens it from the shared
+// seats folder in place of its mirror, and a hub that lets a seat go leaves its folder whole.
+TEST(Hub, AdoptsASeatFromTheSharedFolderInPlaceOfItsMirrorAndReleasesItWhole) {
+    HubRig rig;
+    rig.cfg.seats_dir = rig.dir.path() / "shared";
+    auto first = rig.make(); // the node that made the seat
+    auto made = first->create(SeatSpec{});
+    ASSERT_TRUE(made.has_value()) << made.error().message;
+    const auto id = (*made)->id();
+    EXPECT_EQ((*made)->dir(), rig.cfg.seats_dir / id);
+    EXPECT_EQ(first->folder_ids(), std::vector<std::string>{id});
+    ASSERT_TRUE(first->release(id));
+    EXPECT_EQ(first->find(id), nullptr);
+    EXPECT_FALSE(first->release(id));
+    ASSERT_TRUE(run_until(rig.io, [&] { return (*made)->closed(); }));
+    EXPECT_TRUE(std::filesystem::exists(rig.cfg.seats_dir / id / "meta.json")); // kept whole
+
+    auto second = rig.make(); // the node that takes it over
+    SeatSpec spec;
+    spec.id = id;
+    spec.name = "mirror";
+    auto mirror = second->add_mirror(spec, "node-a");
+    auto other = second->add_mirror(
+        [] {
+            SeatSpec s;
+            s.id = "s-000000000000";
+            return s;
+        }(),
+        "node-a");
+    std::optional<Result<std::shared_ptr<Seat>>> adopted;
+    auto adopt = [&](const std::string& which) {
+        adopted.reset();
+        second->adopt(which, rig.io.get_executor(), [&](Result<std::shared_ptr<Seat>> r) {
+            adopted.emplace(std::move(r));
+        });
+        return run_until(rig.io, [&] { return adopted.has_value(); });
+    };
+    ASSERT_TRUE(adopt(id));
+    ASSERT_TRUE(adopted->has_value()) << adopted->error().message;
+    EXPECT_FALSE((**adopted)->mirror());
+    EXPECT_EQ(second->find(id), **adopted);
+    ASSERT_EQ(second->list().size(), 2U);
+    EXPECT_EQ(second->list().front(), **adopted); // in the mirror's place in the listing
+    EXPECT_EQ(second->list().back(), other);
+    ASSERT_TRUE(run_until(rig.io, [&] { return mirror->closed(); })); // its viewers' streams end
+    // Hosted already: conflict; a folder that is gone (the seat deleted): not_found.
+    ASSERT_TRUE(adopt(id));
+    ASSERT_FALSE(adopted->has_value());
+    EXPECT_EQ(adopted->error().code, make_error_code(errc::conflict));
+    ASSERT_TRUE(adopt("s-000000000000"));
+    ASSERT_FALSE(adopted->has_value());
+    EXPECT_EQ(adopted->error().code, make_error_code(errc::not_found));
+    EXPECT_TRUE(second->find("s-000000000000")->mirror()); // left as it was
+}
+
 } // namespace
 } // namespace sluice::hub
