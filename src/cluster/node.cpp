@@ -252,6 +252,12 @@ void Node::preview(
     hub::Seat& seat, std::uint64_t pos, std::uint64_t offset, const StreamEvent& ev) {
     // Pub/sub only: lossy by nature (a subscriber reconnecting, a full output buffer), the loss
     // found by the offset on the other side; never in the stream.
+    {
+        std::lock_guard lock(mu_);
+        if (auto it = owned_.find(seat.id()); it != owned_.end() && !it->second.watched) {
+            return; // no node follows it (the last tick's PUBSUB NUMSUB)
+        }
+    }
     std::vector<std::string> args{
         "PUBLISH", key(seat.id(), "c"), preview_notice(seat.epoch(), pos, offset, ev)};
     cmd_->async_command(std::move(args), [](error_code, const Reply&) {});

@@ -84,6 +84,15 @@ void Node::on_node_message(const std::string& payload) {
         return;
     }
     const auto& o = v.as_object();
+    if (const auto watch = str_of(o, "watch"); !watch.empty()) {
+        // A node follows one of this node's seats from now on: its previews go out at once,
+        // not from the next tick's count.
+        std::lock_guard lock(mu_);
+        if (auto it = owned_.find(watch); it != owned_.end()) {
+            it->second.watched = true;
+        }
+        return;
+    }
     const auto rid = num_of(o, "rid");
     if (o.contains("status")) {
         net::post(

@@ -14,6 +14,7 @@
 namespace sluice::cluster {
 
 namespace net = boost::asio;
+namespace json = boost::json;
 using boost::system::error_code;
 using redis::Reply;
 using namespace detail;
@@ -35,6 +36,12 @@ net::awaitable<void> Node::follow(std::shared_ptr<hub::Seat> seat) {
     if (ec) {
         spdlog::warn("cluster: cannot follow seat {}: {}", seat->id(), ec.message());
     }
+    // The owner publishes previews only while a node follows: it is told at once.
+    std::vector<std::string> watch{
+        "PUBLISH",
+        cfg_.prefix + "node:" + seat->mirror_owner(),
+        json::serialize(json::object{{"watch", seat->id()}})};
+    cmd_->async_command(std::move(watch), [](error_code, const Reply&) {});
     sync(seat, /*full=*/true);
 }
 

@@ -111,6 +111,7 @@ void Node::adopted(
         followed_.erase(id);
     }
     missing_.erase(id);
+    idle_.erase(id);
     released_.erase(id);
     sub_->unsubscribe(key(id, "c"));
     spdlog::info(

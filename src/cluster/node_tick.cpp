@@ -82,6 +82,29 @@ net::awaitable<void> Node::tick() {
             });
         }
     }
+    // Previews of a seat go out only while some node follows it (pub/sub loses nothing that
+    // matters: a follower that joins finds what it missed counted, a `gap`).
+    if (!local.empty()) {
+        std::vector<std::string> numsub{"PUBSUB", "NUMSUB"};
+        for (const auto& id : local) {
+            numsub.push_back(key(id, "c"));
+        }
+        auto [nec, nr] = co_await cmd_->command(std::move(numsub));
+        if (!nec && nr.type == Reply::Type::array) {
+            const auto head = cfg_.prefix + "seat:";
+            std::lock_guard lock(mu_);
+            for (std::size_t i = 0; i + 1 < nr.elements.size(); i += 2) {
+                const auto& ch = nr.elements[i].str;
+                if (ch.size() < head.size() + 2) {
+                    continue;
+                }
+                auto it = owned_.find(ch.substr(head.size(), ch.size() - head.size() - 2));
+                if (it != owned_.end()) {
+                    it->second.watched = nr.elements[i + 1].integer > 0;
+                }
+            }
+        }
+    }
     // Seats this node dropped: out of the registry, their keys gone. What is hosted is read
     // again here (a seat taken over while this tick waited on Redis is hosted, not gone).
     std::vector<std::string> gone;
@@ -195,6 +218,7 @@ net::awaitable<void> Node::tick() {
             drop_mirror(seat->id());
         }
     }
+    unfollow_idle();
     if (cfg_.takeover) {
         // A shared folder no registry entry names has no lease either (a lease and its entry
         // are written together): a seat whose owner died while Redis lost everything.
@@ -207,12 +231,47 @@ net::awaitable<void> Node::tick() {
     }
 }
 
+void Node::unfollow_idle() {
+    std::vector<std::shared_ptr<hub::Seat>> followed;
+    {
+        std::lock_guard lock(mu_);
+        for (const auto& [id, w] : followed_) {
+            if (auto seat = w.lock()) {
+                followed.push_back(std::move(seat));
+            }
+        }
+    }
+    for (const auto& seat : followed) {
+        if (seat->summary().subscribers > 0) {
+            idle_.erase(seat->id());
+            continue;
+        }
+        if (++idle_[seat->id()] < MIRROR_IDLE_TICKS) {
+            continue;
+        }
+        // Unfollowed here first (its notices ignored from now on), then on the seat's strand:
+        // a viewer that came meanwhile has it followed again at once.
+        idle_.erase(seat->id());
+        {
+            std::lock_guard lock(mu_);
+            followed_.erase(seat->id());
+        }
+        sub_->unsubscribe(key(seat->id(), "c"));
+        net::post(seat->strand(), [self = shared_from_this(), seat] {
+            if (!seat->mirror_unfollow() && seat->mirror()) {
+                self->mirror_wanted(seat);
+            }
+        });
+    }
+}
+
 void Node::drop_mirror(const std::string& id) {
     {
         std::lock_guard lock(mu_);
         followed_.erase(id);
     }
     missing_.erase(id);
+    idle_.erase(id);
     sub_->unsubscribe(key(id, "c"));
     hub_->remove_mirror(id);
 }

@@ -35,8 +35,8 @@ std::uint64_t Seat::turn_now() const noexcept {
 
 void Seat::mirror_reset(std::string epoch, std::uint64_t first, std::vector<MirrorFrame> frames) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
-    if (closed_) {
-        return;
+    if (closed_ || mirror_unfollowed_) {
+        return; // unfollowed: a read still on its way is not applied
     }
     const bool new_epoch = epoch != spec_.epoch;
     spec_.epoch = std::move(epoch);
@@ -70,9 +70,29 @@ void Seat::mirror_reset(std::string epoch, std::uint64_t first, std::vector<Mirr
     update_summary();
 }
 
+bool Seat::mirror_unfollow() {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (!mirror() || !subscribers_.empty()) {
+        return false;
+    }
+    mirror_ready_ = false;
+    mirror_asked_ = false;
+    mirror_unfollowed_ = true;
+    window_ = Window(opt_.budget, window_.end()); // its frames' memory goes
+    connected_cache_.reset();
+    connected_page_ = {};
+    history_page_ = {};
+    partial_.clear();
+    update_summary();
+    return true;
+}
+
 bool Seat::mirror_append(
     std::string_view epoch, std::uint64_t first, std::vector<MirrorFrame> frames) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (mirror_unfollowed_) {
+        return true; // nothing to read again: its next viewer asks for it
+    }
     if (!mirror_ready_ || epoch != spec_.epoch || first > window_.end()) {
         return false;
     }

@@ -26,6 +26,7 @@ void Seat::attach(const std::shared_ptr<Subscriber>& sub, std::optional<std::str
         subscribers_.push_back(sub);
         update_summary();
         if (!std::exchange(mirror_asked_, true) && opt_.broker) {
+            mirror_unfollowed_ = false;
             opt_.broker->mirror_wanted(shared_from_this());
         }
         return;

@@ -183,6 +183,9 @@ TEST(RedisClusterLive, AViewerOfAKilledNodeResumesOnAnotherWithoutLossOrRepeat) 
     ASSERT_TRUE(eventually([&] { return lists(*b, seat) && lists(c, seat); }));
     SseClient on_a(events_url(a, seat));
     std::optional<SseClient> on_b(std::in_place, events_url(*b, seat));
+    // B follows the seat before the turn (a turn state published before a node subscribed is
+    // not for it: its viewer learns the turn from the frames in its `connected`).
+    ASSERT_TRUE(on_b->wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
     const auto t1 = send(a, seat, "before the crash");
     ASSERT_TRUE(on_b->wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
     ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
@@ -213,6 +216,68 @@ TEST(RedisClusterLive, AViewerOfAKilledNodeResumesOnAnotherWithoutLossOrRepeat) 
         whole[seq] = f;
     }
     EXPECT_EQ(whole, history);
+}
+
+// PUBLISH calls Redis has run so far (INFO commandstats).
+std::uint64_t publishes(const RedisProcess& redis) {
+    const auto out = redis.cli("INFO commandstats");
+    const auto at = out.find("cmdstat_publish:calls=");
+    return at == std::string::npos ? 0 : std::stoull(out.substr(at + 22));
+}
+
+// Followers on a seat's channel (PUBSUB NUMSUB).
+std::uint64_t followers(const RedisProcess& redis, const std::string& seat) {
+    const auto out = redis.cli("PUBSUB NUMSUB sluice:seat:" + seat + ":c");
+    const auto nl = out.find('\n');
+    return nl == std::string::npos ? 0 : std::stoull(out.substr(nl + 1));
+}
+
+TEST(RedisClusterLive, ANodeFollowsASeatOnlyWhileItHasViewersAndPreviewsGoOnlyToFollowers) {
+    SKIP_WITHOUT_REDIS();
+    RedisProcess redis;
+    TempDir da, db, scripts;
+    const auto script = write_script(scripts);
+    auto args = [&](const TempDir& d) {
+        auto a = node_args(d, redis.url(), "1");
+        // A 2 s lease: ticks of 200 ms, a mirror unfollowed after 30 ticks (6 s) without viewers.
+        a.insert(a.end(), {"--script", script, "--redis-lease-ms", "2000"});
+        return a;
+    };
+    SluiceProcess a(args(da));
+    SluiceProcess b(args(db));
+    const auto seat = new_seat(a);
+    ASSERT_TRUE(eventually([&] { return lists(b, seat); }));
+    EXPECT_EQ(followers(redis, seat), 0U); // listed, not followed: nobody watches it on B
+
+    // A viewer on B: B follows the seat; the owner publishes the answer's previews.
+    std::optional<SseClient> on_b(std::in_place, events_url(b, seat));
+    ASSERT_TRUE(on_b->wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
+    EXPECT_EQ(followers(redis, seat), 1U);
+    const auto p0 = publishes(redis);
+    const auto t1 = send(a, seat, "watched");
+    ASSERT_TRUE(on_b->wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
+    const auto watched = publishes(redis) - p0;
+    EXPECT_GT(watched, 100U); // ~250 deltas of 16 bytes
+    EXPECT_GT(count_type(on_b->events(), "preview"), 100U);
+
+    // The viewer gone: after 30 ticks B lets the mirror go; a turn then publishes no preview.
+    on_b.reset();
+    ASSERT_TRUE(eventually([&] { return followers(redis, seat) == 0U; }, 20s))
+        << "B still follows a seat nobody watches there";
+    const auto p1 = publishes(redis);
+    SseClient on_a(events_url(a, seat));
+    const auto t2 = send(a, seat, "unwatched");
+    ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t2, "ended"); }));
+    EXPECT_LT(publishes(redis) - p1, 20U) << "previews published while no node follows the seat";
+
+    // A viewer on B again: followed again, its window read from the stream, A's history.
+    SseClient again(events_url(b, seat));
+    const auto history = frames_seen(on_a.events());
+    ASSERT_TRUE(again.wait_for([&](const Events& ev) { return frames_seen(ev) == history; }));
+    EXPECT_EQ(followers(redis, seat), 1U);
+    const auto t3 = send(a, seat, "watched again");
+    ASSERT_TRUE(again.wait_for([&](const Events& ev) { return has_turn_state(ev, t3, "ended"); }));
+    EXPECT_GT(count_type(again.events(), "preview"), 100U);
 }
 
 } // namespace

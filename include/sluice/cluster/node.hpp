@@ -99,6 +99,7 @@ private:
         std::string epoch; // seeded under this epoch (empty: not seeded)
         bool seeding{false};
         Clock::time_point renewed{}; // takeover: when the last renewal that held was sent
+        bool watched{true}; // a node follows its channel (PUBSUB NUMSUB each tick): previews go
     };
 
     // A seat that may be claimed (takeover): its lease is free, or this node's.
@@ -110,6 +111,7 @@ private:
 
     Node(boost::asio::io_context& io, NodeConfig cfg);
     void drop_mirror(const std::string& id); // on strand_
+    void unfollow_idle();                    // on strand_
     void finish_forward(std::uint64_t rid, unsigned status, std::string body);
     void on_node_message(const std::string& payload);
     [[nodiscard]] std::string key(const std::string& seat, const char* what) const;
@@ -141,6 +143,7 @@ private:
     std::function<void(hub::ForwardedRequest, hub::ForwardDone)> on_forwarded_;
     std::map<std::uint64_t, std::shared_ptr<Forward>> forwards_; // on strand_
     std::map<std::string, int> missing_; // mirrors out of the registry, ticks (on strand_)
+    std::map<std::string, int> idle_;    // followed mirrors without a viewer, ticks (on strand_)
     std::map<std::string, Clock::time_point> unowned_; // takeover: lease seen free since
     std::set<std::string> adopting_;                   // takeover: claimed, being opened
     std::set<std::string> released_;                   // takeover: let go by this run
@@ -151,6 +154,10 @@ private:
 /// Ticks a mirror's seat may be missing from the registry before the mirror goes (a Redis that
 /// restarted empty lists nothing until every owner has listed again, one tick).
 inline constexpr int MIRROR_MISSING_TICKS = 5;
+
+/// Ticks a followed mirror may go without a viewer before this node stops following it (its
+/// window let go, its channel unsubscribed; its next viewer follows it again): a reload keeps it.
+inline constexpr int MIRROR_IDLE_TICKS = 30;
 
 /// How long a forwarded command waits for its owner's answer.
 inline constexpr std::chrono::milliseconds FORWARD_TIMEOUT{5000};

@@ -327,6 +327,11 @@ public:
     /// The owner's figures for this seat (name, state, turns), or the reason it is gone.
     void mirror_head(SeatSummary owner, std::string gone);
 
+    /// A mirror nobody has watched for a while stops being fed: when it has no subscriber, its
+    /// window is let go and its next viewer asks the broker again (`mirror_wanted`), as its
+    /// first did. On the strand. @return whether it stopped (false: it has viewers again).
+    bool mirror_unfollow();
+
     /// Whether a mirror has had its first reset (its viewers are served).
     [[nodiscard]] bool mirror_ready() const noexcept { return mirror_ready_; }
 
@@ -466,6 +471,7 @@ private:
     std::string mirror_owner_; // guarded by mirror_owner_mu_
     bool mirror_ready_{false};
     bool mirror_asked_{false};
+    bool mirror_unfollowed_{false}; // let go by mirror_unfollow until its next viewer asks
     std::vector<std::pair<std::shared_ptr<Subscriber>, std::optional<std::string>>> mirror_waiting_;
     std::unique_ptr<SeatSummary> mirror_head_; // a pointer: most seats are not mirrors
     std::string mirror_gone_;
