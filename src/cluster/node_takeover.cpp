@@ -84,14 +84,17 @@ Node::claim(std::map<std::string, Claimable> candidates, const std::set<std::str
         hub_->adopt(
             id,
             strand_,
-            [self = shared_from_this(), id, sent](hub::Result<std::shared_ptr<hub::Seat>> seat) {
-                self->adopted(id, sent, std::move(seat));
+            [self = shared_from_this(), id = id, sent](
+                const hub::Result<std::shared_ptr<hub::Seat>>& seat) {
+                self->adopted(id, sent, seat);
             });
     }
 }
 
 void Node::adopted(
-    const std::string& id, Clock::time_point sent, hub::Result<std::shared_ptr<hub::Seat>> r) {
+    const std::string& id,
+    Clock::time_point sent,
+    const hub::Result<std::shared_ptr<hub::Seat>>& r) {
     adopting_.erase(id);
     unowned_.erase(id);
     if (!r) {

@@ -33,6 +33,20 @@ net::awaitable<void> Node::tick() {
     if (!cmd_->connected()) {
         co_return;
     }
+    const auto local = co_await renew();
+    co_await count_followers(local);
+    co_await drop_gone();
+    std::map<std::string, Claimable> claimable; // takeover
+    co_await follow_registry(local, claimable);
+    unfollow_idle();
+    if (cfg_.takeover) {
+        co_await claim(std::move(claimable), local);
+    }
+}
+
+// This node's seats: each lease renewed (or claimed) with the seat's registry entry; a seat not
+// yet in its stream (restored, or Redis lost it) seeded. @return the seats hosted.
+net::awaitable<std::set<std::string>> Node::renew() {
     const auto registry = cfg_.prefix + "seats";
     std::set<std::string> local;
     for (const auto& seat : hub_->list()) {
@@ -82,8 +96,12 @@ net::awaitable<void> Node::tick() {
             });
         }
     }
-    // Previews of a seat go out only while some node follows it (pub/sub loses nothing that
-    // matters: a follower that joins finds what it missed counted, a `gap`).
+    co_return local;
+}
+
+// Previews of a seat go out only while some node follows it (pub/sub loses nothing that matters:
+// a follower that joins finds what it missed counted, a `gap`).
+net::awaitable<void> Node::count_followers(const std::set<std::string>& local) {
     if (!local.empty()) {
         std::vector<std::string> numsub{"PUBSUB", "NUMSUB"};
         for (const auto& id : local) {
@@ -105,8 +123,12 @@ net::awaitable<void> Node::tick() {
             }
         }
     }
-    // Seats this node dropped: out of the registry, their keys gone. What is hosted is read
-    // again here (a seat taken over while this tick waited on Redis is hosted, not gone).
+}
+
+// Seats this node dropped: out of the registry, their keys gone. What is hosted is read again
+// here (a seat taken over while this tick waited on Redis is hosted, not gone).
+net::awaitable<void> Node::drop_gone() {
+    const auto registry = cfg_.prefix + "seats";
     std::vector<std::string> gone;
     {
         std::set<std::string> hosted;
@@ -133,15 +155,20 @@ net::awaitable<void> Node::tick() {
         std::vector<std::string> hdel{"HDEL", registry, id};
         co_await cmd_->command(std::move(hdel));
     }
-    // Other nodes' seats: mirrors, their heads, and a position check for the followed ones.
+}
+
+// Other nodes' seats: mirrors, their heads, and a position check for the followed ones; with
+// takeover, the seats this node may claim.
+net::awaitable<void> Node::follow_registry(
+    const std::set<std::string>& local, std::map<std::string, Claimable>& claimable) {
+    const auto registry = cfg_.prefix + "seats";
     std::vector<std::string> list{"EVAL", LIST_LUA, "1", registry, cfg_.prefix + "seat:"};
     auto [ec, r] = co_await cmd_->command(std::move(list));
     if (ec || r.type != Reply::Type::array) {
         co_return;
     }
     std::set<std::string> remote;
-    std::map<std::string, Claimable> claimable; // takeover
-    std::set<std::string> registered;           // takeover
+    std::set<std::string> registered; // takeover
     for (std::size_t i = 0; i + 2 < r.elements.size(); i += 3) {
         const auto& id = r.elements[i].str;
         const auto& owner = r.elements[i + 2].str;
@@ -218,7 +245,6 @@ net::awaitable<void> Node::tick() {
             drop_mirror(seat->id());
         }
     }
-    unfollow_idle();
     if (cfg_.takeover) {
         // A shared folder no registry entry names has no lease either (a lease and its entry
         // are written together): a seat whose owner died while Redis lost everything.
@@ -227,7 +253,6 @@ net::awaitable<void> Node::tick() {
                 claimable.try_emplace(std::move(id));
             }
         }
-        co_await claim(std::move(claimable), local);
     }
 }
 

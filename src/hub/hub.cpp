@@ -139,7 +139,7 @@ std::vector<std::string> Hub::folder_ids() const {
     return ids;
 }
 
-void Hub::adopt(std::string id, const net::any_io_executor& ex, CreateDone done) {
+void Hub::adopt(const std::string& id, const net::any_io_executor& ex, CreateDone done) {
     auto out = std::make_shared<std::optional<Result<std::shared_ptr<Seat>>>>();
     const bool queued = writer_->submit(
         [this, id, out]() {
@@ -346,7 +346,7 @@ Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec) {
     return seat;
 }
 
-SeatSpec Hub::foreign_spec(const std::string& id, const Listed& l) const {
+SeatSpec Hub::foreign_spec(const std::string& id, const Listed& l) {
     SeatSpec spec;
     spec.id = id;
     spec.name = l.listing.title.empty() ? id : l.listing.title;

@@ -121,14 +121,21 @@ private:
     void sync(const std::shared_ptr<hub::Seat>& seat, bool full);
     boost::asio::awaitable<void> tick_loop();
     boost::asio::awaitable<void> tick();
+    boost::asio::awaitable<std::set<std::string>> renew();
+    boost::asio::awaitable<void> count_followers(const std::set<std::string>& local);
+    boost::asio::awaitable<void> drop_gone();
     boost::asio::awaitable<void> follow(std::shared_ptr<hub::Seat> seat);
     // Takeover (node_takeover.cpp), on strand_.
+    boost::asio::awaitable<void> follow_registry(
+        const std::set<std::string>& local, std::map<std::string, Claimable>& claimable);
     void fence();
     void release(const std::string& id, const std::string& why);
     boost::asio::awaitable<void>
     claim(std::map<std::string, Claimable> candidates, const std::set<std::string>& local);
     void adopted(
-        const std::string& id, Clock::time_point sent, hub::Result<std::shared_ptr<hub::Seat>> r);
+        const std::string& id,
+        Clock::time_point sent,
+        const hub::Result<std::shared_ptr<hub::Seat>>& r);
 
     boost::asio::io_context& io_;
     boost::asio::strand<boost::asio::io_context::executor_type> strand_;

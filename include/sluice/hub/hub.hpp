@@ -152,7 +152,7 @@ public:
     /// storage: the node that took the seat's lease over hosts it. The disk work runs on the
     /// writer; `done` runs on `ex`: not_found when the folder has no meta.json (deleted),
     /// conflict when this hub hosts the seat already.
-    void adopt(std::string id, const boost::asio::any_io_executor& ex, CreateDone done);
+    void adopt(const std::string& id, const boost::asio::any_io_executor& ex, CreateDone done);
 
     /// Unlists a hosted seat without touching its folder (scale-out with shared storage: this
     /// node lost the seat's lease and must stop writing it): cancels its turn, syncs its
@@ -210,7 +210,7 @@ private:
         std::function<Result<T>()> job,
         const boost::asio::any_io_executor& ex,
         std::function<void(Result<T>)> done);
-    [[nodiscard]] SeatSpec foreign_spec(const std::string& id, const Listed& l) const;
+    [[nodiscard]] static SeatSpec foreign_spec(const std::string& id, const Listed& l);
     std::unordered_map<std::string, Listed> foreign_; // id → listed file (guarded by mu_)
     std::vector<std::string> foreign_order_;          // their ids, in listing order
 };
