@@ -144,13 +144,14 @@ std::optional<WsReply> answer_now(
     }
     // A mirror holds the window, not the transcript nor the agent: its owner answers.
     const bool to_owner = forwarder && seat.mirror();
-    const auto forward = [&](Kind kind, std::string method, std::string path, json::object body) {
-        std::string text = method == "GET" ? std::string() : json::serialize(body);
-        WsForwardOp fop{
-            kind, {std::move(method), "/v1/seats/" + seat.id() + "/" + path, std::move(text)}};
-        ws_forward(*forwarder, seat, std::move(fop), done);
-        return std::nullopt;
-    };
+    const auto forward =
+        [&](Kind kind, std::string method, const std::string& path, const json::object& body) {
+            std::string text = method == "GET" ? std::string() : json::serialize(body);
+            WsForwardOp fop{
+                kind, {std::move(method), "/v1/seats/" + seat.id() + "/" + path, std::move(text)}};
+            ws_forward(*forwarder, seat, std::move(fop), done);
+            return std::nullopt;
+        };
     if (name->get_string() == "send") {
         SendOp send;
         if (auto refused = validate_send(*op, send)) {
@@ -190,7 +191,7 @@ std::optional<WsReply> answer_now(
                 Kind::answer,
                 "POST",
                 "permissions/" + boost::urls::encode(answer.answer.request_id, boost::urls::pchars),
-                std::move(body));
+                body);
         }
         const std::string request_id = answer.answer.request_id;
         const bool allow = answer.answer.allow;
@@ -241,7 +242,7 @@ std::optional<WsReply> answer_now(
             if (more.before) {
                 q += "&before=" + std::to_string(*more.before);
             }
-            return forward(Kind::more, "GET", std::move(q), {});
+            return forward(Kind::more, "GET", q, {});
         }
         seat.history(more.before, more.turns, [done](hub::Result<hub::HistoryPage> page) {
             if (!page) {
