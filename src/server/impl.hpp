@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -189,8 +190,33 @@ using WsDone = std::function<void(WsReply)>;
 /// once the seat has read it from the transcript on the hub's writer (Seat::history, the path
 /// `GET /history` takes: the disk is never read on an I/O thread). Validated by the shared
 /// validator; never throws for a client's mistake. `read_only` (a viewer): send and cancel are
-/// refused, with the reason.
-void ws_answer(hub::Seat& seat, std::string_view message, bool read_only, const WsDone& done);
+/// refused, with the reason. On a mirror (scale-out) with a `forwarder`, every op validated
+/// here goes to the seat's owner node (ws_forward) and its answer is the reply; without one a
+/// mirror refuses what acts and pages from its window.
+void ws_answer(
+    hub::Seat& seat,
+    std::string_view message,
+    bool read_only,
+    const WsDone& done,
+    const std::shared_ptr<hub::Forwarder>& forwarder = {});
+
+/// A client op a mirror carries to the seat's owner: which op (for the reply's shape) and the
+/// owner's API request it is.
+struct WsForwardOp {
+    enum class Kind { send, cancel, answer, reset, more };
+    Kind kind{Kind::send};
+    hub::ForwardedRequest req; ///< e.g. POST /v1/seats/<id>/messages {"text":…}
+};
+
+/// The WebSocket reply for the owner's answer to a forwarded op: the reply its own socket
+/// sends (`sent`, `cancelled`, `answered`, `reset`, `history`), its refusal as the same
+/// `error` (code and message of its error body), or `unavailable` with why (status 0: the
+/// owner is gone or did not answer). Pure.
+[[nodiscard]] WsReply ws_forwarded_reply(WsForwardOp::Kind kind, unsigned status, std::string body);
+
+/// Sends `op` to `seat`'s owner through `forwarder` and hands the reply (ws_forwarded_reply)
+/// to `done` on the seat's strand (the forwarder answers on its own thread). @pre seat.mirror()
+void ws_forward(hub::Forwarder& forwarder, hub::Seat& seat, WsForwardOp op, WsDone done);
 } // namespace stream_detail
 
 /// What the access checks decided for a request that may go on.

@@ -2,6 +2,8 @@
 #include "streams_impl.hpp"
 
 #include <boost/container/small_vector.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/pchars.hpp>
 
 namespace sluice::server::stream_detail {
 
@@ -115,11 +117,17 @@ std::shared_ptr<WsSlot> ready(WsReply r) {
 
 namespace {
 
+using Kind = WsForwardOp::Kind;
+
 // The answer to `message` when it is known at once; a `more` op is handed to the seat's
 // history, which calls `done` (at once from the window, or later from the writer), and gets
-// nullopt here.
-std::optional<WsReply>
-answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDone& done) {
+// nullopt here, as does an op a mirror forwards to the seat's owner (validated here first).
+std::optional<WsReply> answer_now(
+    hub::Seat& seat,
+    std::string_view message,
+    bool read_only,
+    const WsDone& done,
+    const std::shared_ptr<hub::Forwarder>& forwarder) {
     boost::system::error_code pec;
     auto v = json::parse(message, pec);
     const json::object* op = (!pec && v.is_object()) ? &v.get_object() : nullptr;
@@ -134,10 +142,23 @@ answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDo
             "a viewer token may watch but not act: op '"
                 + std::string(name->get_string().subview(0, 64)) + "' needs the owner's token"));
     }
+    // A mirror holds the window, not the transcript nor the agent: its owner answers.
+    const bool to_owner = forwarder && seat.mirror();
+    const auto forward =
+        [&](Kind kind, std::string method, const std::string& path, const json::object& body) {
+            std::string text = method == "GET" ? std::string() : json::serialize(body);
+            WsForwardOp fop{
+                kind, {std::move(method), "/v1/seats/" + seat.id() + "/" + path, std::move(text)}};
+            ws_forward(*forwarder, seat, std::move(fop), done);
+            return std::nullopt;
+        };
     if (name->get_string() == "send") {
         SendOp send;
         if (auto refused = validate_send(*op, send)) {
             return ws_refusal(*refused);
+        }
+        if (to_owner) {
+            return forward(Kind::send, "POST", "messages", {{"text", std::move(send.text)}});
         }
         auto r = seat.submit(std::move(send.text));
         if (!r) {
@@ -146,6 +167,9 @@ answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDo
         return ws_event("sent", json::object{{"turn", r->turn}, {"queued", r->queued}});
     }
     if (name->get_string() == "cancel") {
+        if (to_owner) {
+            return forward(Kind::cancel, "POST", "cancel", {});
+        }
         return ws_event("cancelled", json::object{{"cancelled", seat.cancel()}});
     }
     if (name->get_string() == "answer") {
@@ -154,6 +178,20 @@ answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDo
         std::string rid = id != nullptr && id->is_string() ? std::string(id->get_string()) : "";
         if (auto refused = validate_answer(*op, std::move(rid), answer)) {
             return ws_refusal(*refused);
+        }
+        if (to_owner) {
+            // The owner validates the same body again: the op less what the route names.
+            json::object body;
+            for (const auto& kv : *op) {
+                if (kv.key() != "op" && kv.key() != "request_id") {
+                    body.emplace(kv.key(), kv.value());
+                }
+            }
+            return forward(
+                Kind::answer,
+                "POST",
+                "permissions/" + boost::urls::encode(answer.answer.request_id, boost::urls::pchars),
+                body);
         }
         const std::string request_id = answer.answer.request_id;
         const bool allow = answer.answer.allow;
@@ -172,6 +210,9 @@ answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDo
         // is on disk (this viewer, like every other, then gets the new epoch's `connected`).
         if (op->size() != 1) {
             return ws_refusal(Refusal::of(errc::bad_request, "a reset takes no fields but 'op'"));
+        }
+        if (to_owner) {
+            return forward(Kind::reset, "POST", "reset", {});
         }
         auto self = seat.shared_from_this();
         const auto before = self->summary().epoch;
@@ -195,6 +236,14 @@ answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDo
                 validate_more(op->if_contains("before"), op->if_contains("turns"), more)) {
             return ws_refusal(*refused);
         }
+        if (to_owner) {
+            // Pages below the window too: the transcript is on the owner's disk.
+            std::string q = "history?turns=" + std::to_string(more.turns);
+            if (more.before) {
+                q += "&before=" + std::to_string(*more.before);
+            }
+            return forward(Kind::more, "GET", q, {});
+        }
         seat.history(more.before, more.turns, [done](hub::Result<hub::HistoryPage> page) {
             if (!page) {
                 done(ws_refusal(page.error()));
@@ -215,8 +264,13 @@ answer_now(hub::Seat& seat, std::string_view message, bool read_only, const WsDo
 
 } // namespace
 
-void ws_answer(hub::Seat& seat, std::string_view message, bool read_only, const WsDone& done) {
-    if (auto r = answer_now(seat, message, read_only, done)) {
+void ws_answer(
+    hub::Seat& seat,
+    std::string_view message,
+    bool read_only,
+    const WsDone& done,
+    const std::shared_ptr<hub::Forwarder>& forwarder) {
+    if (auto r = answer_now(seat, message, read_only, done, forwarder)) {
         done(std::move(*r));
     }
 }
@@ -241,12 +295,13 @@ void ws_take_op(Server::Impl& s, hub::Seat& seat, std::string_view message, WsSt
     auto slot = std::make_shared<WsSlot>();
     st.replies.push_back(slot);
     try {
-        ws_answer(seat, message, st.read_only, [slot, ctl = st.ctl](WsReply r) {
+        const auto fill = [slot, ctl = st.ctl](WsReply r) {
             slot->reply = std::move(r);
             if (auto c = ctl.lock()) {
-                c->wake.cancel(); // the writer sends it (a page read later wakes it here)
+                c->wake.cancel(); // the writer sends it (a page or an owner's answer wakes it)
             }
-        });
+        };
+        ws_answer(seat, message, st.read_only, fill, s.cfg.forwarder);
     } catch (const std::exception& e) {
         spdlog::error("WebSocket op on seat {} failed: {}", seat.id(), e.what());
         st.close = WsClose{websocket::close_code::internal_error, "internal error"};

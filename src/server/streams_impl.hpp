@@ -45,7 +45,8 @@ inline constexpr std::size_t END_DRAIN_BATCHES = 16;
 /// Answers to client ops waiting for the writer. Past this an op is answered `overloaded` (not
 /// done); a client that sends WS_MAX_REPLIES more ops while none has room is closed (policy
 /// error, with the reason). Basis: an op is answered in microseconds, so 16 waiting means the
-/// writer is blocked on the client's own socket.
+/// writer is blocked on the client's own socket (a mirror's op forwarded to its owner waits a
+/// Redis round trip, bounded by the forwarder's timeout).
 inline constexpr std::size_t WS_MAX_REPLIES = 16;
 
 /// Largest WebSocket message a client may send (an op is a few hundred bytes).

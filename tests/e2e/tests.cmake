@@ -13,6 +13,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/security_tls_test.cpp
     e2e/edges_test.cpp
     e2e/redis_cluster_test.cpp
+    e2e/redis_cluster_ws_test.cpp
     e2e/redis_cluster_live_test.cpp
     e2e/redis_cluster_tls_test.cpp
     e2e/redis_cluster_takeover_test.cpp

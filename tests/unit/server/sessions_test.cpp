@@ -5,7 +5,10 @@
 #include "test_stream_sessions.hpp"
 #include "unit/conversation/fixtures.hpp"
 
+#include <sluice/hub/forward.hpp>
 #include <sluice/hub/hub.hpp>
+#include <sluice/hub/seat.hpp>
+#include <sluice/hub/writer.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -350,6 +353,160 @@ TEST(WebSocketOps, RefusalsNameTheFieldAndTheLimit) {
             EXPECT_NE(answer.find(R"("code":"bad_request")"), std::string::npos) << answer;
         }
     }
+}
+
+// A forwarder that records what a mirror asks of its owner and answers as its row says, at
+// once (the reply still reaches the socket through the seat's strand).
+class ScriptedForwarder final : public hub::Forwarder {
+public:
+    void
+    forward(const std::string& owner, hub::ForwardedRequest req, hub::ForwardDone done) override {
+        owners.push_back(owner);
+        asked.push_back(std::move(req));
+        done(status, body);
+    }
+
+    std::vector<std::string> owners;
+    std::vector<hub::ForwardedRequest> asked;
+    unsigned status{};
+    std::string body;
+};
+
+TEST(WebSocketOps, AMirrorCarriesEachOpToTheOwnerAndSendsItsReplyAsItsOwnSocketWould) {
+    net::io_context io;
+    auto writer = std::make_shared<hub::Writer>(hub::WRITER_QUEUE_CAPACITY);
+    hub::SeatSpec spec;
+    spec.id = "s-m";
+    spec.epoch = "e-one";
+    auto seat = hub::Seat::open_mirror(
+        io, spec, hub::SeatOptions{{}, nullptr, writer, 2, 20ms, Budget{}}, "node-a");
+    auto fwd = std::make_shared<ScriptedForwarder>();
+    namespace wire = hub::wire;
+
+    struct Row {
+        const char* message;
+        bool read_only;
+        const char* method; // "": not forwarded
+        const char* target;
+        const char* body;
+        unsigned status;
+        const char* answer;
+        std::string reply;
+    };
+
+    const std::string page = R"({"turns":[],"cursor":null})";
+    const Row rows[] = {
+        {R"({"op":"send","text":"hi"})",
+         false,
+         "POST",
+         "/v1/seats/s-m/messages",
+         R"({"text":"hi"})",
+         202,
+         R"({"turn":3,"queued":true})",
+         wire::ws_reply("sent", R"({"turn":3,"queued":true})")},
+        {R"({"op":"cancel"})",
+         false,
+         "POST",
+         "/v1/seats/s-m/cancel",
+         "{}",
+         200,
+         R"({"cancelled":true})",
+         wire::ws_reply("cancelled", R"({"cancelled":true})")},
+        {R"({"op":"answer","request_id":"a/b c","behavior":"deny","message":"no"})",
+         false,
+         "POST",
+         "/v1/seats/s-m/permissions/a%2Fb%20c",
+         R"({"behavior":"deny","message":"no"})",
+         200,
+         R"({"resolved":"a/b c","behavior":"deny","by":"api"})",
+         wire::ws_reply("answered", R"({"request_id":"a/b c","behavior":"deny","by":"api"})")},
+        {R"({"op":"reset"})",
+         false,
+         "POST",
+         "/v1/seats/s-m/reset",
+         "{}",
+         200,
+         R"({"reset":true,"epoch":"e2","previous_epoch":"e1","archived":"transcript.e1.jsonl"})",
+         wire::ws_reply(
+             "reset", R"({"epoch":"e2","previous_epoch":"e1","archived":"transcript.e1.jsonl"})")},
+        {R"({"op":"more","before":7,"turns":2})",
+         true, // a viewer reads pages: from the owner too
+         "GET",
+         "/v1/seats/s-m/history?turns=2&before=7",
+         "",
+         200,
+         page.c_str(),
+         wire::ws_reply("history", page)},
+        {R"({"op":"more"})",
+         false,
+         "GET",
+         "/v1/seats/s-m/history?turns=20", // the default page
+         "",
+         200,
+         page.c_str(),
+         wire::ws_reply("history", page)},
+        {R"({"op":"answer","request_id":"nope","behavior":"allow"})",
+         false,
+         "POST",
+         "/v1/seats/s-m/permissions/nope",
+         R"({"behavior":"allow"})",
+         404,
+         R"({"error":{"code":"not_found","message":"no such prompt"}})",
+         wire::ws_error("not_found", "no such prompt")},
+        {R"({"op":"cancel"})",
+         false,
+         "POST",
+         "/v1/seats/s-m/cancel",
+         "{}",
+         0,
+         "the owner node node-a is gone",
+         wire::ws_error("unavailable", "the owner node node-a is gone")},
+        {R"({"op":"cancel"})",
+         false,
+         "POST",
+         "/v1/seats/s-m/cancel",
+         "{}",
+         502,
+         "bad gateway",
+         wire::ws_error(
+             "internal", "the owner node's answer could not be read (status 502): bad gateway")},
+        // Refused here, as on the owner's own socket: never forwarded.
+        {R"({"op":"send"})", false, "", "", "", 0, "", ""},
+        {R"({"op":"fly"})", false, "", "", "", 0, "", ""},
+        {R"({"op":"cancel"})", true, "", "", "", 0, "", ""},
+    };
+    for (const auto& r : rows) {
+        fwd->asked.clear();
+        fwd->status = r.status;
+        fwd->body = r.answer;
+        std::string answer;
+        net::post(seat->strand(), [&] {
+            server::stream_detail::ws_answer(
+                *seat,
+                r.message,
+                r.read_only,
+                [&](const server::stream_detail::WsReply& reply) { answer = reply.text(); },
+                fwd);
+        });
+        for (int i = 0; i < 100; ++i) { // every ready handler (a seat may hold a timer)
+            io.restart();
+            if (io.poll() == 0) {
+                break;
+            }
+        }
+        if (*r.method == '\0') {
+            EXPECT_TRUE(fwd->asked.empty()) << r.message;
+            EXPECT_NE(answer.find(R"("event":"error")"), std::string::npos) << answer;
+            continue;
+        }
+        ASSERT_EQ(fwd->asked.size(), 1U) << r.message;
+        EXPECT_EQ(fwd->owners.back(), "node-a");
+        EXPECT_EQ(fwd->asked[0].method, r.method) << r.message;
+        EXPECT_EQ(fwd->asked[0].target, r.target) << r.message;
+        EXPECT_EQ(fwd->asked[0].body, r.body) << r.message;
+        EXPECT_EQ(answer, r.reply) << r.message;
+    }
+    writer->drain();
 }
 
 } // namespace
