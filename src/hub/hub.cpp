@@ -1,4 +1,5 @@
 // Hub: the seat registry — create (validated, nothing half-made), find, list, remove, restore.
+#include "hub_writer.hpp"
 #include "ids.hpp"
 
 #include <sluice/core/safe_write.hpp>
@@ -140,14 +141,20 @@ std::vector<std::string> Hub::folder_ids() const {
 }
 
 void Hub::adopt(const std::string& id, const net::any_io_executor& ex, CreateDone done) {
-    auto out = std::make_shared<std::optional<Result<std::shared_ptr<Seat>>>>();
-    const bool queued = writer_->submit(
-        [this, id, out]() {
+    on_writer<std::shared_ptr<Seat>>(
+        [this, id]() -> Result<std::shared_ptr<Seat>> {
             const auto dir = seats_root() / id;
             std::error_code ec;
             if (!valid_id(id) || !std::filesystem::exists(dir / "meta.json", ec)) {
-                out->emplace(Failure::of(errc::not_found, "no seat folder " + dir.string()));
-                return boost::system::error_code{};
+                return Failure::of(errc::not_found, "no seat folder " + dir.string());
+            }
+            const auto hosted = [&] {
+                std::lock_guard lock(mu_);
+                auto it = seats_.find(id);
+                return it != seats_.end() && !it->second->mirror();
+            };
+            if (hosted()) { // checked before opening: an open may close a turn left open
+                return Failure::of(errc::conflict, "seat " + id + " is hosted here");
             }
             auto seat = open_folder(dir);
             std::shared_ptr<Seat> mirror;
@@ -155,8 +162,7 @@ void Hub::adopt(const std::string& id, const net::any_io_executor& ex, CreateDon
                 std::lock_guard lock(mu_);
                 auto it = seats_.find(id);
                 if (it != seats_.end() && !it->second->mirror()) {
-                    out->emplace(Failure::of(errc::conflict, "seat " + id + " is hosted here"));
-                    return boost::system::error_code{};
+                    return Failure::of(errc::conflict, "seat " + id + " is hosted here");
                 }
                 if (it != seats_.end()) {
                     // The mirror's place in the listing goes to the seat (its viewers' streams
@@ -171,21 +177,10 @@ void Hub::adopt(const std::string& id, const net::any_io_executor& ex, CreateDon
             if (mirror) {
                 net::post(mirror->strand(), [mirror] { mirror->close(); });
             }
-            out->emplace(std::move(seat));
-            return boost::system::error_code{};
+            return seat;
         },
         ex,
-        [out, done](boost::system::error_code) {
-            done(
-                out->has_value() ? std::move(**out)
-                                 : Result<std::shared_ptr<Seat>>(
-                                     Failure::of(errc::io_error, "the seat was not opened")));
-        });
-    if (!queued) {
-        net::post(ex, [done = std::move(done)]() {
-            done(Failure::of(errc::overloaded, "the disk queue is full; try again"));
-        });
-    }
+        std::move(done));
 }
 
 bool Hub::release(std::string_view id) {
@@ -287,24 +282,10 @@ void Hub::continue_foreign(std::string_view id, const net::any_io_executor& ex, 
 
 void Hub::make_on_writer(SeatSpec spec, const net::any_io_executor& ex, CreateDone done) {
     // Its folder, first meta.json (two fsyncs) and transcript are made on the writer.
-    auto out = std::make_shared<std::optional<Result<std::shared_ptr<Seat>>>>();
-    const bool queued = writer_->submit(
-        [this, spec, out]() mutable {
-            out->emplace(make_seat(std::move(spec)));
-            return boost::system::error_code{};
-        },
+    on_writer<std::shared_ptr<Seat>>(
+        [this, spec = std::move(spec)]() mutable { return make_seat(std::move(spec)); },
         ex,
-        [out, done](boost::system::error_code) {
-            done(
-                out->has_value() ? std::move(**out)
-                                 : Result<std::shared_ptr<Seat>>(
-                                     Failure::of(errc::io_error, "the seat was not made")));
-        });
-    if (!queued) {
-        net::post(ex, [done = std::move(done)]() {
-            done(Failure::of(errc::overloaded, "the disk queue is full; try again"));
-        });
-    }
+        std::move(done));
 }
 
 Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec) {

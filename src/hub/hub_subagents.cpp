@@ -1,4 +1,6 @@
 // Hub: the sub-agent transcripts of foreign seats, listed and paged on the writer.
+#include "hub_writer.hpp"
+
 #include <sluice/conversation/frame.hpp>
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/conversation/window.hpp>
@@ -60,28 +62,6 @@ Result<std::shared_ptr<SubagentIndex>> Hub::foreign_subagents(std::string_view i
         return Failure::of(errc::conflict, "only a Claude Code session has sub-agents");
     }
     return Failure::of(errc::not_found, "no such seat: " + std::string(id));
-}
-
-template <class T>
-void Hub::on_writer(
-    std::function<Result<T>()> job,
-    const net::any_io_executor& ex,
-    std::function<void(Result<T>)> done) {
-    auto out = std::make_shared<std::optional<Result<T>>>();
-    const bool queued = writer_->submit(
-        [job = std::move(job), out]() {
-            out->emplace(job());
-            return boost::system::error_code{};
-        },
-        ex,
-        [out, done](boost::system::error_code) {
-            done(out->has_value() ? std::move(**out) : Result<T>(Failure::of(errc::io_error, "")));
-        });
-    if (!queued) {
-        net::post(ex, [done = std::move(done)]() {
-            done(Failure::of(errc::overloaded, "the disk queue is full; try again"));
-        });
-    }
 }
 
 void Hub::subagents(std::string_view id, const net::any_io_executor& ex, SubagentsDone done) {

@@ -32,6 +32,31 @@ node_args(const TempDir& dir, const std::string& redis, const char* pace = "0") 
         "serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", pace, "--redis", redis};
 }
 
+// The text of a scripted answer: `bytes` of "word0 word1 …".
+inline std::string answer_text(std::size_t bytes) {
+    std::string t;
+    for (std::size_t i = 0; t.size() < bytes; ++i) {
+        t += "word" + std::to_string(i) + " ";
+    }
+    t.resize(bytes);
+    return t;
+}
+
+// Writes `<dir>/script.json` (serve --script): every turn answers `text` in 16-byte deltas
+// 25 ms apart (at pace 1: 1,600 bytes take ~2.5 s); returns its path.
+inline std::string write_answer_script(const TempDir& dir, const std::string& text) {
+    boost::json::object round{
+        {"events", boost::json::array{boost::json::object{{"text", text}}}},
+        {"usage", boost::json::object{{"input", 1}, {"output", 1}}}};
+    boost::json::object script{
+        {"model", "scripted"},
+        {"delay_ms", 25},
+        {"chunk_bytes", 16},
+        {"rounds", boost::json::array{round}}};
+    write_file(dir.file("script.json"), boost::json::serialize(script));
+    return dir.file("script.json");
+}
+
 inline std::string events_url(const SluiceProcess& hub, const std::string& seat) {
     return hub.base() + "/v1/seats/" + seat + "/events";
 }

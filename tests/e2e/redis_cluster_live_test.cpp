@@ -32,25 +32,11 @@ std::uint64_t gap_bytes(const Events& ev) {
 constexpr std::size_t TEXT_BYTES = 4000;
 
 std::string long_text() {
-    std::string t;
-    for (std::size_t i = 0; t.size() < TEXT_BYTES; ++i) {
-        t += "word" + std::to_string(i) + " ";
-    }
-    t.resize(TEXT_BYTES);
-    return t;
+    return answer_text(TEXT_BYTES);
 }
 
 std::string write_script(const TempDir& dir) {
-    json::object text{{"text", long_text()}};
-    json::object round{
-        {"events", json::array{text}}, {"usage", json::object{{"input", 1}, {"output", 1}}}};
-    json::object script{
-        {"model", "scripted-long"},
-        {"delay_ms", 25},
-        {"chunk_bytes", 16},
-        {"rounds", json::array{round}}};
-    write_file(dir.file("script.json"), json::serialize(script));
-    return dir.file("script.json");
+    return write_answer_script(dir, long_text());
 }
 
 // The text deltas a viewer was sent, joined.

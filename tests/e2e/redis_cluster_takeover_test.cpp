@@ -20,25 +20,6 @@ using namespace std::chrono_literals;
 // A lease of 2 s (renewed every 200 ms) keeps the takeover within seconds.
 constexpr const char* LEASE_MS = "2000";
 
-// A scripted answer of 1,600 bytes in 16-byte deltas 25 ms apart (~2.5 s at pace 1): long enough
-// to kill its node mid-answer.
-std::string write_script(const TempDir& dir) {
-    std::string text;
-    for (std::size_t i = 0; text.size() < 1600; ++i) {
-        text += "word" + std::to_string(i) + " ";
-    }
-    json::object round{
-        {"events", json::array{json::object{{"text", text}}}},
-        {"usage", json::object{{"input", 1}, {"output", 1}}}};
-    json::object script{
-        {"model", "scripted"},
-        {"delay_ms", 25},
-        {"chunk_bytes", 16},
-        {"rounds", json::array{round}}};
-    write_file(dir.file("script.json"), json::serialize(script));
-    return dir.file("script.json");
-}
-
 // The node id a node keeps in its data dir.
 std::string node_id(const TempDir& dir) {
     std::ifstream in(dir.file("cluster-node"));
@@ -86,7 +67,7 @@ TEST(RedisClusterTakeover, ASurvivingNodeTakesADeadOwnersSeatOverFromTheSharedFo
     SKIP_WITHOUT_REDIS();
     RedisProcess redis;
     TempDir da, db, dc, shared, scripts;
-    const auto script = write_script(scripts);
+    const auto script = write_answer_script(scripts, answer_text(1600)); // ~2.5 s at pace 1
     auto args = [&](const TempDir& d) {
         auto a = node_args(d, redis.url(), "1");
         a.insert(
@@ -183,8 +164,10 @@ TEST(RedisClusterTakeover, AnOwnerLetsItsSeatGoWhenItCannotHoldTheLease) {
         a.insert(a.end(), {"--shared-seats", shared.path(), "--redis-lease-ms", LEASE_MS});
         return a;
     };
-    SluiceProcess a(args(da));
-    SluiceProcess b(args(db));
+    std::optional<SluiceProcess> ap(std::in_place, args(da));
+    std::optional<SluiceProcess> bp(std::in_place, args(db));
+    SluiceProcess& a = *ap;
+    SluiceProcess& b = *bp;
     const auto seat = new_seat(a);
     ASSERT_FALSE(seat.empty());
     ASSERT_TRUE(eventually([&] { return lists(b, seat); }));
@@ -231,6 +214,20 @@ TEST(RedisClusterTakeover, AnOwnerLetsItsSeatGoWhenItCannotHoldTheLease) {
     auto page = http("GET", seat_url(b) + "/history?turns=10");
     ASSERT_EQ(page.status, 200U) << page.body;
     EXPECT_EQ(page.json.at("turns").as_array().size(), 3U) << page.body;
+
+    // The owner restarted with its data dir before its lease ran out: it hosts its seat again at
+    // its first tick (its own, no wait), the epoch and turns as they were.
+    const auto last = lease_holder(redis, seat);
+    auto& node = last == node_id(da) ? ap : bp;
+    const TempDir& dir = last == node_id(da) ? da : db;
+    const auto before = http("GET", seat_url(*node)).json;
+    ASSERT_EQ(node->terminate(), 0);
+    node.emplace(args(dir));
+    ASSERT_TRUE(eventually([&] { return turns_done(*node, 3); }, 5s))
+        << "the restarted owner does not host its seat";
+    EXPECT_EQ(lease_holder(redis, seat), last);
+    EXPECT_EQ(http("GET", seat_url(*node)).json.at("epoch"), before.at("epoch"));
+    EXPECT_EQ(send_until_taken(*node, seat, "four"), 4U);
 }
 
 } // namespace

@@ -24,25 +24,6 @@ namespace websocket = boost::beast::websocket;
 using namespace std::chrono_literals;
 using Ws = websocket::stream<net::ip::tcp::socket>;
 
-// A scripted turn of one answer in 16-byte deltas 25 ms apart: ~2.5 s at pace 1, time for a
-// cancel sent on `sent` to find it running even on a loaded machine.
-std::string write_script(const TempDir& dir) {
-    std::string text;
-    for (std::size_t i = 0; text.size() < 1600; ++i) {
-        text += "word" + std::to_string(i) + " ";
-    }
-    json::object round{
-        {"events", json::array{json::object{{"text", text}}}},
-        {"usage", json::object{{"input", 1}, {"output", 1}}}};
-    json::object script{
-        {"model", "scripted-ws"},
-        {"delay_ms", 25},
-        {"chunk_bytes", 16},
-        {"rounds", json::array{round}}};
-    write_file(dir.file("script.json"), json::serialize(script));
-    return dir.file("script.json");
-}
-
 // A WebSocket client on one seat of one node. Every read has a deadline, so a reply that never
 // comes fails the test instead of hanging it.
 class WsClient {
@@ -116,7 +97,8 @@ TEST(RedisClusterWs, OpsOnAMirrorsSocketReachTheOwnerAndAnswerAsItsOwnWould) {
     SKIP_WITHOUT_REDIS();
     RedisProcess redis;
     TempDir da, db, scripts;
-    const auto script = write_script(scripts);
+    // ~2.5 s at pace 1: time for a cancel sent on `sent` to find the turn running.
+    const auto script = write_answer_script(scripts, answer_text(1600));
     // A window of 4 frames: after a few turns, pages below it are on the owner's disk only.
     const auto args = [&](const TempDir& d) {
         auto a = node_args(d, redis.url(), "1");
