@@ -28,6 +28,12 @@ void Node::forward(const std::string& owner, hub::ForwardedRequest req, hub::For
     net::dispatch(
         strand_,
         [self = shared_from_this(), owner, req = std::move(req), done = std::move(done)]() mutable {
+            if (owner == self->id_) {
+                // A seat this node let go (takeover): nobody holds its lease yet. Never sent to
+                // itself: it would come back here as a mirror's command again.
+                done(0, "no node holds the seat's lease now (this node let it go); try again");
+                return;
+            }
             const auto rid = ++self->next_rid_;
             auto f = std::make_shared<Forward>(self->strand_);
             f->done = std::move(done);

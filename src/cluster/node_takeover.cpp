@@ -21,6 +21,14 @@ namespace net = boost::asio;
 using redis::Reply;
 using namespace detail;
 
+namespace {
+
+std::string released_reason(const std::string& why) {
+    return "this node let the seat go (" + why + "); the node that takes its lease hosts it";
+}
+
+} // namespace
+
 void Node::fence() {
     const auto now = Clock::now();
     const auto limit = cfg_.lease - 2 * cfg_.tick;
@@ -53,9 +61,19 @@ void Node::release(const std::string& id, const std::string& why) {
         owned_.erase(id); // not `gone`: its keys are the next owner's
     }
     released_.insert(id);
-    if (hub_->release(id)) {
-        spdlog::warn(
-            "cluster: seat {} let go: {}; the node that takes its lease hosts it", id, why);
+    if (!hub_->release(id, id_)) {
+        return;
+    }
+    spdlog::warn("cluster: seat {} let go: {}; the node that takes its lease hosts it", id, why);
+    // Listed here meanwhile, unavailable with why (its window readable once Redis answers).
+    if (auto placeholder = hub_->find(id); placeholder && placeholder->mirror()) {
+        auto head = placeholder->summary();
+        head.state = hub::SeatState::unavailable;
+        net::post(
+            placeholder->strand(),
+            [placeholder, head = std::move(head), why = released_reason(why)]() mutable {
+                placeholder->mirror_head(std::move(head), std::move(why));
+            });
     }
 }
 

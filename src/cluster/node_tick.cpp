@@ -191,7 +191,12 @@ net::awaitable<void> Node::follow_registry(
             }
         }
         if (node == id_) {
-            continue; // listed by this node's earlier run, not hosted now (never a mirror)
+            // Listed by this node's earlier run, or let go by this one: never a mirror of
+            // itself; one it let go stays listed (unavailable, with why) until another holds it.
+            if (released_.contains(id)) {
+                remote.insert(id);
+            }
+            continue;
         }
         remote.insert(id);
         hub::SeatSpec spec;
@@ -233,6 +238,19 @@ net::awaitable<void> Node::follow_registry(
             sync(seat, /*full=*/false); // the position check: a lost notice shows here
         }
     }
+    if (cfg_.takeover) {
+        // A shared folder no registry entry names has no lease either (a lease and its entry
+        // are written together): a seat whose owner died while Redis lost everything. One this
+        // node let go stays listed while its folder is there.
+        for (auto& id : hub_->folder_ids()) {
+            if (released_.contains(id)) {
+                remote.insert(id);
+            }
+            if (!local.contains(id) && !registered.contains(id)) {
+                claimable.try_emplace(std::move(id));
+            }
+        }
+    }
     // A mirror goes when its seat has been out of the registry for MIRROR_MISSING_TICKS ticks
     // (not at once: a Redis that restarted empty lists nothing until the owners list again).
     for (const auto& seat : hub_->list()) {
@@ -243,15 +261,6 @@ net::awaitable<void> Node::follow_registry(
             missing_.erase(seat->id());
         } else if (++missing_[seat->id()] >= MIRROR_MISSING_TICKS) {
             drop_mirror(seat->id());
-        }
-    }
-    if (cfg_.takeover) {
-        // A shared folder no registry entry names has no lease either (a lease and its entry
-        // are written together): a seat whose owner died while Redis lost everything.
-        for (auto& id : hub_->folder_ids()) {
-            if (!local.contains(id) && !registered.contains(id)) {
-                claimable.try_emplace(std::move(id));
-            }
         }
     }
 }
@@ -297,6 +306,7 @@ void Node::drop_mirror(const std::string& id) {
     }
     missing_.erase(id);
     idle_.erase(id);
+    released_.erase(id);
     sub_->unsubscribe(key(id, "c"));
     hub_->remove_mirror(id);
 }

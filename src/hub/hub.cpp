@@ -183,8 +183,9 @@ void Hub::adopt(const std::string& id, const net::any_io_executor& ex, CreateDon
         std::move(done));
 }
 
-bool Hub::release(std::string_view id) {
+bool Hub::release(std::string_view id, const std::string& owner) {
     std::shared_ptr<Seat> seat;
+    std::shared_ptr<Seat> mirror;
     {
         std::lock_guard lock(mu_);
         auto it = seats_.find(std::string(id));
@@ -192,8 +193,15 @@ bool Hub::release(std::string_view id) {
             return false;
         }
         seat = it->second;
-        seats_.erase(it);
-        std::erase(order_, seat);
+        const auto s = seat->summary();
+        SeatSpec spec;
+        spec.id = s.id;
+        spec.name = s.name;
+        spec.agent = s.agent;
+        spec.epoch = s.epoch;
+        mirror = Seat::open_mirror(io_, std::move(spec), seat_options({}), owner);
+        it->second = mirror;
+        std::replace(order_.begin(), order_.end(), seat, mirror);
     }
     net::post(seat->strand(), [seat] { seat->release(); });
     return true;

@@ -125,6 +125,7 @@ TEST(RedisClusterLive, RedisRestartedMidTurnCostsViewersNoFrameAndNoRepeat) {
         ASSERT_TRUE(v->wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
     }
     SseClient on_a(events_url(a, seat));
+    ASSERT_TRUE(on_a.wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
 
     // Turns back to back; Redis killed and started again (empty) while the second streams.
     std::uint64_t last = 0;
@@ -252,6 +253,9 @@ TEST(RedisClusterLive, ANodeFollowsASeatOnlyWhileItHasViewersAndPreviewsGoOnlyTo
         << "B still follows a seat nobody watches there";
     const auto p1 = publishes(redis);
     SseClient on_a(events_url(a, seat));
+    // Attached before the turn: a viewer that joins after a turn ended sees its frames, not its
+    // `ended` state (pace 0 ends a turn in milliseconds).
+    ASSERT_TRUE(on_a.wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
     const auto t2 = send(a, seat, "unwatched");
     ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t2, "ended"); }));
     EXPECT_LT(publishes(redis) - p1, 20U) << "previews published while no node follows the seat";

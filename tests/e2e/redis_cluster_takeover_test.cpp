@@ -85,6 +85,7 @@ TEST(RedisClusterTakeover, ASurvivingNodeTakesADeadOwnersSeatOverFromTheSharedFo
 
     // A turn through C runs on A; a second one is cut by A's death mid-answer.
     std::optional<SseClient> on_b(std::in_place, events_url(b, seat));
+    ASSERT_TRUE(on_b->wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
     const auto t1 = send(c, seat, "before the crash");
     ASSERT_TRUE(on_b->wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
     const auto previews = count_type(on_b->events(), "preview");
@@ -186,10 +187,20 @@ TEST(RedisClusterTakeover, AnOwnerLetsItsSeatGoWhenItCannotHoldTheLease) {
     EXPECT_NE(
         redis.cli("SET sluice:seat:" + seat + ":owner intruder PX 3000").find("OK"),
         std::string::npos);
-    ASSERT_TRUE(eventually([&] { return http("GET", seat_url(a)).status == 404U; }, 5s))
-        << "A still hosts a seat whose lease another node holds";
+    const auto let_go = [&](const SluiceProcess& n, const char* why) {
+        auto r = http("GET", seat_url(n));
+        return r.status == 200U && r.json.at("state").as_string() == "unavailable"
+               && r.json.at("reason").as_string().find(why) != std::string::npos;
+    };
+    ASSERT_TRUE(eventually([&] { return let_go(a, "this node let the seat go"); }, 5s))
+        << "A still hosts a seat whose lease another node holds: " << http("GET", seat_url(a)).body;
+    // Commands through either node are refused with the reason while nobody may run them.
     auto refused = http("POST", seat_url(b) + "/messages", R"({"text":"nobody may run this"})");
     EXPECT_NE(refused.status, 202U) << refused.body;
+    refused = http("POST", seat_url(a) + "/messages", R"({"text":"nor this"})");
+    EXPECT_EQ(refused.status, 503U) << refused.body;
+    EXPECT_NE(refused.body.find("no node holds the seat's lease"), std::string::npos)
+        << refused.body;
     // At once, for the lease it saw held (not only once its own renewals stopped holding).
     EXPECT_NE(a.output().find("another node holds its lease"), std::string::npos) << a.output();
 
@@ -205,8 +216,9 @@ TEST(RedisClusterTakeover, AnOwnerLetsItsSeatGoWhenItCannotHoldTheLease) {
     ASSERT_TRUE(holder == node_id(da) || holder == node_id(db)) << holder;
     const SluiceProcess& owner = holder == node_id(da) ? a : b;
     redis.stop();
-    ASSERT_TRUE(eventually([&] { return http("GET", seat_url(owner)).status == 404U; }, 5s))
-        << "the owner kept a seat it could not hold the lease of";
+    ASSERT_TRUE(eventually([&] { return let_go(owner, "Redis does not answer"); }, 5s))
+        << "the owner kept a seat it could not hold the lease of: "
+        << http("GET", seat_url(owner)).body;
     redis.start();
     const auto t3 = send_until_taken(a, seat, "three");
     ASSERT_EQ(t3, 3U);

@@ -32,6 +32,9 @@ TEST(RedisCluster, AnyNodeServesAnySeatAndResumesOnAnother) {
     SluiceProcess c(node_args(dc, redis.url()));
     const auto seat = new_seat(a);
     SseClient on_a(events_url(a, seat));
+    // Attached before the turn: a viewer that joins after a turn ended sees its frames, not its
+    // `ended` state (pace 0 ends a turn in milliseconds).
+    ASSERT_TRUE(on_a.wait_for([](const Events& ev) { return count_type(ev, "connected") == 1; }));
     const auto t1 = send(a, seat, "first prompt");
     ASSERT_TRUE(on_a.wait_for([&](const Events& ev) { return has_turn_state(ev, t1, "ended"); }));
 

@@ -154,10 +154,11 @@ public:
     /// conflict when this hub hosts the seat already.
     void adopt(const std::string& id, const boost::asio::any_io_executor& ex, CreateDone done);
 
-    /// Unlists a hosted seat without touching its folder (scale-out with shared storage: this
+    /// Stops hosting a seat without touching its folder (scale-out with shared storage: this
     /// node lost the seat's lease and must stop writing it): cancels its turn, syncs its
-    /// transcript, ends its subscribers. @return false when `id` is not a seat hosted here.
-    bool release(std::string_view id);
+    /// transcript, ends its subscribers, and lists a mirror owned by `owner` in its place (the
+    /// engine tells it where the seat went). @return false when `id` is not hosted here.
+    bool release(std::string_view id, const std::string& owner);
 
     /// Removes a seat: cancels its turn, ends its subscribers, deletes its folder.
     boost::system::result<void> remove(std::string_view id);

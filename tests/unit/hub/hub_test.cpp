@@ -189,7 +189,8 @@ TEST(Hub, RemoveDeletesTheSeatFolderAfterItsLastWrite) {
 }
 
 // Shared storage (scale-out takeover): a hub that did not make a seat opens it from the shared
-// seats folder in place of its mirror, and a hub that lets a seat go leaves its folder whole.
+// seats folder in place of its mirror, and a hub that lets a seat go leaves its folder whole
+// and lists a mirror in its place.
 TEST(Hub, AdoptsASeatFromTheSharedFolderInPlaceOfItsMirrorAndReleasesItWhole) {
     HubRig rig;
     rig.cfg.seats_dir = rig.dir.path() / "shared";
@@ -199,9 +200,14 @@ TEST(Hub, AdoptsASeatFromTheSharedFolderInPlaceOfItsMirrorAndReleasesItWhole) {
     const auto id = (*made)->id();
     EXPECT_EQ((*made)->dir(), rig.cfg.seats_dir / id);
     EXPECT_EQ(first->folder_ids(), std::vector<std::string>{id});
-    ASSERT_TRUE(first->release(id));
-    EXPECT_EQ(first->find(id), nullptr);
-    EXPECT_FALSE(first->release(id));
+    ASSERT_TRUE(first->release(id, "node-b"));
+    auto placeholder = first->find(id); // listed in its place: a mirror of where it went
+    ASSERT_NE(placeholder, nullptr);
+    EXPECT_TRUE(placeholder->mirror());
+    EXPECT_EQ(placeholder->mirror_owner(), "node-b");
+    EXPECT_EQ(placeholder->summary().name, (*made)->summary().name);
+    EXPECT_EQ(first->list().size(), 1U);
+    EXPECT_FALSE(first->release(id, "node-b")); // a mirror is not hosted here
     ASSERT_TRUE(run_until(rig.io, [&] { return (*made)->closed(); }));
     EXPECT_TRUE(std::filesystem::exists(rig.cfg.seats_dir / id / "meta.json")); // kept whole
 
