@@ -8,6 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 namespace sluice::cluster {
 
 namespace net = boost::asio;
@@ -241,13 +243,15 @@ net::awaitable<void> Node::follow_registry(
     if (cfg_.takeover) {
         // A shared folder no registry entry names has no lease either (a lease and its entry
         // are written together): a seat whose owner died while Redis lost everything. One this
-        // node let go stays listed while its folder is there.
-        for (auto& id : hub_->folder_ids()) {
+        // node let go stays listed while its folder is there. The folder is listed on the
+        // hub's writer (shared storage may be slow), its last listing used here.
+        list_folders();
+        for (const auto& id : folders_) {
             if (released_.contains(id)) {
                 remote.insert(id);
             }
             if (!local.contains(id) && !registered.contains(id)) {
-                claimable.try_emplace(std::move(id));
+                claimable.try_emplace(id);
             }
         }
     }
@@ -263,6 +267,19 @@ net::awaitable<void> Node::follow_registry(
             drop_mirror(seat->id());
         }
     }
+}
+
+void Node::list_folders() {
+    if (std::exchange(listing_, true)) {
+        return; // the last one still runs
+    }
+    hub_->folder_ids(
+        strand_, [self = shared_from_this()](hub::Result<std::vector<std::string>> ids) {
+            self->listing_ = false;
+            if (ids) {
+                self->folders_ = std::set<std::string>(ids->begin(), ids->end());
+            }
+        });
 }
 
 void Node::unfollow_idle() {

@@ -140,6 +140,12 @@ std::vector<std::string> Hub::folder_ids() const {
     return ids;
 }
 
+void Hub::folder_ids(
+    const net::any_io_executor& ex, std::function<void(Result<std::vector<std::string>>)> done) {
+    on_writer<std::vector<std::string>>(
+        [this]() -> Result<std::vector<std::string>> { return folder_ids(); }, ex, std::move(done));
+}
+
 void Hub::adopt(const std::string& id, const net::any_io_executor& ex, CreateDone done) {
     on_writer<std::shared_ptr<Seat>>(
         [this, id]() -> Result<std::shared_ptr<Seat>> {
@@ -148,22 +154,21 @@ void Hub::adopt(const std::string& id, const net::any_io_executor& ex, CreateDon
             if (!valid_id(id) || !std::filesystem::exists(dir / "meta.json", ec)) {
                 return Failure::of(errc::not_found, "no seat folder " + dir.string());
             }
-            const auto hosted = [&] {
+            {
+                // Checked before opening (an open may close a turn left open: never a hosted
+                // seat's transcript). Adopts run on this writer one at a time and a seat made
+                // meanwhile gets a new id: none is hosted under `id` between here and the swap.
                 std::lock_guard lock(mu_);
                 auto it = seats_.find(id);
-                return it != seats_.end() && !it->second->mirror();
-            };
-            if (hosted()) { // checked before opening: an open may close a turn left open
-                return Failure::of(errc::conflict, "seat " + id + " is hosted here");
+                if (it != seats_.end() && !it->second->mirror()) {
+                    return Failure::of(errc::conflict, "seat " + id + " is hosted here");
+                }
             }
             auto seat = open_folder(dir);
             std::shared_ptr<Seat> mirror;
             {
                 std::lock_guard lock(mu_);
                 auto it = seats_.find(id);
-                if (it != seats_.end() && !it->second->mirror()) {
-                    return Failure::of(errc::conflict, "seat " + id + " is hosted here");
-                }
                 if (it != seats_.end()) {
                     // The mirror's place in the listing goes to the seat (its viewers' streams
                     // end; they reconnect to the seat itself).

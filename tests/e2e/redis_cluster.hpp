@@ -116,6 +116,19 @@ inline std::map<std::int64_t, std::string> frames_seen(const Events& ev) {
     return out;
 }
 
+// What a viewer had (`before`) plus what it got after reconnecting (`after`'s frames), each
+// frame once: fails (ADD_FAILURE) on a frame sent again.
+inline std::map<std::int64_t, std::string>
+frames_once(std::map<std::int64_t, std::string> before, const Events& after) {
+    for (const auto& [seq, f] : frames_seen(after)) {
+        if (before.contains(seq)) {
+            ADD_FAILURE() << "frame " << seq << " sent again";
+        }
+        before[seq] = f;
+    }
+    return before;
+}
+
 // How many events of `type`.
 inline std::size_t count_type(const Events& ev, std::string_view type) {
     std::size_t n = 0;

@@ -96,8 +96,7 @@ private:
     using Clock = std::chrono::steady_clock;
 
     struct Owned {
-        std::string epoch; // seeded under this epoch (empty: not seeded)
-        bool seeding{false};
+        std::string epoch;           // seeded under this epoch (empty: not seeded)
         Clock::time_point renewed{}; // takeover: when the last renewal that held was sent
         bool watched{true}; // a node follows its channel (PUBSUB NUMSUB each tick): previews go
     };
@@ -112,6 +111,7 @@ private:
     Node(boost::asio::io_context& io, NodeConfig cfg);
     void drop_mirror(const std::string& id); // on strand_
     void unfollow_idle();                    // on strand_
+    void list_folders();                     // on strand_
     void finish_forward(std::uint64_t rid, unsigned status, std::string body);
     void on_node_message(const std::string& payload);
     [[nodiscard]] std::string key(const std::string& seat, const char* what) const;
@@ -124,10 +124,10 @@ private:
     boost::asio::awaitable<std::set<std::string>> renew();
     boost::asio::awaitable<void> count_followers(const std::set<std::string>& local);
     boost::asio::awaitable<void> drop_gone();
-    boost::asio::awaitable<void> follow(std::shared_ptr<hub::Seat> seat);
-    // Takeover (node_takeover.cpp), on strand_.
     boost::asio::awaitable<void> follow_registry(
         const std::set<std::string>& local, std::map<std::string, Claimable>& claimable);
+    boost::asio::awaitable<void> follow(std::shared_ptr<hub::Seat> seat);
+    // Takeover (node_takeover.cpp), on strand_.
     void fence();
     void release(const std::string& id, const std::string& why);
     boost::asio::awaitable<void>
@@ -154,6 +154,8 @@ private:
     std::map<std::string, Clock::time_point> unowned_; // takeover: lease seen free since
     std::set<std::string> adopting_;                   // takeover: claimed, being opened
     std::set<std::string> released_;                   // takeover: let go by this run
+    std::set<std::string> folders_; // takeover: the shared seats folder, as last listed
+    bool listing_{false};           // takeover: a listing runs on the hub's writer
     std::uint64_t next_rid_{0};
     bool stopped_{false};
 };

@@ -147,6 +147,11 @@ public:
     /// The names of the seat folders in the seats directory (ids only; nothing is opened).
     [[nodiscard]] std::vector<std::string> folder_ids() const;
 
+    /// As above, listed on the writer (never on an I/O thread); `done` runs on `ex`.
+    void folder_ids(
+        const boost::asio::any_io_executor& ex,
+        std::function<void(Result<std::vector<std::string>>)> done);
+
     /// Opens seat `id` from its folder in the seats directory, as `restore` would, and lists it
     /// in place of a mirror of that id (whose viewers' streams end). Scale-out with shared
     /// storage: the node that took the seat's lease over hosts it. The disk work runs on the
