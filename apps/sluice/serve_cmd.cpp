@@ -1,4 +1,5 @@
 // `sluice serve`: runs the hub (seats, SSE/WebSocket fan-out, the page) until SIGINT/SIGTERM.
+#include "cluster_flags.hpp"
 #include "commands.hpp"
 #include "runtime_flags.hpp"
 
@@ -67,12 +68,7 @@ struct ServeOptions {
     std::uint64_t header_timeout_ms{10'000};
     std::string workspace_root; // claude seats' working directories lie inside (default: data)
     std::uint64_t write_timeout_ms{30'000};
-    std::string redis;        // --redis URL: scale-out on Redis Streams (empty: single node)
-    std::string redis_ca;     // --redis-ca: CAs for rediss:// (empty: the system's store)
-    std::string redis_cert;   // --redis-cert: client certificate for rediss://
-    std::string redis_key;    // --redis-key: its key
-    std::string shared_seats; // --shared-seats DIR: seats' folders on shared storage
-    std::uint64_t redis_lease_ms{10'000};     // --redis-lease-ms: a seat's lease TTL
+    ClusterFlags cluster; // --redis and the flags that go with it (cluster_flags.hpp)
     std::vector<std::string> claude_projects; // Claude Code projects folders served read-only
 };
 
@@ -363,48 +359,15 @@ int run_serve(const ServeOptions& o) {
     if (!token) {
         return 2;
     }
-    if (o.redis.empty() && !o.shared_seats.empty()) {
-        std::fprintf(stderr, "sluice serve: --shared-seats needs --redis (the leases are there)\n");
-        return 2;
-    }
     boost::asio::io_context io;
     hub::HubConfig hc = hub_config(o);
 
     // --redis: the cluster engine (src/cluster). Without it nothing of it exists.
-    std::shared_ptr<cluster::Node> node;
-    if (!o.redis.empty()) {
-        auto url = redis::parse_url(o.redis);
-        if (!url) {
-            std::fprintf(
-                stderr, "sluice serve: --redis %s: %s\n", o.redis.c_str(), url.error().c_str());
-            return 2;
-        }
-        cluster::NodeConfig nc;
-        nc.url = *url;
-        nc.data_dir = o.data;
-        nc.tls_ca_file = o.redis_ca;
-        nc.tls_cert_file = o.redis_cert;
-        nc.tls_key_file = o.redis_key;
-        nc.lease = std::chrono::milliseconds(o.redis_lease_ms);
-        nc.tick = std::min(std::chrono::milliseconds(1000), nc.lease / 10); // renewed 10 times
-        nc.takeover = !o.shared_seats.empty();
-        if (nc.takeover) {
-            hc.seats_dir = o.shared_seats;
-        }
-        if (url->kind != redis::Url::Kind::tls
-            && !(o.redis_ca.empty() && o.redis_cert.empty() && o.redis_key.empty())) {
-            std::fprintf(
-                stderr, "sluice serve: --redis-ca/--redis-cert/--redis-key need a rediss:// URL\n");
-            return 2;
-        }
-        try {
-            node = cluster::Node::create(io, std::move(nc));
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "sluice serve: --redis: %s\n", e.what());
-            return 2;
-        }
-        hc.broker = node;
+    auto made = cluster_node(o.cluster, o.data, io, hc);
+    if (!made) {
+        return 2;
     }
+    const std::shared_ptr<cluster::Node> node = std::move(*made);
     hub::Hub hub(io, std::move(hc));
     // Commands other nodes forward for this node's seats run through this node's API (the
     // server, once it exists; until then they get "starting").
@@ -424,7 +387,7 @@ int run_serve(const ServeOptions& o) {
     }
     // With shared seats a node hosts only the seats whose lease it holds: it claims its own at
     // its first tick, and the others' once their leases ran out (src/cluster/node_takeover.cpp).
-    const auto restored = o.shared_seats.empty() ? hub.restore() : 0;
+    const auto restored = o.cluster.shared_seats.empty() ? hub.restore() : 0;
     std::optional<hub::ClaudeProjects> projects;
     if (!o.claude_projects.empty()) {
         auto dirs = claude_projects_dirs(o.claude_projects);
@@ -561,31 +524,7 @@ void add_serve_command(CLI::App& app) {
     sub->add_option("--allow-host", o->allow_hosts, "another name the Host header may carry");
     sub->add_option(
         "--allow-origin", o->allow_origins, "a foreign origin let in (scheme://host[:port], or *)");
-    sub->add_option(
-        "--redis",
-        o->redis,
-        "scale out on Redis Streams: redis://host:port, rediss://host:port (TLS) or "
-        "unix:///path (any node serves any seat)");
-    sub->add_option(
-        "--redis-ca",
-        o->redis_ca,
-        "rediss://: PEM file of the CAs the Redis server's certificate must chain to (default: "
-        "the system's store); the certificate must also name the URL's host or IP");
-    sub->add_option(
-        "--redis-cert",
-        o->redis_cert,
-        "rediss://: PEM client certificate chain, for a Redis with tls-auth-clients yes");
-    sub->add_option("--redis-key", o->redis_key, "rediss://: PEM private key of --redis-cert");
-    sub->add_option(
-        "--shared-seats",
-        o->shared_seats,
-        "with --redis: the seats' folders are on storage every node mounts at DIR; a node takes "
-        "a seat over when its owner's lease runs out");
-    sub->add_option(
-           "--redis-lease-ms",
-           o->redis_lease_ms,
-           "with --redis: a seat's lease, renewed ten times within it (default 10000)")
-        ->check(CLI::Range(500, 600'000));
+    add_cluster_flags(*sub, o->cluster);
     sub->add_option(
         "--public-url", o->public_url, "the URL people reach the hub at (its host is allowed)");
     sub->add_option("--tls-cert", o->tls_cert, "PEM certificate chain: serve HTTPS and WSS");
