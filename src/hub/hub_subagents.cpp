@@ -42,7 +42,7 @@ std::string inline_page(const std::vector<std::string>& rows, std::optional<std:
     if (first > 0) {
         page.cursor = first;
     }
-    return wire::page_json(page);
+    return wire::page_json(page, end);
 }
 
 } // namespace
@@ -108,12 +108,13 @@ void Hub::subagent_history(
         if (!t) {
             return Failure{t.error(), "cannot open " + p->string() + ": " + t.error().message()};
         }
-        auto page = t->page(before.value_or(t->frame_count()), turns);
+        const auto at = before.value_or(t->frame_count());
+        auto page = t->page(at, turns);
         if (!page) {
             return Failure{
                 page.error(), "cannot read " + p->string() + ": " + page.error().message()};
         }
-        return wire::page_json(*page);
+        return wire::page_json(*page, at);
     };
     on_writer<std::string>(std::move(job), ex, std::move(done));
 }

@@ -1,6 +1,5 @@
 // Seat: opening, turns (FIFO prompt queue, agent sink on the strand, cancel, end) and close.
 #include "ids.hpp"
-#include "seat_store.hpp"
 
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/assert.hpp>
@@ -41,13 +40,6 @@ const char* state_name(SeatState s) noexcept {
         return "waiting";
     }
     return "idle";
-}
-
-std::string boot_id() {
-    std::ifstream in("/proc/sys/kernel/random/boot_id");
-    std::string id;
-    std::getline(in, id);
-    return id;
 }
 
 // ---- the agent's sink: every call lands on the seat's strand, tagged with its turn ---------
@@ -98,12 +90,17 @@ Seat::Seat(net::io_context& io, SeatSpec spec, SeatOptions opt)
     : strand_(net::make_strand(io))
     , spec_(std::move(spec))
     , opt_(std::move(opt))
-    , window_(opt_.budget)
-    , sync_timer_(strand_) {
-    SLUICE_INVARIANT(opt_.writer != nullptr, "a seat needs the hub's writer");
+    , journal_(Journal::make(spec_.id, strand_, opt_.writer, opt_.dir, opt_.sync_interval))
+    , feed_(spec_.id, spec_.epoch, opt_.budget) {
 }
 
 Seat::~Seat() = default;
+
+std::shared_ptr<Seat> Seat::make(net::io_context& io, SeatSpec spec, SeatOptions opt) {
+    std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
+    seat->journal_->bind(seat);
+    return seat;
+}
 
 namespace {
 
@@ -126,68 +123,20 @@ Result<std::shared_ptr<Seat>> Seat::open(net::io_context& io, SeatSpec spec, Sea
     if (spec.epoch.empty()) {
         spec.epoch = new_id("e");
     }
-    std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
-    const auto file = seat->opt_.dir / "transcript.jsonl";
-    if (std::error_code aec; std::filesystem::exists(
-            seat->opt_.dir / ("transcript." + seat->spec_.epoch + ".jsonl"), aec)) {
-        // A conversation reset archived this epoch's transcript, then the hub stopped before
-        // meta.json took the new epoch (seat_reset.cpp): finish it, so the seat is reset.
-        const auto old = seat->spec_.epoch;
-        seat->spec_.epoch = new_id("e");
-        seat->spec_.published = 0;
-        seat->spec_.unsynced = false;
-        seat->spec_.session_id.clear();
-        if (auto w = write_meta(seat->opt_.dir, seat->spec_); !w) {
-            return w.error();
-        }
-        spdlog::warn(
-            "seat {}: finished a conversation reset the hub left half-done: epoch {} becomes {}",
-            seat->spec_.id,
-            old,
-            seat->spec_.epoch);
-    }
-    auto tr = Transcript::open(file);
-    if (!tr && write_errc(tr.error()) == errc::read_only) {
-        // A read-only data directory: history and streams work; prompts are refused.
-        seat->read_only_ = "the data directory is read-only (" + tr.error().message()
-                           + "): history and streams only";
-        TranscriptOptions ro;
-        ro.read_only = true;
-        ro.write_index = false;
-        tr = Transcript::open(file, ro);
-    }
-    if (!tr) {
-        return Failure{tr.error(), "cannot open " + file.string() + ": " + tr.error().message()};
-    }
-    auto win = tr->load_window(seat->opt_.budget);
+    auto seat = make(io, std::move(spec), std::move(opt));
+    auto win = seat->journal_->open(seat->spec_, seat->opt_.budget);
     if (!win) {
-        return Failure{win.error(), "cannot read " + file.string() + ": " + win.error().message()};
+        return win.error();
     }
-    if (!tr->bad_lines().empty() && tr->index_was_valid() && seat->read_only_.empty()) {
-        // Damage inside lines the index counted: number again by a full validating scan.
-        seat->renumbered_ = true;
-        if (auto b = tr->build_index(); !b) {
-            return Failure{b.error(), "cannot index " + file.string() + ": " + b.error().message()};
-        }
-        win = tr->load_window(seat->opt_.budget);
-        if (!win) {
-            return Failure{
-                win.error(), "cannot read " + file.string() + ": " + win.error().message()};
-        }
-    }
-    seat->disk_.warnings = tr->bad_lines();
-    seat->store_ = std::make_shared<Store>(std::move(*tr), seat->opt_.dir);
-    seat->window_ = std::move(*win);
-    if (seat->read_only_.empty()) {
-        seat->recover_on_open();
-    }
+    seat->feed_.replace(seat->spec_.epoch, std::move(*win), /*restart=*/false);
+    const auto& window = seat->feed_.window();
     std::vector<json::object> history;
-    history.reserve(seat->window_.size());
-    for (auto pos = seat->window_.first(); pos < seat->window_.end(); ++pos) {
-        history.push_back(seat->window_.at(pos)->row());
+    history.reserve(window.size());
+    for (auto pos = window.first(); pos < window.end(); ++pos) {
+        history.push_back(window.at(pos)->row());
     }
-    if (seat->window_.end() > 0) {
-        seat->last_activity_ = written_at(file); // last active when last written
+    if (window.end() > 0) {
+        seat->last_activity_ = written_at(seat->opt_.dir / "transcript.jsonl"); // when last written
     }
     AgentOrReason made;
     try {
@@ -205,95 +154,12 @@ Result<std::shared_ptr<Seat>> Seat::open(net::io_context& io, SeatSpec spec, Sea
     return seat;
 }
 
-void Seat::recover_on_open() {
-    auto& t = store_->transcript;
-    std::error_code fec;
-    const bool marked = std::filesystem::exists(store_->marker, fec);
-    std::string lost =
-        renumbered_ ? "damaged lines were skipped and the frames numbered again" : std::string();
-    if (marked) {
-        std::ifstream in(store_->marker);
-        std::string id;
-        std::getline(in, id);
-        if (id.empty() || id != store_->boot) {
-            // Not this boot: the page cache is gone, so unsynced frames may be lost (a power
-            // cut); within one boot a crash loses nothing written (durable before published).
-            lost = "the machine restarted while frames were unsynced";
-        }
-    }
-    if (spec_.published > t.frame_count()) {
-        lost = "the transcript holds " + std::to_string(t.frame_count()) + " frames, "
-               + std::to_string(spec_.published) + " were published";
-    }
-    if (!lost.empty()) {
-        const auto old = spec_.epoch;
-        spec_.epoch = new_id("e"); // a seq never names two frames within one epoch
-        spdlog::warn(
-            "seat {}: {}: epoch {} becomes {} (every client resyncs)",
-            spec_.id,
-            lost,
-            old,
-            spec_.epoch);
-    }
-    std::size_t closed_rows = 0;
-    if (marked) {
-        // The hub stopped mid-turn (the marker is removed at every clean turn end): close the
-        // newest turn before anything is served.
-        TurnClose tc;
-        const auto openings = window_.openings();
-        const auto from = openings.empty() ? window_.first() : openings.back();
-        for (auto pos = from; pos < window_.end(); ++pos) {
-            tc.observe(*window_.at(pos));
-        }
-        for (auto& row : tc.closing_rows(INTERRUPTED_TOOL_TEXT, INTERRUPTED_TEXT, spec_.id)) {
-            auto frame = Frame::from_row(std::move(row));
-            if (auto r = t.append(*frame); !r) {
-                store_->broken = r.error();
-                degrade(
-                    "cannot close the interrupted turn: transcript append failed: "
-                        + r.error().message(),
-                    write_errc(r.error()));
-                break;
-            }
-            window_.append(std::move(frame));
-            ++closed_rows;
-        }
-        if (closed_rows > 0) {
-            spdlog::warn(
-                "seat {}: closed a turn the hub left open ({} rows)", spec_.id, closed_rows);
-        }
-    }
-    if (!marked && lost.empty() && spec_.published == t.frame_count()) {
-        return;
-    }
-    if (auto r = t.sync(); !r) {
-        store_->broken = r.error();
-        degrade("transcript sync failed: " + r.error().message(), write_errc(r.error()));
-        return;
-    }
-    spec_.published = t.frame_count();
-    if (auto w = write_meta(opt_.dir, spec_); !w) {
-        degrade(w.error().message, write_errc(w.error().code));
-        return;
-    }
-    if (!store_->broken) {
-        (void)::unlink(store_->marker.c_str());
-    }
-}
-
 std::shared_ptr<Seat>
 Seat::open_unavailable(net::io_context& io, SeatSpec spec, SeatOptions opt, std::string reason) {
-    std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
+    auto seat = make(io, std::move(spec), std::move(opt));
     seat->unavailable_ = std::move(reason);
-    TranscriptOptions ro;
-    ro.read_only = true;
-    ro.write_index = false;
-    if (auto tr = Transcript::open(seat->opt_.dir / "transcript.jsonl", ro)) {
-        if (auto win = tr->load_window(seat->opt_.budget)) {
-            seat->window_ = std::move(*win);
-        }
-        seat->disk_.warnings = tr->bad_lines();
-        seat->store_ = std::make_shared<Store>(std::move(*tr), seat->opt_.dir);
+    if (auto win = seat->journal_->open_read_only(seat->opt_.budget)) {
+        seat->feed_.replace(seat->spec_.epoch, std::move(*win), /*restart=*/false);
     }
     seat->update_summary();
     return seat;
@@ -317,29 +183,16 @@ void Seat::close(bool then_remove) {
             then_remove ? "cancelled: the seat was deleted" : "interrupted by a hub restart");
         // The agent's rows after this are not kept: the turn is closed here, after what is
         // pending, so the transcript holds a whole turn (TurnClose) that says why it ended.
-        if (turns_.failure.empty() && read_only_.empty() && disk_.degraded.empty()) {
+        if (turns_.failure.empty() && !journal_->not_writable()) {
             for (auto& row : turn_close_.closing_rows(RESTART_TEXT, RESTART_TEXT, spec_.id)) {
                 enqueue_frame(Frame::from_row(std::move(row)));
             }
-            pump_appends(/*force=*/true); // the writer runs it even after the io_context stops
+            journal_->flush(/*force=*/true); // the writer runs it even after the io_context stops
         }
     }
-    sync_timer_.cancel();
-    sync_transcript(/*clean=*/true);
-    if (then_remove && !mirror()) { // a mirror has no folder
-        // After the last append and sync: the writer runs jobs in order.
-        (void)submit_job(
-            [dir = opt_.dir] {
-                std::error_code ec;
-                std::filesystem::remove_all(dir, ec);
-                return boost::system::error_code(ec.value(), boost::system::system_category());
-            },
-            [id = spec_.id](boost::system::error_code ec) {
-                if (ec) {
-                    spdlog::error("seat {}: cannot remove its folder: {}", id, ec.message());
-                }
-            });
-    }
+    // Synced clean, then (after the last append and sync: the writer runs jobs in order) the
+    // folder removed when asked; a mirror has none.
+    journal_->close(spec_, then_remove && !mirror());
     wake_all();
     update_summary();
 }
@@ -359,18 +212,7 @@ std::optional<Failure> Seat::not_writable() const {
     if (!unavailable_.empty()) {
         return Failure::of(errc::conflict, "the seat is unavailable: " + unavailable_);
     }
-    if (!read_only_.empty()) {
-        return Failure::of(errc::read_only, "the seat is read-only: " + read_only_);
-    }
-    if (!disk_.degraded.empty()) {
-        // Its transcript takes no more frames (nothing after a failed write): restart the hub
-        // once the disk is fixed; the seat reopens whole.
-        return Failure::of(
-            disk_.degraded_code == errc::insufficient_storage ? errc::insufficient_storage
-                                                              : errc::conflict,
-            "the seat is degraded: " + disk_.degraded);
-    }
-    return std::nullopt;
+    return journal_->not_writable();
 }
 
 Result<Submitted> Seat::submit(std::string text) {
@@ -420,12 +262,11 @@ void Seat::start_next_turn() {
     row["timestamp"] = iso_now();
     row["session_id"] = spec_.id;
     turns_.cancel.emplace();
-    connected_cache_.reset(); // its "state" changed
     push_turn_state(wire::turn_json(turns_.running, "started"));
     enqueue_frame(Frame::from_row(std::move(row)));
     auto sink = std::make_shared<Sink>(weak_from_this(), strand_, turns_.running);
     agent_->start_turn(std::move(text), *turns_.cancel, std::move(sink));
-    schedule_sync();
+    journal_->sync_periodically(true);
     wake_all();
     update_summary();
 }
@@ -555,7 +396,6 @@ void Seat::note_permission_row(const json::object& row) {
     }
     arr += ']';
     permissions_json_ = std::move(arr);
-    connected_cache_.reset(); // its "permissions" changed
     update_summary();
 }
 
@@ -600,8 +440,8 @@ void Seat::on_preview(std::uint64_t turn, StreamEvent ev) {
     if (turn != turns_.running || !turns_.cancel || !turns_.failure.empty() || closed_) {
         return;
     }
-    if (disk_.appending > 0 || !disk_.pending.empty()) {
-        disk_.held_previews.push(std::move(ev)); // not before the rows it follows
+    if (journal_->busy()) {
+        held_previews_.push(std::move(ev)); // not before the rows it follows
         return;
     }
     publish_preview(ev);
@@ -613,7 +453,7 @@ void Seat::on_end(std::uint64_t turn, runtime::TurnEnd end) {
         return;
     }
     withdraw_permissions(); // nobody can answer them once the turn is over
-    if (disk_.appending > 0 || !disk_.pending.empty()) {
+    if (journal_->busy()) {
         turns_.pending_end = std::move(end); // ends once its frames are published
         return;
     }
@@ -659,9 +499,9 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     turns_.cancel.reset();
     agent_requires_action_ = false;
     turns_.failure.clear();
-    partial_.clear();         // the turn is closed: nothing of it is open any more
-    connected_cache_.reset(); // its "state" changed
+    feed_.clear_partial(); // the turn is closed: nothing of it is open any more
     start_next_turn();
+    journal_->sync_periodically(turns_.cancel.has_value());
     sync_transcript(/*clean=*/!turns_.cancel); // turn end: durable (and exact when idle)
     wake_all();
     update_summary();

@@ -217,6 +217,7 @@ std::shared_ptr<Seat> Seat::open_foreign(
     seat->foreign_->file = std::move(file);
     seat->foreign_->listing = std::move(listing);
     seat->last_activity_ = last_activity.value_or(seat->foreign_->listing.mtime);
+    seat->feed_.unready(); // its viewers wait for the file to open
     seat->update_summary();
     return seat;
 }
@@ -317,39 +318,28 @@ void Seat::foreign_opened(const std::shared_ptr<ForeignOpen>& r) {
     if (!r->transcript) {
         f.failed = r->error;
         spdlog::warn("seat {}: {}", spec_.id, f.failed);
+        if (!feed_.ready()) {
+            // Never opened: its viewers are served what there is (nothing); the list says why.
+            feed_.replace(spec_.epoch, Window(opt_.budget), /*restart=*/false);
+        }
     } else {
         f.failed.clear();
         f.ino = r->ino;
-        store_ = std::make_shared<Store>(std::move(*r->transcript), opt_.dir);
-        window_ = std::move(r->window);
+        journal_->adopt(std::move(*r->transcript)); // read-only: the file is someone else's
         spec_.epoch = r->epoch;
-        const auto openings = window_.openings().size();
-        if (window_.first() == 0) {
+        const auto openings = r->window.openings().size();
+        if (r->window.first() == 0) {
             spec_.turns = openings;
             f.listing.turns = openings;
         }
+        // Waiting viewers start now; reopened (truncated or replaced), every viewer starts again
+        // from the new window.
+        feed_.replace(spec_.epoch, std::move(r->window), /*restart=*/was_open);
         if (!r->counted) {
             foreign_count();
         }
     }
-    connected_cache_.reset();
-    history_page_.json.reset();
-    frame_text_ = {};
-    if (was_open) {
-        // Reopened (truncated or replaced): every viewer starts again from the new window.
-        for (const auto& sub : subscribers_) {
-            sub->start(window_, spec_.epoch, std::nullopt);
-        }
-    }
-    for (auto& [sub, last] : f.waiting) {
-        std::optional<std::string_view> id;
-        if (last) {
-            id = *last;
-        }
-        sub->start(window_, spec_.epoch, id);
-        subscribers_.push_back(sub);
-    }
-    f.waiting.clear();
+    journal_->forget_frame_text();
     auto pending = std::move(f.after_open);
     f.after_open.clear();
     for (auto& fn : pending) {
@@ -360,16 +350,6 @@ void Seat::foreign_opened(const std::shared_ptr<ForeignOpen>& r) {
     if (std::exchange(f.again, false)) {
         foreign_changed();
     }
-}
-
-bool Seat::foreign_pending(
-    const std::shared_ptr<Subscriber>& sub, std::optional<std::string>& last) {
-    if (!foreign_ || foreign_->opened) {
-        return false;
-    }
-    foreign_->waiting.emplace_back(sub, std::move(last));
-    foreign_open();
-    return true;
 }
 
 // NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see foreign_open.
@@ -383,7 +363,7 @@ void Seat::foreign_changed() {
         f.again = true; // looked at once it is open
         return;
     }
-    if (!f.opened || !store_) {
+    if (!f.opened || !journal_->store()) {
         // Not open: only what a listing shows changes.
         if (relist_if_changed(f.file, f.listing)) {
             last_activity_ = std::chrono::system_clock::now();
@@ -409,7 +389,7 @@ void Seat::foreign_read(bool replaced) {
     f.reading = true;
     auto out = std::make_shared<Result<std::vector<FramePtr>>>(std::vector<FramePtr>{});
     const bool queued = submit_job(
-        [store = store_, out]() {
+        [store = journal_->store(), out]() {
             std::lock_guard lock(store->mu);
             auto r = store->transcript.refresh();
             if (r) {
@@ -419,14 +399,14 @@ void Seat::foreign_read(bool replaced) {
             }
             return boost::system::error_code{};
         },
-        [weak = weak_from_this(), out, store = store_](boost::system::error_code) {
+        [weak = weak_from_this(), out, store = journal_->store()](boost::system::error_code) {
             auto self = weak.lock();
             if (!self) {
                 return;
             }
             auto& fs = *self->foreign_;
             fs.reading = false;
-            if (store != self->store_ || fs.opening) {
+            if (store != self->journal_->store() || fs.opening) {
                 // Read from a file since opened again: its result is stale; look again.
                 if (fs.opening) {
                     fs.again = true;
@@ -445,14 +425,13 @@ void Seat::foreign_read(bool replaced) {
                 spdlog::warn("seat {}: cannot follow: {}", self->spec_.id, out->error().message);
             } else if (!(*out)->empty()) {
                 std::uint64_t opened_turns = 0;
+                auto& feed = self->feed_;
                 for (auto& frame : **out) {
-                    self->window_.append(std::move(frame));
-                    opened_turns += self->window_.opens_turn(self->window_.end() - 1) ? 1U : 0U;
+                    feed.append(std::move(frame));
+                    opened_turns += feed.window().opens_turn(feed.window().end() - 1) ? 1U : 0U;
                 }
                 self->last_activity_ = std::chrono::system_clock::now();
-                for (const auto& sub : self->subscribers_) {
-                    sub->frames_published();
-                }
+                feed.published();
                 if (fs.listing.turns) {
                     self->spec_.turns += opened_turns; // counted as they come (O(rows))
                     fs.listing.turns = self->spec_.turns;
@@ -482,7 +461,7 @@ void Seat::foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count) 
     auto failed = std::make_shared<std::optional<boost::system::error_code>>();
     auto done = std::make_shared<bool>(false);
     const bool queued = submit_job(
-        [store = store_,
+        [store = journal_->store(),
          count,
          failed,
          done,
@@ -516,9 +495,11 @@ void Seat::foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count) 
             }
             return boost::system::error_code{};
         },
-        [weak = weak_from_this(), store = store_, count, failed, done](boost::system::error_code) {
+        [weak = weak_from_this(), store = journal_->store(), count, failed, done](
+            boost::system::error_code) {
             auto self = weak.lock();
-            if (!self || self->closed_ || store != self->store_ || self->foreign_->opening) {
+            if (!self || self->closed_ || store != self->journal_->store()
+                || self->foreign_->opening) {
                 return; // the file is being opened again: its own count follows
             }
             if (*failed) {

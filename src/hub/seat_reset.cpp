@@ -1,6 +1,5 @@
 // Seat: the owner's controls over its conversation — agent settings, and a reset to a new epoch.
 #include "ids.hpp"
-#include "seat_store.hpp"
 
 #include <sluice/core/assert.hpp>
 #include <sluice/core/safe_write.hpp>
@@ -140,18 +139,21 @@ void Seat::begin_reset(json::object row, bool rebuild_agent, Done done) {
     reset_.row = std::move(row);
     // The old session is over now: a session id the agent names after this is the new one's.
     spec_.session_id.clear();
-    disk_.held_previews.discard_all(/*report=*/false); // the old conversation's
-    pump_appends(/*force=*/true); // what is pending is the old epoch's: in before the reset
-    if (disk_.appending == 0) {
+    held_previews_.discard_all(/*report=*/false); // the old conversation's
+    journal_->flush(/*force=*/true); // what is queued is the old epoch's: in before the reset
+    journal_->hold(true);            // what comes next is the new epoch's: after it
+    if (!journal_->appending()) {
         run_reset();
     }
 }
 
 void Seat::run_reset() {
     reset_.wanted = false;
-    if (!disk_.degraded.empty() || !store_) {
+    journal_->hold(false);
+    if (!journal_->degraded().empty() || !journal_->store()) {
         // A write of the old epoch failed: nothing can be archived safely; the seat stays.
-        const auto why = disk_.degraded.empty() ? std::string("no transcript") : disk_.degraded;
+        const auto why =
+            journal_->degraded().empty() ? std::string("no transcript") : journal_->degraded();
         for (auto& d : std::exchange(reset_.done, {})) {
             d(Failure::of(errc::conflict, "cannot reset the seat: " + why));
         }
@@ -173,23 +175,12 @@ void Seat::run_reset() {
         archived);
     // The new conversation, empty, for every viewer at once: each starts again with
     // `connected` of the new epoch (its Last-Event-ID of the old one would not resume).
-    window_ = Window(opt_.budget);
-    connected_cache_.reset();
-    connected_page_ = {};
-    history_page_ = {};
-    frame_text_ = {};
-    partial_.clear();
-    partial_cache_.reset();
-    preview_pos_ = ~std::uint64_t{0}; // positions start again: no preview bytes counted at any
-    permissions_pending_.clear();     // none wait (the reset came between prompts)
+    feed_.replace(spec_.epoch, Window(opt_.budget), /*restart=*/true);
+    permissions_pending_.clear(); // none wait (the reset came between prompts)
     permissions_json_ = "[]";
     turn_close_ = TurnClose{};
     if (turns_.cancel) {
         turn_close_.start(); // the agent's `/clear` turn goes on in the new conversation
-    }
-    for (const auto& sub : subscribers_) {
-        sub->frames_published(); // previews of the old conversation are gone with it
-        sub->start(window_, spec_.epoch, std::nullopt);
     }
     // Its first frame says what happened, ahead of what the agent wrote since (pending).
     auto row = std::move(reset_.row);
@@ -204,65 +195,19 @@ void Seat::run_reset() {
     row["session_id"] = spec_.id;
     auto marker = Frame::from_row(std::move(row));
     turn_close_.observe(*marker);
-    disk_.pending.push_front(std::move(marker));
+    journal_->prepend(std::move(marker));
     // On the writer, before any frame of the new epoch (the writer runs jobs in order): the
     // old transcript synced and renamed (never deleted), a new one, then meta.json (the commit:
-    // a crash before it is completed on open, see Seat::open), the unsynced marker removed.
+    // a crash before it is completed on open, see Journal::open), the unsynced marker removed.
     reset_.writing = true;
-    auto why = std::make_shared<std::string>();
-    const bool queued = submit_job(
-        [store = store_, dir = opt_.dir, spec = spec_, archived, why]()
-            -> boost::system::error_code {
-            std::lock_guard lock(store->mu);
-            if (store->broken) {
-                *why = "an earlier write failed";
-                return store->broken;
-            }
-            const auto fail = [&](boost::system::error_code ec, std::string what) {
-                store->broken = ec; // nothing more is appended to a transcript in doubt
-                *why = std::move(what) + ": " + ec.message();
-                return ec;
-            };
-            if (auto r = store->transcript.sync(); !r) {
-                return fail(r.error(), "cannot sync the transcript");
-            }
-            const auto path = store->transcript.path();
-            const auto to = dir / archived;
-            std::error_code fec;
-            std::filesystem::rename(
-                Transcript::index_path(path), Transcript::index_path(to), fec); // may be absent
-            std::filesystem::rename(path, to, fec);
-            if (fec) {
-                return fail(
-                    boost::system::error_code(fec.value(), boost::system::system_category()),
-                    "cannot archive the transcript as " + to.string());
-            }
-            auto fresh = Transcript::open(path);
-            if (!fresh) {
-                return fail(fresh.error(), "cannot create " + path.string());
-            }
-            store->transcript = std::move(*fresh);
-            if (auto w = write_meta(dir, spec); !w) { // its directory fsync covers the renames
-                return fail(w.error().code, w.error().message);
-            }
-            if (::unlink(store->marker.c_str()) != 0 && errno != ENOENT) {
-                return fail(last_os_error(), "cannot remove " + store->marker.string());
-            }
-            store->marked = false;
-            return {};
-        },
-        [weak = weak_from_this(), why](boost::system::error_code ec) {
+    journal_->archive(
+        spec_,
+        archived,
+        [weak = weak_from_this()](boost::system::error_code ec, const std::string& why) {
             if (auto self = weak.lock()) {
-                self->reset_written(ec, *why);
+                self->reset_written(ec, why);
             }
         });
-    if (!queued) {
-        {
-            std::lock_guard lock(store_->mu);
-            store_->broken = make_error_code(errc::overloaded); // nothing lands in the old file
-        }
-        reset_written(make_error_code(errc::overloaded), "the writer queue is full");
-    }
     if (reset_.rebuild_agent && agent_) {
         // The old agent (and its process: stdin closed, SIGTERM, SIGKILL after a grace) goes;
         // the new one has no history and no session to resume.
@@ -278,16 +223,13 @@ void Seat::run_reset() {
             unavailable_ = made.reason.empty() ? "no agent after the reset" : made.reason;
         }
     }
-    pump_appends();
+    journal_->flush();
     wake_all();
     update_summary();
 }
 
 void Seat::reset_written(boost::system::error_code ec, const std::string& why) {
-    reset_.writing = false;
-    if (ec) {
-        degrade("conversation reset failed: " + why, write_errc(ec));
-    }
+    reset_.writing = false; // the journal is degraded when it failed
     for (auto& d : std::exchange(reset_.done, {})) {
         if (ec) {
             d(Failure::of(write_errc(ec), "conversation reset failed: " + why));

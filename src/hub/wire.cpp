@@ -119,7 +119,7 @@ std::string resumed_json(const SeatHead& head) {
     return s;
 }
 
-std::string page_json(const Page& page) {
+std::string page_json(const Page& page, std::uint64_t end) {
     std::string s;
     s.reserve(page_bytes(page) + 64);
     s += R"({"turns":[)";
@@ -138,6 +138,8 @@ std::string page_json(const Page& page) {
     }
     s += ']';
     append_cursor(s, page);
+    s += R"(,"end":)";
+    s += std::to_string(end);
     s += '}';
     return s;
 }

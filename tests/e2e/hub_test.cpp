@@ -382,6 +382,44 @@ TEST(Hub, PagingWalksBackThroughTheWindowIntoTheTranscriptToTheFirstTurn) {
     EXPECT_EQ(oldest_prompt, "prompt 0");
 }
 
+TEST(Hub, HistoryHoldsEveryFrameDurableWhenAsked) {
+    // Issue 24: a cached page was served until the window grew by a quarter of it, so after four
+    // turns every answer still listed the first, and a page asked for before the first frame
+    // kept answering no turns.
+    TempDir dir;
+    SluiceProcess hub(serve_args(dir));
+    const auto seat = new_seat(hub);
+    const auto newest = hub.base() + "/v1/seats/" + seat + "/history";
+    auto empty = http("GET", newest);
+    ASSERT_EQ(empty.status, 200U) << empty.body;
+    EXPECT_TRUE(empty.json.at("turns").as_array().empty());
+    EXPECT_EQ(empty.json.at("end").to_number<std::int64_t>(), 0);
+    SseClient sub(events_url(hub, seat));
+    ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); })); // attached
+    for (int i = 1; i <= 4; ++i) {
+        const auto turn = send(hub, seat, "prompt " + std::to_string(i));
+        ASSERT_TRUE(sub.wait_for(turn_done(turn), 60s));
+        const auto frames = http("GET", hub.base() + "/v1/seats/" + seat)
+                                .json.at("frames")
+                                .to_number<std::int64_t>();
+        for (const auto& url : {newest, newest + "?turns=20"}) {
+            auto page = http("GET", url);
+            ASSERT_EQ(page.status, 200U) << page.body;
+            const auto& turns = page.json.at("turns").as_array();
+            ASSERT_EQ(turns.size(), static_cast<std::size_t>(i)) << url << ": " << page.body;
+            EXPECT_EQ(
+                std::string(turns.back()
+                                .at("frames")
+                                .as_array()[0]
+                                .at("message")
+                                .at("content")
+                                .as_string()),
+                "prompt " + std::to_string(i));
+            EXPECT_EQ(page.json.at("end").to_number<std::int64_t>(), frames) << url;
+        }
+    }
+}
+
 TEST(Hub, BadInputsGetClearErrorsWithFittingStatuses) {
     TempDir dir;
     SluiceProcess hub(serve_args(dir, {"--header-timeout-ms", "500"}));

@@ -10,7 +10,8 @@
 #include <sluice/hub/broker.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/failure.hpp>
-#include <sluice/hub/partial.hpp>
+#include <sluice/hub/feed.hpp>
+#include <sluice/hub/journal.hpp>
 #include <sluice/hub/seat_meta.hpp>
 #include <sluice/hub/subscriber.hpp>
 #include <sluice/hub/turn_close.hpp>
@@ -89,16 +90,6 @@ struct Submitted {
     bool queued{};        ///< whether it waits behind a running turn
 };
 
-/// A page of history: whole turns, oldest first, with a cursor for older ones.
-struct HistoryPage {
-    /// `{"turns":[{"first","frames":[…]}],"cursor":…}` (wire::page_json), immutable and shared
-    /// by every client asking for the same page of the same window version (never copied).
-    std::shared_ptr<const std::string> body;
-
-    /// The page's JSON.
-    [[nodiscard]] const std::string& json() const noexcept { return *body; }
-};
-
 /// Settings a seat takes from its hub.
 struct SeatOptions {
     std::filesystem::path dir;                    ///< the seat's folder
@@ -130,7 +121,7 @@ struct MirrorFrame {
 /// Every member but `summary`, `strand`, `id` and `dir` is confined to `strand()`. The agent
 /// calls its TurnSink on the strand (the executor the seat gave it); a call from another
 /// thread is dispatched there.
-class Seat : public std::enable_shared_from_this<Seat> {
+class Seat : public std::enable_shared_from_this<Seat>, public JournalEvents {
 public:
     using strand_type = boost::asio::strand<boost::asio::io_context::executor_type>;
 
@@ -180,9 +171,11 @@ public:
     /// Whether this seat serves a foreign session file (read-only).
     [[nodiscard]] bool foreign() const noexcept { return foreign_ != nullptr; }
 
-    ~Seat();
+    ~Seat() override;
     Seat(const Seat&) = delete;
     Seat& operator=(const Seat&) = delete;
+    Seat(Seat&&) = delete;
+    Seat& operator=(Seat&&) = delete;
 
     /// The strand every confined member runs on.
     [[nodiscard]] strand_type& strand() noexcept { return strand_; }
@@ -272,7 +265,7 @@ public:
     Result<std::shared_ptr<const std::string>> frame_text(std::uint64_t seq);
 
     /// The window (the fan-out ring). On the strand.
-    [[nodiscard]] const Window& window() const noexcept { return window_; }
+    [[nodiscard]] const Window& window() const noexcept { return feed_.window(); }
 
     /// The seat's epoch. On the strand.
     [[nodiscard]] const std::string& epoch() const noexcept { return spec_.epoch; }
@@ -333,7 +326,7 @@ public:
     bool mirror_unfollow();
 
     /// Whether a mirror has had its first reset (its viewers are served).
-    [[nodiscard]] bool mirror_ready() const noexcept { return mirror_ready_; }
+    [[nodiscard]] bool mirror_ready() const noexcept { return mirror_ && feed_.ready(); }
 
     /// Closes the seat: cancels its turn, syncs the transcript (on the writer), ends streams.
     /// @param then_remove also deletes the seat's folder, on the writer, after its last write.
@@ -346,10 +339,17 @@ public:
         close();
     }
 
+    // JournalEvents (called by its journal, on the strand).
+    void on_durable(
+        std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec) override;
+
+    void on_write_failed() override { update_summary(); }
+
 private:
-    struct Store;
     class Sink;
     Seat(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt);
+    // A seat with its journal bound to it (every open starts here).
+    static std::shared_ptr<Seat> make(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt);
 
     // turns (seat.cpp)
     void start_next_turn();
@@ -371,30 +371,27 @@ private:
     void reset_written(boost::system::error_code ec, const std::string& why);
     void settings_answered(
         const runtime::AgentSettings& settings, const std::string& error, const Done& done);
-    // persistence and publishing (seat_publish.cpp)
+    // publishing (seat_publish.cpp): frames through the journal, then the feed
     void enqueue_frame(FramePtr frame);
-    void pump_appends(bool force = false);
-    void
-    on_appended(std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec);
     void publish_preview(const StreamEvent& ev);
     void flush_held_previews();
     void push_turn_state(const std::string& data);
     void save_meta();
-    void sync_transcript(bool clean = false);
-    void recover_on_open();
-    void schedule_sync();
-    void degrade(std::string reason, errc code = errc::io_error);
-    bool submit_job(Writer::Job job, Writer::Done done);
+
+    void sync_transcript(bool clean = false) { journal_->sync(spec_, clean); }
+
+    bool submit_job(Writer::Job job, Writer::Done done) {
+        return journal_->submit(std::move(job), std::move(done));
+    }
+
     // viewers (seat_stream.cpp)
     [[nodiscard]] bool running_now() const noexcept; // seat_mirror.cpp: a mirror asks its head
     [[nodiscard]] std::uint64_t turn_now() const noexcept;
-    void wake_all();
+    [[nodiscard]] FeedHead head() const noexcept;
+
+    void wake_all() const { feed_.wake_all(); }
+
     void update_summary();
-    [[nodiscard]] SeatView view();
-    SharedPage connected_data();
-    std::shared_ptr<const std::string> partial_data();
-    std::optional<HistoryPage>
-    window_history(std::optional<std::uint64_t> before, std::uint64_t at, std::size_t turns);
     // foreign session files (seat_foreign.cpp)
     struct Foreign;
     struct ForeignOpen;
@@ -402,19 +399,16 @@ private:
     void foreign_opened(const std::shared_ptr<ForeignOpen>& r);
     void foreign_read(bool replaced);
     void foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count = nullptr);
-    bool foreign_pending(const std::shared_ptr<Subscriber>& sub, std::optional<std::string>& last);
     void foreign_summary(SeatSummary& s) const;
 
     strand_type strand_;
     SeatSpec spec_;
     SeatOptions opt_;
-    std::shared_ptr<Store> store_; // the transcript, shared with writer jobs; null if unreadable
+    std::shared_ptr<Journal> journal_; // the folder on disk: transcript, meta.json (hub/journal)
     std::shared_ptr<Foreign> foreign_; // set for a foreign session file (seat_foreign.cpp)
-    Window window_;
+    Feed feed_;                        // the window, the viewers, the pages (hub/feed.hpp)
     std::unique_ptr<runtime::Agent> agent_;
     std::string unavailable_; // why there is no agent (empty: available)
-    std::string read_only_;   // why nothing can be written (empty: writable)
-    bool renumbered_{false};  // damage found on open: the frames were numbered again
 
     struct Turns {
         boost::container::deque<std::string> queue;  // prompts waiting, FIFO
@@ -438,18 +432,9 @@ private:
         std::vector<Done> done;    // who waits for it to be on disk
     } reset_;
 
-    struct Disk {
-        boost::container::deque<FramePtr> pending;           // frames waiting for the writer
-        std::size_t appending{0};                            // batches on the writer
-        RelayQueue held_previews{SUBSCRIBER_PREVIEW_LIMITS}; // previews behind pending frames
-        bool dirty{false};                                   // appended since the last sync
-        bool meta_writing{false}, meta_again{false};         // one meta write in flight, coalesced
-        bool sync_armed{false};
-        std::string degraded;          // the first write failure
-        errc degraded_code{};          // its kind (insufficient_storage, read_only, io_error)
-        std::uint64_t write_errors{};  // failed writes
-        std::vector<BadLine> warnings; // damaged lines skipped when the transcript was read
-    } disk_;
+    // Previews that came while frames before them are still being appended (shown once those
+    // are published, or superseded by a newer frame).
+    RelayQueue held_previews_{SUBSCRIBER_PREVIEW_LIMITS};
 
     // Permission prompts: pending (request id → its row), and the newest resolved ones (id →
     // "behavior by who", at most RESOLVED_PERMISSIONS_KEPT) so a late answer gets 409.
@@ -462,42 +447,17 @@ private:
 
     bool closed_{false};
     bool released_{false}; // closed by `release`: nothing more goes to the broker
-    std::vector<std::shared_ptr<Subscriber>> subscribers_;
 
-    // A mirror's state (seat_mirror.cpp): its owner, whether it was reset once, the viewers
-    // waiting for that (with their Last-Event-ID), the owner's figures.
+    // A mirror's state (seat_mirror.cpp): its owner, whether it was asked for, the owner's
+    // figures. Its viewers wait in the feed (not ready) until its first reset.
     bool mirror_{false};
     mutable std::mutex mirror_owner_mu_;
     std::string mirror_owner_; // guarded by mirror_owner_mu_
-    bool mirror_ready_{false};
     bool mirror_asked_{false};
     bool mirror_unfollowed_{false}; // let go by mirror_unfollow until its next viewer asks
-    std::vector<std::pair<std::shared_ptr<Subscriber>, std::optional<std::string>>> mirror_waiting_;
     std::unique_ptr<SeatSummary> mirror_head_; // a pointer: most seats are not mirrors
     std::string mirror_gone_;
-    // Previews at one frame position (owner: bytes published or lost there, for the cluster;
-    // mirror: bytes received there), so a mirror can tell what it missed.
-    std::uint64_t preview_pos_{~std::uint64_t{0}};
-    std::uint64_t preview_pos_bytes_{};
-    boost::asio::steady_timer sync_timer_;
-    std::uint64_t preview_dropped_{};
-    std::uint64_t resyncs_{};
     std::optional<std::chrono::system_clock::time_point> last_activity_;
-    PartialTurn partial_; // the open turn's previews since its last published frame
-    std::shared_ptr<const std::string> partial_cache_;
-    std::uint64_t partial_cache_version_{~std::uint64_t{0}};
-
-    // The shared pages (seat_stream.cpp): the newest `connected` and the last history page.
-    struct PageCache {
-        std::shared_ptr<const std::string> json;
-        std::uint64_t first{~std::uint64_t{0}}, end{}, bytes{}; // the window it was built from
-        std::optional<std::uint64_t> before;                    // history: the request
-        std::size_t turns{};
-    };
-
-    std::shared_ptr<const std::string> connected_cache_; // reset when the seat's state changes
-    PageCache connected_page_, history_page_;
-    std::pair<std::uint64_t, std::shared_ptr<const std::string>> frame_text_; // the last fetched
     mutable std::mutex summary_mu_;
     SeatSummary summary_;
 };

@@ -73,8 +73,10 @@ struct SeatHead {
 /// the replay follows.
 [[nodiscard]] std::string resumed_json(const SeatHead& head);
 
-/// `{"turns":[{"first":…,"frames":[…]},…],"cursor":…}`: a page of history.
-[[nodiscard]] std::string page_json(const Page& page);
+/// `{"turns":[{"first":…,"frames":[…]},…],"cursor":…,"end":…}`: a page of history. `end` is the
+/// position after the page's last frame: the page holds every frame from its first turn's `first`
+/// up to it, so a client can tell where the page stops (and that nothing before `end` is missing).
+[[nodiscard]] std::string page_json(const Page& page, std::uint64_t end);
 
 /// `{"kind":"text"|"thinking"|"tool_use_delta"|"tool_result_delta"[,"tool_id":…],"delta":…}`.
 /// @pre `is_preview(ev)`; a semantic event gives `{"kind":"unknown","delta":""}`.

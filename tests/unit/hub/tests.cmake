@@ -2,7 +2,9 @@
 # a fake agent, see hub_test_support.hpp).
 list(APPEND SLUICE_TEST_SOURCES
     unit/hub/claude_projects_test.cpp
+    unit/hub/feed_test.cpp
     unit/hub/hub_test.cpp
+    unit/hub/journal_test.cpp
     unit/hub/partial_test.cpp
     unit/hub/seat_meta_test.cpp
     unit/hub/seat_test.cpp

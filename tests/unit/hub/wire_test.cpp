@@ -75,10 +75,10 @@ TEST(Wire, ConnectedAndResumedCarryPendingPermissionPrompts) {
 
 TEST(Wire, EncodesAHistoryPage) {
     EXPECT_EQ(
-        page_json(two_turn_page()),
+        page_json(two_turn_page(), 6),
         R"({"turns":[{"first":3,"frames":[{"type":"user","n":3},{"type":"assistant","n":4}]},)"
-        R"({"first":5,"frames":[{"type":"user","n":5}]}],"cursor":3})");
-    EXPECT_EQ(page_json(Page{}), R"({"turns":[],"cursor":null})");
+        R"({"first":5,"frames":[{"type":"user","n":5}]}],"cursor":3,"end":6})");
+    EXPECT_EQ(page_json(Page{}, 0), R"({"turns":[],"cursor":null,"end":0})");
 }
 
 TEST(Wire, EncodesEveryPreviewKind) {
