@@ -6,6 +6,7 @@
 #include <sluice/conversation/turns.hpp>
 #include <sluice/core/file_read.hpp>
 #include <sluice/core/utf8.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
 
@@ -28,7 +29,6 @@
 namespace sluice::hub {
 
 namespace json = boost::json;
-namespace net = boost::asio;
 
 namespace {
 
