@@ -4,6 +4,7 @@
 #include "runtime_flags.hpp"
 
 #include <sluice/core/relay_async.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/runtime/agent.hpp>
 #include <sluice/runtime/frame_builder.hpp>
 #include <sluice/runtime/runtime.hpp>
@@ -28,7 +29,6 @@
 namespace sluice::app {
 
 namespace json = boost::json;
-namespace net = boost::asio;
 
 namespace {
 

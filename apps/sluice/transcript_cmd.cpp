@@ -97,6 +97,12 @@ open_or_report(const TranscriptArgs& a, bool read_only, int& status, bool full_s
     log->set_pattern("sluice: %v");
     spdlog::set_default_logger(log);
     std::error_code fs_ec;
+    if (!read_only
+        && std::filesystem::status(a.file, fs_ec).type() == std::filesystem::file_type::not_found) {
+        // Opened for writing (`index`), a missing file would be created: a typo is an error.
+        status = fail(a.file, "no such file");
+        return std::nullopt;
+    }
     if (std::filesystem::is_regular_file(a.file, fs_ec) && looks_binary(a.file)) {
         status = fail(a.file + ":1", "a binary file, not JSONL");
         return std::nullopt;

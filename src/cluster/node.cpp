@@ -3,6 +3,7 @@
 
 #include <sluice/cluster/node.hpp>
 #include <sluice/core/safe_write.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/seat.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -16,7 +17,6 @@
 
 namespace sluice::cluster {
 
-namespace net = boost::asio;
 using boost::system::error_code;
 using redis::Reply;
 using namespace detail;

@@ -2,13 +2,13 @@
 #include "node_detail.hpp"
 
 #include <sluice/cluster/node.hpp>
+#include <sluice/detail/net.hpp>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
 namespace sluice::cluster {
 
-namespace net = boost::asio;
 namespace json = boost::json;
 using boost::system::error_code;
 using redis::Reply;

@@ -3,6 +3,7 @@
 
 #include <sluice/cluster/node.hpp>
 #include <sluice/conversation/frame.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/seat.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -13,7 +14,6 @@
 
 namespace sluice::cluster {
 
-namespace net = boost::asio;
 namespace json = boost::json;
 using boost::system::error_code;
 using redis::Reply;

@@ -11,13 +11,13 @@
 #include "node_detail.hpp"
 
 #include <sluice/cluster/node.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/seat.hpp>
 
 #include <spdlog/spdlog.h>
 
 namespace sluice::cluster {
 
-namespace net = boost::asio;
 using redis::Reply;
 using namespace detail;
 

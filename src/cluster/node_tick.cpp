@@ -2,6 +2,7 @@
 #include "node_detail.hpp"
 
 #include <sluice/cluster/node.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/seat.hpp>
 
 #include <boost/asio/post.hpp>
@@ -12,7 +13,6 @@
 
 namespace sluice::cluster {
 
-namespace net = boost::asio;
 namespace json = boost::json;
 using redis::Reply;
 using namespace detail;

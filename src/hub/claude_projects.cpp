@@ -6,6 +6,7 @@
 #include <sluice/conversation/turns.hpp>
 #include <sluice/core/file_read.hpp>
 #include <sluice/core/utf8.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
 
@@ -28,7 +29,6 @@
 namespace sluice::hub {
 
 namespace json = boost::json;
-namespace net = boost::asio;
 
 namespace {
 
@@ -37,8 +37,10 @@ std::string_view str_of(const json::object& o, std::string_view key) {
     return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view{};
 }
 
-// The text a person typed in a user row: its string content, or its first text block.
-std::string_view prompt_text(const json::object& row) {
+// The texts of a user row: its string content, or each of its text blocks, until `fn` returns
+// true. @return the text `fn` took (empty: none).
+template <class Fn>
+std::string_view find_user_text(const json::object& row, Fn&& fn) {
     const auto* m = row.if_contains("message");
     if (m == nullptr || !m->is_object()) {
         return {};
@@ -48,16 +50,57 @@ std::string_view prompt_text(const json::object& row) {
         return {};
     }
     if (c->is_string()) {
-        return c->get_string();
+        return fn(std::string_view(c->get_string())) ? std::string_view(c->get_string())
+                                                     : std::string_view{};
     }
     if (c->is_array()) {
         for (const auto& b : c->get_array()) {
             if (b.is_object() && str_of(b.get_object(), "type") == "text") {
-                return str_of(b.get_object(), "text");
+                const auto text = str_of(b.get_object(), "text");
+                if (fn(text)) {
+                    return text;
+                }
             }
         }
     }
     return {};
+}
+
+// The text a person typed in a user row: its string content, or its first text block.
+std::string_view prompt_text(const json::object& row) {
+    return find_user_text(row, [](std::string_view) { return true; });
+}
+
+// What `<tag>…</tag>` holds in `text` (empty: no such tag, or not closed).
+std::string_view tag_text(std::string_view text, std::string_view tag) {
+    const std::string open = "<" + std::string(tag) + ">";
+    const std::string close = "</" + std::string(tag) + ">";
+    const auto at = text.find(open);
+    if (at == std::string_view::npos) {
+        return {};
+    }
+    const auto from = at + open.size();
+    const auto to = text.find(close, from);
+    return to == std::string_view::npos ? std::string_view{} : text.substr(from, to - from);
+}
+
+// The title of a user row the turn scan reads as a command (FrameRole::command): a slash
+// command as typed (`/init`, then its `<command-args>`), `!` and a bash input, else the command's
+// message. A session that starts with a command (`/init`, then its expanded prompt, `isMeta`)
+// has no typed prompt to be titled from.
+std::string command_title(const json::object& row) {
+    const auto text = find_user_text(row, [](std::string_view t) {
+        return !tag_text(t, "command-name").empty() || !tag_text(t, "bash-input").empty()
+               || !tag_text(t, "command-message").empty();
+    });
+    if (const auto name = tag_text(text, "command-name"); !name.empty()) {
+        const auto args = tag_text(text, "command-args");
+        return trim_title(std::string(name) + " " + std::string(args));
+    }
+    if (const auto input = tag_text(text, "bash-input"); !input.empty()) {
+        return trim_title("!" + std::string(input));
+    }
+    return trim_title(tag_text(text, "command-message"));
 }
 
 // Splits `s` into its lines; a piece with no newline at the end is left out unless `last_too`.
@@ -148,6 +191,7 @@ struct HeadScan {
     Titles titles;
     TurnScan scan;
     std::string first_prompt;
+    std::string first_command; // the title when no prompt was typed before the head ends
     std::uint64_t turns = 0;
 
     void feed(std::string_view line) {
@@ -167,6 +211,8 @@ struct HeadScan {
             ++turns;
             if (first_prompt.empty() && f->facts().role == FrameRole::prompt) {
                 first_prompt = trim_title(prompt_text(f->row()));
+            } else if (first_command.empty() && f->facts().role == FrameRole::command) {
+                first_command = command_title(f->row());
             }
         }
     }
@@ -207,6 +253,9 @@ ForeignListing parse_listing(std::string_view head, std::string_view tail, bool 
     l.title = trim_title(h.titles.best());
     if (l.title.empty()) {
         l.title = std::move(h.first_prompt);
+    }
+    if (l.title.empty()) {
+        l.title = std::move(h.first_command);
     }
     return l;
 }

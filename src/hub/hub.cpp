@@ -3,6 +3,7 @@
 #include "ids.hpp"
 
 #include <sluice/core/safe_write.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat_meta.hpp>
@@ -14,8 +15,6 @@
 #include <algorithm>
 
 namespace sluice::hub {
-
-namespace net = boost::asio;
 
 Hub::Hub(net::io_context& io, HubConfig config)
     : io_(io)

@@ -4,6 +4,7 @@
 #include <sluice/conversation/frame.hpp>
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/conversation/window.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/wire.hpp>
 
@@ -12,8 +13,6 @@
 #include <algorithm>
 
 namespace sluice::hub {
-
-namespace net = boost::asio;
 
 namespace {
 

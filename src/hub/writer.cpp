@@ -1,4 +1,5 @@
 // Writer: the hub's bounded disk worker — blocking file work off the I/O threads.
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/writer.hpp>
 
 #include <boost/asio/post.hpp>
@@ -12,8 +13,6 @@
 #include <mutex>
 
 namespace sluice::hub {
-
-namespace net = boost::asio;
 
 struct Writer::State {
     explicit State(std::size_t cap)

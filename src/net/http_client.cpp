@@ -2,6 +2,7 @@
 #include "http_client_detail.hpp"
 
 #include <sluice/core/error.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/net/http_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -30,11 +31,8 @@ namespace sluice::transport {
 
 namespace {
 
-namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
-namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
-using tcp = net::ip::tcp;
 using boost::system::error_code;
 constexpr auto TUPLE = net::as_tuple(net::use_awaitable);
 constexpr std::size_t READ_CHUNK = 16U << 10U; // bytes per body read (basis: TLS record size)

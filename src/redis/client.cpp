@@ -1,5 +1,6 @@
 // Redis client: connect (TCP, TLS or unix socket), handshake, pipelined writes, in-order
 // replies, pub/sub messages, reconnect with backoff.
+#include <sluice/detail/net.hpp>
 #include <sluice/redis/client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -26,7 +27,6 @@
 
 namespace sluice::redis {
 
-namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
 using boost::system::error_code;
 

@@ -198,4 +198,15 @@ TEST(TranscriptCliErrors, BadInputsGiveOneLineAndStatusTwo) {
     }
 }
 
+TEST(TranscriptCliErrors, IndexOfAMissingFileCreatesNothing) {
+    TempDir dir;
+    const auto missing = dir.file("missing.jsonl");
+    for (const char* json : {"", " --json"}) {
+        expect_bad_input(
+            sluice_cli("transcript index " + q(missing) + json), "missing.jsonl: no such file");
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "neither the file nor its index";
+    expect_bad_input(sluice_cli("transcript index " + q(dir.path()) + " --json"), dir.path());
+}
+
 } // namespace

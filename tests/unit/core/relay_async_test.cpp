@@ -1,5 +1,6 @@
 // Tests of async_next: the relay received from Asio coroutines, with cancellation.
 #include <sluice/core/relay_async.hpp>
+#include <sluice/detail/net.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -18,7 +19,6 @@
 namespace {
 
 using namespace sluice;
-namespace net = boost::asio;
 using namespace std::chrono_literals;
 
 void rethrow(const std::exception_ptr& e) {

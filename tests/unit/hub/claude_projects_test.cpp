@@ -53,6 +53,70 @@ TEST(ClaudeProjectsListing, FirstPromptSkipsEnvelopesAndCutLines) {
     EXPECT_TRUE(l.project.empty());
 }
 
+TEST(ClaudeProjectsListing, ASessionThatStartsWithACommandIsTitledByIt) {
+    // Claude Code's `/init`: the command row, then its expanded prompt (`isMeta`, no turn).
+    const std::string init =
+        R"({"type":"user","cwd":"/w/p","message":{"role":"user","content":)"
+        R"("<command-message>init is analyzing your codebase…</command-message>\n)"
+        R"(<command-name>/init</command-name>"}})"
+        "\n"
+        R"({"type":"user","isMeta":true,"message":{"role":"user","content":)"
+        R"([{"type":"text","text":"Please analyze this codebase and create a CLAUDE.md"}]}})"
+        "\n"
+        R"({"type":"assistant","message":{"role":"assistant","content":[]}})"
+        "\n";
+    for (const bool whole : {true, false}) {
+        EXPECT_EQ(parse_listing(init, {}, whole).title, "/init") << whole;
+    }
+    // With its arguments, in a text block; a `!` bash input; a typed prompt still wins.
+    const std::string args =
+        R"({"type":"user","message":{"role":"user","content":[{"type":"text","text":)"
+        R"("<command-message>orchestrator is running…</command-message>\n)"
+        R"(<command-name>/orchestrator</command-name>\n)"
+        R"(<command-args>create  TODO app</command-args>"}]}})"
+        "\n";
+    EXPECT_EQ(parse_listing(args, {}, true).title, "/orchestrator create TODO app");
+    const std::string bash =
+        R"({"type":"user","message":{"content":"<bash-input>git status</bash-input>"}})"
+        "\n";
+    EXPECT_EQ(parse_listing(bash, {}, true).title, "!git status");
+    const std::string typed =
+        init + R"({"type":"user","message":{"role":"user","content":"now fix the build"}})" + "\n";
+    EXPECT_EQ(parse_listing(typed, {}, true).title, "now fix the build");
+}
+
+TEST(ClaudeProjectsListing, TheInitFixtureIsTitledByItsCommand) {
+    // A real session that opens with `/init`; larger than a listing reads, so its head is cut
+    // before the first prompt typed.
+    const auto l = list_session_file(sluice::test::fixture_path(
+        "iansherr_claude-code-log/test_test_data_real_projects_-Users-dain-workspace-"
+        "JSSoundRecorder_7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"));
+    ASSERT_TRUE(l.has_value());
+    EXPECT_GT(l->size, FOREIGN_LIST_HEAD_BYTES + FOREIGN_LIST_TAIL_BYTES);
+    EXPECT_EQ(l->project, "/Users/dain/workspace/JSSoundRecorder");
+    EXPECT_EQ(l->title, "/init");
+}
+
+TEST(ClaudeProjectsListing, EveryFixtureSessionHasATitle) {
+    std::size_t files = 0;
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(sluice::test::fixture_path(""))) {
+        const auto name = e.path().filename().string();
+        // A session file: not a sub-agent's (`…_subagents_agent-…`, `…_agent-….jsonl`).
+        if (!e.is_regular_file() || e.path().extension() != ".jsonl"
+            || name.find("agent-") != std::string::npos) {
+            continue;
+        }
+        const auto l = list_session_file(e.path());
+        ASSERT_TRUE(l.has_value()) << e.path();
+        if (!l->project.empty()) {
+            ++files;
+            EXPECT_FALSE(l->title.empty()) << e.path();
+        }
+    }
+    EXPECT_GE(files, 10U) << "the fixture sessions";
+}
+
 TEST(ClaudeProjectsListing, TrimTitleCollapsesSpaceAndCutsAtACharacter) {
     EXPECT_EQ(trim_title("  a \n\t b  "), "a b");
     const std::string long_text(200, 'x');

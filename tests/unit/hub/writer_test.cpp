@@ -2,6 +2,7 @@
 // bounded (a full writer refuses).
 #include "unit/hub/hub_test_support.hpp"
 
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/writer.hpp>
 
 #include <gtest/gtest.h>
@@ -12,8 +13,6 @@
 
 namespace sluice::hub {
 namespace {
-
-namespace net = boost::asio;
 
 TEST(Writer, RunsJobsInOrderOffTheCallingThreadAndCompletesOnTheExecutor) {
     net::io_context io;

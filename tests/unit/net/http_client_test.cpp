@@ -3,6 +3,7 @@
 #include "support/stub_provider.hpp"
 
 #include <sluice/core/error.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/net/http_client.hpp>
 
 #include <boost/asio/connect.hpp>
@@ -24,8 +25,6 @@ namespace {
 
 using namespace sluice;
 using namespace std::chrono_literals;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
 
 // A raw socket exchange, so the stub is checked without the client under test.
 std::string raw_exchange(std::uint16_t port, const std::string& request) {

@@ -3,6 +3,7 @@
 #include "support/redis_process.hpp"
 #include "support/test_certs.hpp"
 
+#include <sluice/detail/net.hpp>
 #include <sluice/redis/client.hpp>
 
 #include <boost/asio/use_awaitable.hpp>
@@ -12,7 +13,6 @@
 namespace sluice::redis {
 namespace {
 
-namespace net = boost::asio;
 using test::IoLoop;
 using test::RedisProcess;
 
