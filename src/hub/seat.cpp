@@ -62,6 +62,14 @@ public:
         });
     }
 
+    void on_event(runtime::AgentEvent event) override {
+        net::dispatch(strand_, [w = seat_, t = turn_, ev = std::move(event)]() mutable {
+            if (auto s = w.lock()) {
+                s->on_event(t, std::move(ev));
+            }
+        });
+    }
+
     void on_preview(StreamEvent preview) override {
         net::dispatch(strand_, [w = seat_, t = turn_, ev = std::move(preview)]() mutable {
             if (auto s = w.lock()) {
@@ -322,14 +330,6 @@ void Seat::on_row(std::uint64_t turn, json::object row) {
         if (type.empty()) {
             return; // not a row at all
         }
-        if (type == "conversation_reset") {
-            // The agent replaced its conversation itself (Claude Code's `/clear`): so does the
-            // seat, under a new epoch; the rows after this one are the new conversation's.
-            row["type"] = "system";
-            row["subtype"] = "conversation_reset";
-            begin_reset(std::move(row), /*rebuild_agent=*/false, nullptr);
-            return;
-        }
         // A row type this sluice does not know (a newer agent's): kept, forward-compatible, as
         // a system row carrying it whole, so the transcript's frames stay the four kinds.
         json::object wrapped{{"type", "system"}, {"subtype", "agent_row"}};
@@ -337,25 +337,36 @@ void Seat::on_row(std::uint64_t turn, json::object row) {
         wrapped["row"] = std::move(row);
         row = std::move(wrapped);
     }
-    if (runtime::str_field(row, "type") == "system") {
-        if (runtime::str_field(row, "subtype") == "session_state_changed") {
-            const bool waits = runtime::str_field(row, "state") == "requires_action";
-            if (waits != agent_requires_action_) {
-                agent_requires_action_ = waits;
-                update_summary();
-            }
+    // The window keeps the row's JSON only (its object goes): a window costs its wire bytes.
+    enqueue_frame(Frame::from_row_compact(std::move(row)));
+}
+
+void Seat::on_event(std::uint64_t turn, runtime::AgentEvent event) {
+    if (turn != turns_.running || !turns_.cancel || !turns_.failure.empty() || closed_) {
+        return; // as on_row
+    }
+    if (auto* reset = std::get_if<runtime::ConversationReset>(&event)) {
+        // The agent replaced its conversation itself (Claude Code's `/clear`): so does the
+        // seat, under a new epoch; the rows after this one are the new conversation's.
+        auto row = std::move(reset->row);
+        row["type"] = "system";
+        row["subtype"] = "conversation_reset";
+        begin_reset(std::move(row), /*rebuild_agent=*/false, nullptr);
+        return;
+    }
+    if (const auto* state = std::get_if<runtime::SessionStateChanged>(&event)) {
+        if (state->requires_action() != agent_requires_action_) {
+            agent_requires_action_ = state->requires_action();
+            update_summary();
         }
-        note_permission_row(row);
-        const auto sid = runtime::str_field(row, "subtype") == "init"
-                             ? runtime::str_field(row, "session_id")
-                             : std::string_view{};
-        if (spec_.agent == "claude" && !sid.empty() && sid != spec_.session_id) {
-            spec_.session_id = std::string(sid); // a restarted agent resumes it (meta.json)
+    } else if (const auto* started = std::get_if<runtime::SessionStarted>(&event)) {
+        if (spec_.agent == "claude" && started->session_id != spec_.session_id) {
+            spec_.session_id = started->session_id; // a restarted agent resumes it (meta.json)
             save_meta();
         }
     }
-    // The window keeps the row's JSON only (its object goes): a window costs its wire bytes.
-    enqueue_frame(Frame::from_row_compact(std::move(row)));
+    note_permission(event);
+    enqueue_frame(Frame::from_row_compact(runtime::event_row(std::move(event))));
 }
 
 namespace {
@@ -365,22 +376,20 @@ constexpr std::size_t RESOLVED_PERMISSIONS_KEPT = 256;
 
 } // namespace
 
-void Seat::note_permission_row(const json::object& row) {
-    const auto subtype = runtime::str_field(row, "subtype");
-    const std::string id(runtime::str_field(row, "request_id"));
-    if (id.empty()) {
-        return;
-    }
-    if (subtype == "permission_request") {
-        permissions_pending_[id] = json::serialize(row);
-    } else if (subtype == "permission_resolved") {
-        if (permissions_pending_.erase(id) == 0) {
+void Seat::note_permission(const runtime::AgentEvent& event) {
+    if (const auto* ask = std::get_if<runtime::PermissionRequest>(&event)) {
+        if (ask->request_id.empty()) {
+            return;
+        }
+        permissions_pending_[ask->request_id] = json::serialize(ask->row());
+    } else if (const auto* done = std::get_if<runtime::PermissionResolved>(&event)) {
+        if (done->request_id.empty() || permissions_pending_.erase(done->request_id) == 0) {
             return;
         }
         permissions_resolved_.emplace_back(
-            id,
-            std::string(runtime::str_field(row, "behavior")) + " by "
-                + std::string(runtime::str_field(row, "by")));
+            done->request_id,
+            std::string(runtime::PermissionResolved::behavior_name(done->behavior)) + " by "
+                + done->by);
         if (permissions_resolved_.size() > RESOLVED_PERMISSIONS_KEPT) {
             permissions_resolved_.pop_front();
         }
@@ -400,19 +409,20 @@ void Seat::note_permission_row(const json::object& row) {
 }
 
 void Seat::resolve_permission(
-    const std::string& id, std::string_view behavior, std::string_view by) {
-    auto row = runtime::stream_json::permission_resolved_row(id, behavior, by);
+    const std::string& id, runtime::PermissionResolved::Behavior behavior, std::string by) {
+    const runtime::AgentEvent resolved = runtime::PermissionResolved{id, behavior, std::move(by)};
+    auto row = std::get<runtime::PermissionResolved>(resolved).row();
     row["session_id"] = spec_.id;
     row["uuid"] = new_id("p");
     row["timestamp"] = iso_now();
-    note_permission_row(row);
+    note_permission(resolved);
     enqueue_frame(Frame::from_row(std::move(row)));
 }
 
 void Seat::withdraw_permissions() {
     while (!permissions_pending_.empty()) {
         const std::string id = permissions_pending_.begin()->first;
-        resolve_permission(id, "withdrawn", "sluice");
+        resolve_permission(id, runtime::PermissionResolved::Behavior::withdrawn, "sluice");
     }
 }
 
@@ -431,7 +441,11 @@ Result<void> Seat::answer_permission(runtime::PermissionAnswer answer, const std
     if (agent_) {
         agent_->answer_permission(std::move(answer));
     }
-    resolve_permission(id, allow ? "allow" : "deny", by);
+    resolve_permission(
+        id,
+        allow ? runtime::PermissionResolved::Behavior::allow
+              : runtime::PermissionResolved::Behavior::deny,
+        by);
     wake_all();
     return {};
 }

@@ -86,12 +86,11 @@ void Seat::settings_answered(
         done(Failure::of(errc::conflict, "the agent refused the change: " + error));
         return;
     }
-    const auto stored = [](const std::string& v) { return v == "default" ? std::string() : v; };
     if (settings.permission_mode) {
-        spec_.permission_mode = stored(*settings.permission_mode);
+        spec_.permission_mode = runtime::AgentSettings::kept(*settings.permission_mode);
     }
     if (settings.model) {
-        spec_.model = stored(*settings.model);
+        spec_.model = runtime::AgentSettings::kept(*settings.model);
     }
     save_meta();
     update_summary();

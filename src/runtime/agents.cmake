@@ -2,7 +2,9 @@
 list(APPEND SLUICE_RUNTIME_SOURCES
     agents/builtin_agent.cpp
     agents/process_agent.cpp
+    agents/control_requests.cpp
     agents/stream_json.cpp
+    agents/agent_events.cpp
     agents/agent.cpp
     process/child.cpp
     frame_builder.cpp

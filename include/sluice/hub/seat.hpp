@@ -354,12 +354,14 @@ private:
     // turns (seat.cpp)
     void start_next_turn();
     void on_row(std::uint64_t turn, boost::json::object row);
+    void on_event(std::uint64_t turn, runtime::AgentEvent event);
     void on_preview(std::uint64_t turn, StreamEvent ev);
     void on_end(std::uint64_t turn, runtime::TurnEnd end);
     void finish_turn(runtime::TurnEnd end);
     void fail_turn(std::string reason);
-    void note_permission_row(const boost::json::object& row);
-    void resolve_permission(const std::string& id, std::string_view behavior, std::string_view by);
+    void note_permission(const runtime::AgentEvent& event);
+    void resolve_permission(
+        const std::string& id, runtime::PermissionResolved::Behavior behavior, std::string by);
     void withdraw_permissions();
     // Why nothing can be written to this seat now (foreign, closed, mirror, unavailable,
     // read-only, degraded), if so: what refuses a prompt and a reset alike.

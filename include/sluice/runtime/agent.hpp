@@ -3,6 +3,7 @@
 
 #include <sluice/core/cancel.hpp>
 #include <sluice/core/event.hpp>
+#include <sluice/runtime/agent_events.hpp>
 #include <sluice/runtime/process_agent.hpp>
 #include <sluice/runtime/runtime.hpp>
 
@@ -14,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sluice::runtime {
@@ -41,6 +43,13 @@ public:
     virtual void on_row(boost::json::object row) = 0;
     /// A preview: Text / Thinking / ToolUseDelta / ToolResultDelta (lossy, not a frame).
     virtual void on_preview(StreamEvent preview) = 0;
+
+    /// An event of the agent's control protocol (a permission prompt and how it ended, a
+    /// session state or start, a conversation reset), in order with the rows. Each is also a
+    /// frame (`event_row`): the default hands that to `on_row`, so a sink that only records rows
+    /// sees the rows it always did.
+    virtual void on_event(AgentEvent event) { on_row(event_row(std::move(event))); }
+
     /// The turn is over; nothing follows.
     virtual void on_end(TurnEnd end) = 0;
 
@@ -52,7 +61,7 @@ public:
     virtual void on_stream_row(boost::json::object /*row*/) {}
 };
 
-/// An answer to a permission prompt (a `permission_request` row) the agent raised.
+/// An answer to a permission prompt (a PermissionRequest event) the agent raised.
 struct PermissionAnswer {
     std::string request_id;                          ///< the request answered
     bool allow{false};                               ///< allow, else deny
@@ -65,6 +74,12 @@ struct PermissionAnswer {
 struct AgentSettings {
     std::optional<std::string> permission_mode; ///< e.g. "acceptEdits", "plan", "default"
     std::optional<std::string> model; ///< a model name; "default": the session's default model
+
+    /// What a field's `value` is kept as once taken: "" for "default" (the agent's own default,
+    /// no flag), else `value`.
+    [[nodiscard]] static std::string kept(const std::string& value) {
+        return value == "default" ? std::string() : value;
+    }
 };
 
 /// An agent: a conversation's worker. Turns run one at a time, in the order started.
@@ -90,7 +105,7 @@ public:
     /// "builtin" | "process".
     [[nodiscard]] virtual std::string kind() const = 0;
 
-    /// Forwards an answer to a pending permission prompt (`permission_request` row) to the
+    /// Forwards an answer to a pending permission prompt (PermissionRequest event) to the
     /// agent; returns at once. An answer to a request the agent no longer waits on is dropped.
     /// The caller decides which answer wins (the first); default: no prompts, dropped.
     // By value: an override takes the answer.

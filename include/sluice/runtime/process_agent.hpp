@@ -16,8 +16,9 @@ namespace sluice::runtime {
 /// (`{"type":"user","message":{"role":"user","content":"…"}}`); each stdout line is a JSON
 /// row: `stream_event` rows become previews (content_block_delta text_delta → Text,
 /// thinking_delta → Thinking, input_json_delta → ToolUseDelta), `control_*` and `keep_alive`
-/// rows are handled or ignored, an echo of the prompt is dropped, every other row is a frame;
-/// a `result` row ends the turn. Cancel sends a `control_request` interrupt (when
+/// rows are handled or ignored, an echo of the prompt is dropped, session state, session start
+/// and conversation reset rows become events (stream_json::frame_event), every other row is a
+/// frame; a `result` row ends the turn. Cancel sends a `control_request` interrupt (when
 /// `control_interrupt`) and waits `interrupt_grace` for the `result`, else terminates the
 /// process (SIGTERM to its process group, SIGKILL after `terminate_grace`); the next turn
 /// starts a new process.
@@ -32,8 +33,8 @@ struct ProcessAgentConfig {
     std::chrono::milliseconds interrupt_grace{3'000}; ///< wait this long for the interrupted result
     std::chrono::milliseconds terminate_grace{2'000}; ///< SIGTERM → SIGKILL
     /// Claude Code's permission prompts (`--permission-prompt-tool stdio`): a can_use_tool
-    /// control request becomes a `system/permission_request` row and waits for
-    /// Agent::answer_permission; a `control_cancel_request` becomes `permission_resolved`
+    /// control request becomes a PermissionRequest event (TurnSink::on_event) and waits for
+    /// Agent::answer_permission; a `control_cancel_request` becomes PermissionResolved
     /// "withdrawn". Off: every control request is refused at once (the agent goes on).
     bool host_permissions{false};
     /// Remember the `system/init` session id and start every later process with

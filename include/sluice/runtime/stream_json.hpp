@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sluice/core/event.hpp>
+#include <sluice/runtime/agent_events.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -143,6 +145,26 @@ encode_control_success(std::string_view request_id, boost::json::object response
     std::string_view message,
     const boost::json::value* updated_input,
     const boost::json::value* original_input);
+
+/// The subtype of the agent's control request (`can_use_tool`, `hook_callback`,
+/// `mcp_message`, `elicitation`, …), or "" when it has none.
+[[nodiscard]] std::string_view control_subtype(const ControlRequest& req) noexcept;
+
+/// The permission prompt a can_use_tool request (`control_request` row `req`) asks, from the
+/// fields of its `request` (title: its `title`, else its `description`, else "Allow <tool>?").
+[[nodiscard]] PermissionRequest permission_request(const boost::json::object& req);
+
+/// The stdin row answering at once a control request the host does not hold open, so that no
+/// dialog is left pending and the agent goes on: can_use_tool is denied ("no one can answer
+/// permission prompts here"), a hook continues, an MCP message gets a JSON-RPC error (no SDK
+/// servers here), an elicitation is declined, anything else is refused (`encode_refusal`).
+[[nodiscard]] std::string encode_default_answer(const ControlRequest& req);
+
+/// The protocol event a frame row is, if any: `system/session_state_changed` →
+/// SessionStateChanged, `system/init` with a session id → SessionStarted,
+/// `conversation_reset` → ConversationReset. On an event `row` is moved into it; otherwise it
+/// is left as it was (a plain frame).
+[[nodiscard]] std::optional<AgentEvent> frame_event(boost::json::object& row);
 
 /// The semantic row sluice records for a can_use_tool request (`control_request` row `req`):
 /// `{"type":"system","subtype":"permission_request","request_id","tool_name","tool_use_id",

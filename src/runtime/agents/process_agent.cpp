@@ -1,4 +1,6 @@
 // ProcessAgent: hosts an agent CLI speaking stream-json on stdio; pipes and exit on the executor.
+#include "agents/control_requests.hpp"
+#include "agents/line_parser.hpp"
 #include "agents/turn_queue.hpp"
 #include "process/child.hpp"
 
@@ -14,15 +16,12 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <deque>
 #include <exception>
-#include <iterator>
-#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -32,7 +31,9 @@ namespace sluice::runtime {
 namespace json = boost::json;
 namespace net = boost::asio;
 using detail::Child;
+using detail::LineParser;
 using detail::PendingTurn;
+using detail::ProcId;
 
 std::vector<std::string> ProcessAgentConfig::shell_argv(const std::string& command) {
     return {"/bin/sh", "-c", "exec " + command};
@@ -68,66 +69,15 @@ constexpr std::size_t STDERR_TAIL_BYTES = 2048;
 // Basis: one pipe's default capacity on Linux; a read never holds more than this at once.
 constexpr std::size_t READ_CHUNK_BYTES = 64 * 1024;
 
-// A stdout line parsed as its pieces arrive, never assembled: an agent's 12 MB row costs its
-// parse (the parser's string buffer, then the value) and not a copy of the line as well
-// (issue 11: the hub's peak while it takes an oversize frame).
-class LineParser {
-public:
-    /// Takes the next piece of the line (without its '\n').
-    void feed(std::string_view piece) {
-        bytes_ += piece.size();
-        if (bad_ || piece.empty()) {
-            return;
-        }
-        boost::system::error_code ec;
-        parser_->write(piece.data(), piece.size(), ec);
-        bad_ = static_cast<bool>(ec); // not JSON (a stray log line): the rest is only counted
-    }
-
-    /// The bytes of the line so far.
-    [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
-
-    /// The whole line's value (null: empty or not JSON); the parser is ready for the next line.
-    boost::json::value take() {
-        boost::json::value v;
-        if (!bad_ && bytes_ > 0) {
-            boost::system::error_code ec;
-            parser_->finish(ec);
-            if (!ec) {
-                v = parser_->release();
-            }
-        }
-        clear();
-        return v;
-    }
-
-    /// Drops the line; a parser that grew for a large line is let go with it.
-    void clear() {
-        if (bytes_ > LARGE_LINE_BYTES) {
-            parser_.emplace();
-        } else {
-            parser_->reset();
-        }
-        bytes_ = 0;
-        bad_ = false;
-    }
-
-private:
-    // Past this a line's parser is rebuilt, not reset: its buffers keep their size otherwise.
-    static constexpr std::size_t LARGE_LINE_BYTES = 256 * 1024;
-
-    std::optional<boost::json::stream_parser> parser_{std::in_place};
-    std::size_t bytes_{0};
-    bool bad_{false};
-};
-
 // One agent process and what belongs to it. Shared by its reader, stderr reader, exit watcher
 // and writer coroutines; it ends when they all did (the process exited and was reaped).
 struct Proc {
-    explicit Proc(std::unique_ptr<Child> c)
-        : child(std::move(c)) {}
+    Proc(std::unique_ptr<Child> c, ProcId n)
+        : child(std::move(c))
+        , id(n) {}
 
     std::unique_ptr<Child> child;
+    ProcId id; // its name in ControlRequests
     stream_json::Decoder decoder;
     LineParser line;                // the stdout line being parsed (at most max_line_bytes)
     std::string err_tail;           // the last STDERR_TAIL_BYTES of its stderr
@@ -138,27 +88,13 @@ struct Proc {
     bool gone{false};          // process_gone ran
 };
 
-// Everything a process agent owns, confined to its executor; shared so its coroutines may
-// finish after the Agent object is gone.
-// Sets `flag value` in `argv` (replacing the flag's value, else appending both); an empty
-// value removes the flag.
-void set_flag(std::vector<std::string>& argv, std::string_view flag, const std::string& value) {
-    auto it = std::find(argv.begin(), argv.end(), flag);
-    if (it != argv.end()) {
-        const auto value_end = std::next(it) == argv.end() ? std::next(it) : std::next(it, 2);
-        it = argv.erase(it, value_end);
-    }
-    if (!value.empty()) {
-        it = argv.insert(it, std::string(flag));
-        argv.insert(std::next(it), value);
-    }
-}
-
 /// How long a settings change waits for the agent's control_response. Basis: Claude Code
 /// answers set_permission_mode / set_model at once (set_model after a probe request to the
 /// API); 10 s covers a slow API, and a caller is told "no" rather than left waiting.
 constexpr std::chrono::seconds SETTINGS_ANSWER_TIMEOUT{10};
 
+// Everything a process agent owns, confined to its executor; shared so its coroutines may
+// finish after the Agent object is gone.
 class ProcessState : public std::enable_shared_from_this<ProcessState> {
 public:
     ProcessState(const net::any_io_executor& ex, ProcessAgentConfig config)
@@ -176,20 +112,12 @@ public:
         }
     }
 
-    // An answer to a permission prompt of the running turn: the exact control_response.
-    void answer_permission(PermissionAnswer a) {
-        auto it = permissions_.find(a.request_id);
-        if (it == permissions_.end()) {
-            return; // withdrawn, or its turn ended: nobody waits for it
+    // An answer to a permission prompt of the running turn: the exact control_response. An
+    // open prompt is always the running turn's process's (prompts end with the turn).
+    void answer_permission(const PermissionAnswer& a) {
+        if (auto out = control_.answer(a); out && turn_proc_ && turn_proc_->id == out->proc) {
+            send(turn_proc_, std::move(out->line));
         }
-        auto [proc, input] = std::move(it->second);
-        permissions_.erase(it);
-        const auto* updated = a.updated_input ? &*a.updated_input : nullptr;
-        send(
-            proc,
-            stream_json::encode_control_success(
-                a.request_id,
-                stream_json::permission_response(a.allow, a.message, updated, &input)));
     }
 
     [[nodiscard]] bool takes_settings() const noexcept { return config_.live_settings; }
@@ -199,20 +127,23 @@ public:
     // in the command line of every later process, a refused one is not. With no process
     // running, the command line alone changes.
     void apply_settings(const AgentSettings& a, Agent::SettingsDone done) {
-        auto wait = std::make_shared<SettingsWait>();
-        wait->done = std::move(done);
-        if (!config_.live_settings) {
-            settle(*wait);
-            return;
-        }
-        const bool live = child_ && !child_->gone && child_->child->in().is_open();
+        // An agent that never answers does not hold its caller: past the bound the change is
+        // refused (the process may still take it; the next one starts with the old flags).
+        auto timer = std::make_shared<net::steady_timer>(ex_, SETTINGS_ANSWER_TIMEOUT);
+        const auto change =
+            control_.open_change([timer, done = std::move(done)](std::string error) {
+                timer->cancel();
+                done(std::move(error));
+            });
+        const bool live =
+            config_.live_settings && child_ && !child_->gone && child_->child->in().is_open();
         const auto ask = [&](const char* flag,
                              const char* subtype,
                              const char* field,
                              const std::string& value) {
-            std::string arg = value == "default" ? std::string() : value;
+            std::string arg = AgentSettings::kept(value);
             if (!live) {
-                set_flag(config_.argv, flag, arg);
+                detail::set_flag(config_.argv, flag, arg);
                 return;
             }
             json::object req{{"subtype", subtype}};
@@ -221,38 +152,24 @@ public:
             } else {
                 req[field] = value;
             }
-            auto id = "sluice-settings-" + std::to_string(++request_seq_);
-            settings_pending_[id] = PendingSettings{child_, flag, std::move(arg), wait};
-            ++wait->left;
-            send(child_, stream_json::encode_control_request(id, std::move(req)));
+            send(child_, control_.ask(change, child_->id, flag, std::move(arg), std::move(req)));
         };
-        if (a.permission_mode) {
+        if (config_.live_settings && a.permission_mode) {
             ask("--permission-mode", "set_permission_mode", "mode", *a.permission_mode);
         }
-        if (a.model) {
+        if (config_.live_settings && a.model) {
             ask("--model", "set_model", "model", *a.model);
         }
-        if (wait->left == 0) {
-            settle(*wait);
+        if (control_.settle_if_done(change)) {
             return;
         }
-        // An agent that never answers does not hold its caller: past the bound the change is
-        // refused (the process may still take it; the next one starts with the old flags).
-        wait->timer = std::make_shared<net::steady_timer>(ex_, SETTINGS_ANSWER_TIMEOUT);
-        wait->timer->async_wait([weak = weak_from_this(), wait](boost::system::error_code ec) {
+        timer->async_wait([weak = weak_from_this(), change](boost::system::error_code ec) {
             auto self = weak.lock();
             if (ec || !self) {
-                return; // answered in time (settle cancels it), or the agent is gone
+                return; // answered in time (the change's end cancels it), or the agent is gone
             }
-            std::vector<std::string> ids;
-            for (const auto& [id, p] : self->settings_pending_) {
-                if (p.wait == wait) {
-                    ids.push_back(id);
-                }
-            }
-            for (const auto& id : ids) {
-                self->settings_answered(id, "the agent did not answer within 10 s");
-            }
+            self->control_.expire(
+                change, "the agent did not answer within 10 s", self->config_.argv);
         });
     }
 
@@ -263,7 +180,7 @@ public:
         if (child_) {
             terminate(child_);
         }
-        settings_gone(nullptr, "the agent was closed before it answered");
+        control_.gone(std::nullopt, "the agent was closed before it answered", config_.argv);
     }
 
 private:
@@ -311,7 +228,7 @@ private:
         auto turn = std::move(*active_);
         active_.reset();
         turn_proc_.reset();
-        permissions_.clear(); // the seat resolves what was still pending as withdrawn
+        control_.forget_prompts(); // the seat resolves what was still pending as withdrawn
         interrupt_timer_.cancel();
         // Destroyed on the executor: the callback only posts, so this never waits long.
         active_cancel_ = CancelRegistration{};
@@ -330,10 +247,7 @@ private:
             return;
         }
         if (config_.control_interrupt && proc->child->in().is_open()) {
-            send(
-                proc,
-                stream_json::encode_interrupt(
-                    "sluice-interrupt-" + std::to_string(++request_seq_)));
+            send(proc, stream_json::encode_interrupt(control_.next_id("interrupt")));
             interrupt_timer_.expires_after(config_.interrupt_grace);
             interrupt_timer_.async_wait([weak = weak_from_this(),
                                          seq](boost::system::error_code ec) {
@@ -369,7 +283,7 @@ private:
             end_turn({TurnEnd::State::failed, "cannot start the agent: " + error});
             return false;
         }
-        auto proc = std::make_shared<Proc>(std::move(child));
+        auto proc = std::make_shared<Proc>(std::move(child), ++proc_seq_);
         child_ = proc;
         auto self = shared_from_this();
         net::co_spawn(ex_, read_stdout(self, proc), [](const std::exception_ptr& e) {
@@ -510,16 +424,15 @@ private:
             return;
         }
         if (auto* answer = std::get_if<stream_json::ControlResponse>(&decoded)) {
-            settings_answered(answer->request_id, std::move(answer->error));
+            control_.answered(answer->request_id, std::move(answer->error), config_.argv);
             return; // answers to interrupts and settings, whenever they come
         }
         if (!ours) {
             return; // output between turns (or of a process being replaced) belongs to no turn
         }
         if (auto* c = std::get_if<stream_json::ControlCancel>(&decoded)) {
-            if (permissions_.erase(c->request_id) > 0) {
-                active_->sink->on_row(
-                    stream_json::permission_resolved_row(c->request_id, "withdrawn", "agent"));
+            if (auto withdrawn = control_.withdraw(c->request_id)) {
+                active_->sink->on_event(std::move(*withdrawn));
             }
         } else if (auto* p = std::get_if<stream_json::Preview>(&decoded)) {
             if (config_.relay_stream_rows) {
@@ -531,13 +444,18 @@ private:
                 active_->sink->on_stream_row(std::move(sr->row));
             }
         } else if (auto* f = std::get_if<stream_json::Frame>(&decoded)) {
-            if (const auto sid = stream_json::init_session_id(f->row); !sid.empty()) {
-                session_id_ = std::string(sid); // a later process resumes this session
-            } else if (str_field(f->row, "type") == "conversation_reset") {
-                session_id_
-                    .clear(); // `/clear`: the old session is over; the new one's init follows
+            auto event = stream_json::frame_event(f->row);
+            if (!event) {
+                active_->sink->on_row(std::move(f->row));
+                return;
             }
-            active_->sink->on_row(std::move(f->row));
+            if (const auto* started = std::get_if<SessionStarted>(&*event)) {
+                session_id_ = started->session_id; // a later process resumes this session
+            } else if (std::holds_alternative<ConversationReset>(*event)) {
+                // `/clear`: the old session is over; the new one's init follows.
+                session_id_.clear();
+            }
+            active_->sink->on_event(std::move(*event));
         } else if (auto* r = std::get_if<stream_json::TurnResult>(&decoded)) {
             active_->sink->on_row(std::move(r->row));
             end_turn(cancelling_ ? TurnEnd{TurnEnd::State::cancelled, "cancelled"} : TurnEnd{});
@@ -546,51 +464,14 @@ private:
 
     // A control request of the agent. A permission prompt of the running turn waits for an
     // answer (host_permissions); everything else is answered at once, as the protocol wants,
-    // so no dialog is left pending: hooks continue, an MCP message gets a JSON-RPC error (no
-    // SDK servers here), an elicitation is declined, anything unknown is refused.
+    // so no dialog is left pending.
     void control_request(
         const std::shared_ptr<Proc>& proc, const stream_json::ControlRequest& req, bool ours) {
-        const auto* r = req.row.if_contains("request");
-        static const json::object none;
-        const json::object& q = r != nullptr && r->is_object() ? r->get_object() : none;
-        const auto subtype = str_field(q, "subtype");
-        if (subtype == "can_use_tool" && config_.host_permissions && ours) {
-            const auto* input = q.if_contains("input");
-            permissions_[req.request_id] =
-                PendingPermission{proc, input == nullptr ? json::value(json::object{}) : *input};
-            active_->sink->on_row(stream_json::permission_request_row(req.row));
-            return;
-        }
-        if (subtype == "can_use_tool") {
-            send(
-                proc,
-                stream_json::encode_control_success(
-                    req.request_id,
-                    stream_json::permission_response(
-                        false, "no one can answer permission prompts here", nullptr, nullptr)));
-        } else if (subtype == "hook_callback") {
-            send(proc, stream_json::encode_control_success(req.request_id, json::object{}));
-        } else if (subtype == "mcp_message") {
-            json::object rpc{{"jsonrpc", "2.0"}};
-            const auto* m = q.if_contains("message");
-            if (m != nullptr && m->is_object()) {
-                if (const auto* id = m->get_object().if_contains("id")) {
-                    rpc["id"] = *id;
-                }
-            }
-            rpc["error"] =
-                json::object{{"code", -32601}, {"message", "no such MCP server in sluice"}};
-            send(
-                proc,
-                stream_json::encode_control_success(
-                    req.request_id, json::object{{"mcp_response", std::move(rpc)}}));
-        } else if (subtype == "elicitation") {
-            send(
-                proc,
-                stream_json::encode_control_success(
-                    req.request_id, json::object{{"action", "decline"}}));
+        auto taken = control_.on_request(proc->id, req, config_.host_permissions && ours);
+        if (taken.prompt) {
+            active_->sink->on_event(std::move(*taken.prompt));
         } else {
-            send(proc, stream_json::encode_refusal(req.request_id));
+            send(proc, std::move(taken.reply));
         }
     }
 
@@ -620,7 +501,7 @@ private:
         if (child_ == proc) {
             child_.reset();
         }
-        settings_gone(proc, "the agent exited before it answered");
+        control_.gone(proc->id, "the agent exited before it answered", config_.argv);
         if (!active_ || turn_proc_ != proc) {
             return;
         }
@@ -652,71 +533,9 @@ private:
     std::uint64_t turn_seq_{};
     bool cancelling_{false};
     net::steady_timer interrupt_timer_;
-    std::uint64_t request_seq_{};
-    std::string session_id_; // resume_sessions: the session a new process resumes
-
-    struct PendingPermission {
-        std::shared_ptr<Proc> proc; // the process waiting for the answer
-        json::value input;          // the tool's input as asked (allow without a change)
-    };
-
-    std::map<std::string, PendingPermission> permissions_; // of the running turn
-
-    // A settings change waiting for the process's answers (one per field asked).
-    struct SettingsWait {
-        std::size_t left{0};
-        std::string error; // the first refusal
-        Agent::SettingsDone done;
-        std::shared_ptr<net::steady_timer> timer; // SETTINGS_ANSWER_TIMEOUT, cancelled once settled
-    };
-
-    struct PendingSettings {
-        std::shared_ptr<Proc> proc; // the process asked
-        std::string flag;           // the command-line flag it sets once taken
-        std::string value;          // its value ("" removes the flag)
-        std::shared_ptr<SettingsWait> wait;
-    };
-
-    std::map<std::string, PendingSettings> settings_pending_; // by request id
-
-    static void settle(SettingsWait& w) {
-        if (w.timer) {
-            w.timer->cancel();
-        }
-        if (auto done = std::exchange(w.done, nullptr)) {
-            done(w.error);
-        }
-    }
-
-    void settings_answered(const std::string& id, std::string error) {
-        auto it = settings_pending_.find(id);
-        if (it == settings_pending_.end()) {
-            return; // an interrupt's answer, or one nobody waits for any more
-        }
-        auto p = std::move(it->second);
-        settings_pending_.erase(it);
-        if (error.empty()) {
-            set_flag(config_.argv, p.flag, p.value);
-        } else if (p.wait->error.empty()) {
-            p.wait->error = std::move(error);
-        }
-        if (--p.wait->left == 0) {
-            settle(*p.wait);
-        }
-    }
-
-    // The process asked (null: every one) ended before answering: those changes failed.
-    void settings_gone(const std::shared_ptr<Proc>& proc, const char* why) {
-        std::vector<std::string> ids;
-        for (const auto& [id, p] : settings_pending_) {
-            if (!proc || p.proc == proc) {
-                ids.push_back(id);
-            }
-        }
-        for (const auto& id : ids) {
-            settings_answered(id, why);
-        }
-    }
+    std::string session_id_;          // resume_sessions: the session a new process resumes
+    detail::ControlRequests control_; // open prompts and settings requests, both ways
+    ProcId proc_seq_{};               // the last process's id
 };
 
 } // namespace

@@ -214,7 +214,12 @@ json::object permission_response(
         {"behavior", "deny"}, {"message", message.empty() ? std::string_view("denied") : message}};
 }
 
-json::object permission_request_row(const json::object& req) {
+std::string_view control_subtype(const ControlRequest& req) noexcept {
+    const auto* q = object_at(req.row, "request");
+    return q == nullptr ? std::string_view{} : str_field(*q, "subtype");
+}
+
+PermissionRequest permission_request(const json::object& req) {
     const auto* r = object_at(req, "request");
     static const json::object none;
     const json::object& q = r == nullptr ? none : *r;
@@ -222,23 +227,75 @@ json::object permission_request_row(const json::object& req) {
         const auto* v = q.if_contains(k);
         return v == nullptr ? json::value(nullptr) : *v;
     };
-    const auto tool = str_field(q, "tool_name");
-    std::string title(str_field(q, "title"));
-    if (title.empty()) {
-        title = std::string(str_field(q, "description"));
+    PermissionRequest out;
+    out.request_id = std::string(str_field(req, "request_id"));
+    out.tool_name = std::string(str_field(q, "tool_name"));
+    if (const auto* id = find_str(q, "tool_use_id")) {
+        out.tool_use_id = std::string(*id);
     }
-    if (title.empty()) {
-        title = "Allow " + std::string(tool) + "?";
+    out.input = field("input");
+    out.title = std::string(str_field(q, "title"));
+    if (out.title.empty()) {
+        out.title = std::string(str_field(q, "description"));
     }
-    return json::object{
-        {"type", "system"},
-        {"subtype", "permission_request"},
-        {"request_id", str_field(req, "request_id")},
-        {"tool_name", tool},
-        {"tool_use_id", field("tool_use_id")},
-        {"input", field("input")},
-        {"title", title},
-        {"decision_reason", field("decision_reason")}};
+    if (out.title.empty()) {
+        out.title = "Allow " + out.tool_name + "?";
+    }
+    out.decision_reason = field("decision_reason");
+    return out;
+}
+
+std::string encode_default_answer(const ControlRequest& req) {
+    const auto subtype = control_subtype(req);
+    if (subtype == "can_use_tool") {
+        return encode_control_success(
+            req.request_id,
+            permission_response(
+                false, "no one can answer permission prompts here", nullptr, nullptr));
+    }
+    if (subtype == "hook_callback") {
+        return encode_control_success(req.request_id, json::object{});
+    }
+    if (subtype == "mcp_message") {
+        json::object rpc{{"jsonrpc", "2.0"}};
+        const auto* q = object_at(req.row, "request");
+        if (const auto* m = q == nullptr ? nullptr : object_at(*q, "message")) {
+            if (const auto* id = m->if_contains("id")) {
+                rpc["id"] = *id;
+            }
+        }
+        rpc["error"] = json::object{{"code", -32601}, {"message", "no such MCP server in sluice"}};
+        return encode_control_success(
+            req.request_id, json::object{{"mcp_response", std::move(rpc)}});
+    }
+    if (subtype == "elicitation") {
+        return encode_control_success(req.request_id, json::object{{"action", "decline"}});
+    }
+    return encode_refusal(req.request_id);
+}
+
+std::optional<AgentEvent> frame_event(json::object& row) {
+    const auto type = str_field(row, "type");
+    if (type == "conversation_reset") {
+        return ConversationReset{std::move(row)};
+    }
+    if (type != "system") {
+        return std::nullopt;
+    }
+    const auto subtype = str_field(row, "subtype");
+    if (subtype == "session_state_changed") {
+        std::string state(str_field(row, "state"));
+        return SessionStateChanged{std::move(state), std::move(row)};
+    }
+    if (const auto sid = init_session_id(row); !sid.empty()) {
+        std::string id(sid);
+        return SessionStarted{std::move(id), std::move(row)};
+    }
+    return std::nullopt;
+}
+
+json::object permission_request_row(const json::object& req) {
+    return permission_request(req).row();
 }
 
 json::object permission_resolved_row(

@@ -5,6 +5,7 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/runtime/runtime_test.cpp
     unit/runtime/tools_test.cpp
     unit/runtime/stream_json_test.cpp
+    unit/runtime/agent_events_test.cpp
     unit/runtime/frame_builder_test.cpp
     unit/runtime/agent_test.cpp
     unit/runtime/process_agent_test.cpp

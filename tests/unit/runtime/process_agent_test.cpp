@@ -12,7 +12,10 @@
 #include <cerrno>
 #include <csignal>
 #include <filesystem>
+#include <optional>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace sluice::runtime {
 namespace {
@@ -319,6 +322,51 @@ TEST(ProcessAgent, HostedPermissionPromptBecomesARowAndWaitsForItsAnswer) {
     agent->answer_permission(a); // a second answer finds nothing pending: dropped
     ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
     EXPECT_EQ(rec->rows().back().at("result"), "permission answered: success allow pwd");
+}
+
+// The first event of kind T the turn saw, if any.
+template <class T>
+std::optional<T> first_event(const TurnRecorder& rec) {
+    for (const auto& e : rec.events()) {
+        if (const auto* p = std::get_if<T>(&e)) {
+            return *p;
+        }
+    }
+    return std::nullopt;
+}
+
+TEST(ProcessAgent, ProtocolRowsArriveAsTypedEvents) {
+    sluice::test::IoLoop loop;
+    auto c = fake_config();
+    c.host_permissions = true;
+    auto agent = make_process_agent(loop.executor(), c);
+    auto rec = run_turn(*agent, "permission");
+    ASSERT_TRUE(loop.until([&] { return first_event<PermissionRequest>(*rec).has_value(); }, 20s));
+    const auto ask = *first_event<PermissionRequest>(*rec);
+    EXPECT_EQ(ask.request_id, "perm-1");
+    EXPECT_EQ(ask.tool_name, "Bash");
+    EXPECT_EQ(ask.input.at("command"), "ls");
+    EXPECT_EQ(ask.title, "Allow Bash?");
+    const auto started = first_event<SessionStarted>(*rec);
+    ASSERT_TRUE(started.has_value()) << "the init row is a SessionStarted event";
+    EXPECT_FALSE(started->session_id.empty());
+    EXPECT_TRUE(started->row.contains("pid")) << "the event keeps the agent's row whole";
+    PermissionAnswer a;
+    a.request_id = "perm-1";
+    agent->answer_permission(a);
+    ASSERT_TRUE(loop.until([&] { return rec->end_count() > 0; }, 20s));
+
+    auto waits = run_turn(*agent, "needs you");
+    ASSERT_TRUE(loop.until([&] { return waits->end_count() > 0; }, 20s));
+    std::vector<std::pair<std::string, bool>> states;
+    for (const auto& e : waits->events()) {
+        if (const auto* s = std::get_if<SessionStateChanged>(&e)) {
+            states.emplace_back(s->state, s->requires_action());
+        }
+    }
+    EXPECT_EQ(
+        states,
+        (std::vector<std::pair<std::string, bool>>{{"requires_action", true}, {"running", false}}));
 }
 
 TEST(ProcessAgent, AMissingCommandFailsTheTurn) {

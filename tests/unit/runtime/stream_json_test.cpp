@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -342,6 +343,164 @@ TEST(StreamJsonNotice, SaysWhatAnApiRetryIs) {
         init_session_id(
             json::parse(R"({"type":"system","subtype":"init","session_id":"abc"})").as_object()),
         "abc");
+}
+
+// The event a frame row is, as a word and its one field, for tables ("" when a plain frame).
+std::string event_of(const std::string& line) {
+    auto row = json::parse(line).as_object();
+    const auto before = json::serialize(row);
+    auto ev = frame_event(row);
+    if (!ev) {
+        return json::serialize(row) == before ? "frame" : "frame, changed";
+    }
+    if (json::serialize(event_row(*ev)) != before) {
+        return "event row changed";
+    }
+    if (const auto* s = std::get_if<SessionStateChanged>(&*ev)) {
+        return "state " + s->state + (s->requires_action() ? " (waits)" : "");
+    }
+    if (const auto* s = std::get_if<SessionStarted>(&*ev)) {
+        return "started " + s->session_id;
+    }
+    if (std::holds_alternative<ConversationReset>(*ev)) {
+        return "reset";
+    }
+    return "other";
+}
+
+TEST(StreamJsonFrameEvents, NamesTheProtocolRowsAndLeavesFramesAlone) {
+    // The first row of a real `claude -p --output-format stream-json` capture (2.1.7).
+    const auto capture =
+        fixture("charlieyou_claude-agent-sdk-gleam/test_fixtures_golden_basic_query.ndjson");
+    const auto init = capture.substr(0, capture.find('\n'));
+    ASSERT_NE(init.find(R"("subtype":"init")"), std::string::npos);
+    const std::vector<Case> cases = {
+        {"real init", init, "started 1d1e46f9-35c7-4834-b529-846d5bb82288"},
+        // session_state_changed as Claude Code 2.1.328 writes it with
+        // CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS (tests/support/fake_agent.py copies it).
+        {"requires action",
+         R"({"type":"system","subtype":"session_state_changed","state":"requires_action",)"
+         R"("session_id":"s","uuid":"u"})",
+         "state requires_action (waits)"},
+        {"running",
+         R"({"type":"system","subtype":"session_state_changed","state":"running"})",
+         "state running"},
+        {"idle",
+         R"({"type":"system","subtype":"session_state_changed","state":"idle"})",
+         "state idle"},
+        {"state missing", R"({"type":"system","subtype":"session_state_changed"})", "state "},
+        {"clear", R"({"type":"conversation_reset","trigger":"clear"})", "reset"},
+        {"init without session", R"({"type":"system","subtype":"init"})", "frame"},
+        {"init with empty session",
+         R"({"type":"system","subtype":"init","session_id":""})",
+         "frame"},
+        {"api retry", R"({"type":"system","subtype":"api_retry","attempt":1})", "frame"},
+        {"not a system row",
+         R"({"type":"assistant","subtype":"session_state_changed","state":"requires_action"})",
+         "frame"},
+        {"agent's own permission row",
+         R"({"type":"system","subtype":"permission_request","request_id":"r1"})",
+         "frame"},
+        {"result", R"({"type":"result","subtype":"init","session_id":"s"})", "frame"},
+    };
+    for (const auto& c : cases) {
+        EXPECT_EQ(event_of(c.line), c.want) << c.name;
+    }
+}
+
+TEST(StreamJsonPermissions, ReadsAPromptIntoItsFields) {
+    struct Prompt {
+        const char* name;
+        std::string request; // the control_request's `request` object
+        std::string title;
+        std::optional<std::string> tool_use_id;
+        std::string input;
+    };
+
+    const std::vector<Prompt> cases = {
+        // As Claude Code 2.1.328 sends it (tests/e2e/claude_test.cpp).
+        {"with a description",
+         R"({"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"touch x"},)"
+         R"("description":"Create x","tool_use_id":"toolu_1"})",
+         "Create x",
+         "toolu_1",
+         R"({"command":"touch x"})"},
+        {"a title wins",
+         R"({"subtype":"can_use_tool","tool_name":"Bash","title":"Run it?","description":"d"})",
+         "Run it?",
+         std::nullopt,
+         "null"},
+        {"neither",
+         R"({"subtype":"can_use_tool","tool_name":"Write"})",
+         "Allow Write?",
+         std::nullopt,
+         "null"},
+        {"a tool_use_id not a string",
+         R"({"subtype":"can_use_tool","tool_name":"Bash","tool_use_id":7})",
+         "Allow Bash?",
+         std::nullopt,
+         "null"},
+    };
+    for (const auto& c : cases) {
+        const auto req =
+            json::parse(
+                R"({"type":"control_request","request_id":"r9","request":)" + c.request + "}")
+                .as_object();
+        const auto p = permission_request(req);
+        EXPECT_EQ(p.request_id, "r9") << c.name;
+        EXPECT_EQ(p.title, c.title) << c.name;
+        EXPECT_EQ(p.tool_use_id, c.tool_use_id) << c.name;
+        EXPECT_EQ(json::serialize(p.input), c.input) << c.name;
+        EXPECT_EQ(json::serialize(p.row()), json::serialize(permission_request_row(req))) << c.name;
+    }
+}
+
+TEST(StreamJsonControl, AnswersAtOnceWhatTheHostHoldsNotOpen) {
+    struct Answer {
+        const char* name;
+        std::string request;  // the control_request's `request` object
+        std::string response; // the control_response's `response` object
+    };
+
+    const std::vector<Answer> cases = {
+        {"a permission prompt nobody hosts",
+         R"({"subtype":"can_use_tool","tool_name":"Bash","input":{}})",
+         R"({"subtype":"success","request_id":"c1","response":{"behavior":"deny",)"
+         R"("message":"no one can answer permission prompts here"}})"},
+        {"a hook",
+         R"({"subtype":"hook_callback","callback_id":"h"})",
+         R"({"subtype":"success","request_id":"c1","response":{}})"},
+        {"an MCP message",
+         R"({"subtype":"mcp_message","server_name":"x","message":{"jsonrpc":"2.0","id":4}})",
+         R"({"subtype":"success","request_id":"c1","response":{"mcp_response":{"jsonrpc":"2.0",)"
+         R"("id":4,"error":{"code":-32601,"message":"no such MCP server in sluice"}}}})"},
+        {"an MCP notification (no id)",
+         R"({"subtype":"mcp_message","message":{"jsonrpc":"2.0"}})",
+         R"({"subtype":"success","request_id":"c1","response":{"mcp_response":{"jsonrpc":"2.0",)"
+         R"("error":{"code":-32601,"message":"no such MCP server in sluice"}}}})"},
+        {"an elicitation",
+         R"({"subtype":"elicitation","message":"pick one"})",
+         R"({"subtype":"success","request_id":"c1","response":{"action":"decline"}})"},
+        {"anything else",
+         R"({"subtype":"something_new"})",
+         R"({"subtype":"error","request_id":"c1",)"
+         R"("error":"sluice does not handle control requests"})"},
+        {"no subtype",
+         R"({})",
+         R"({"subtype":"error","request_id":"c1",)"
+         R"("error":"sluice does not handle control requests"})"},
+    };
+    for (const auto& c : cases) {
+        Decoder d;
+        auto decoded =
+            d.decode(R"({"type":"control_request","request_id":"c1","request":)" + c.request + "}");
+        ASSERT_TRUE(std::holds_alternative<ControlRequest>(decoded)) << c.name;
+        const auto line = encode_default_answer(std::get<ControlRequest>(decoded));
+        ASSERT_EQ(line.find('\n'), line.size() - 1) << c.name;
+        const auto row = json::parse(line);
+        EXPECT_EQ(row.at("type"), "control_response") << c.name;
+        EXPECT_EQ(json::serialize(row.at("response")), c.response) << c.name;
+    }
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-// TurnRecorder: a TurnSink for tests that records rows, previews and the end, with waits.
+// TurnRecorder: a TurnSink for tests that records rows, events, previews and the end, with waits.
 #pragma once
 
 #include <sluice/runtime/agent.hpp>
@@ -17,6 +17,14 @@ public:
     void on_row(boost::json::object row) override {
         std::lock_guard lock(mu_);
         rows_.push_back(std::move(row));
+        cv_.notify_all();
+    }
+
+    /// Records the event, and its row among the rows (as the default on_event does).
+    void on_event(AgentEvent event) override {
+        std::lock_guard lock(mu_);
+        events_.push_back(event);
+        rows_.push_back(event_row(std::move(event)));
         cv_.notify_all();
     }
 
@@ -54,6 +62,11 @@ public:
     std::vector<boost::json::object> rows() const {
         std::lock_guard lock(mu_);
         return rows_;
+    }
+
+    std::vector<AgentEvent> events() const {
+        std::lock_guard lock(mu_);
+        return events_;
     }
 
     std::vector<std::string> row_types() const {
@@ -108,6 +121,7 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::vector<boost::json::object> rows_;
+    std::vector<AgentEvent> events_;
     std::vector<StreamEvent> previews_;
     TurnEnd end_;
     int ends_{0};
