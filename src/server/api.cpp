@@ -252,13 +252,14 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
         co_return res;
     }
     if (parts.size() == 1 && parts[0] == "metrics") {
-        auto res = json_response(req, 200, metrics_text(s));
+        auto res = json_response(req, 200, metrics_text(s.hub, s.counters, s.connections->open()));
         res.set(http::field::content_type, "text/plain; version=0.0.4");
         co_return res;
     }
     if (parts.size() >= 2 && parts[0] == "v1") {
         if (parts[1] == "stats" && parts.size() == 2) {
-            co_return json_response(req, 200, json::serialize(stats_json(s)));
+            co_return json_response(
+                req, 200, json::serialize(stats_json(s.hub, s.counters, s.connections->open())));
         }
         if (parts[1] == "seats") {
             if (parts.size() == 2) {

@@ -1,4 +1,6 @@
 // The access checks every request passes before routing: Host, Origin, token, JSON, role.
+#include "guard.hpp"
+
 #include "impl.hpp"
 
 #include <sluice/server/errors.hpp>
@@ -53,14 +55,22 @@ std::string peer_address(const beast::tcp_stream& stream) {
     return ec ? std::string() : ep.address().to_string();
 }
 
-std::optional<Response> check_access(
-    Server::Impl& s,
+Guard::Guard(const ServerConfig& cfg)
+    : keyring_(cfg.token, cfg.token_dir)
+    , backoff_(access::BackoffLimits{.free_failures = cfg.auth_free_failures})
+    , names_(access::site_names(
+          access::listen_host(cfg.listen), cfg.allow_hosts, cfg.allow_origins, cfg.public_url))
+    , behind_proxy_(cfg.behind_proxy) {
+}
+
+std::optional<Response> Guard::check(
     const Request& req,
     const boost::urls::url_view& url,
     std::string_view peer,
+    bool tls,
     Access& out) {
     const auto host = req[http::field::host];
-    if (!access::host_allowed(s.names, host)) {
+    if (!access::host_allowed(names_, host)) {
         return refuse(
             req,
             421,
@@ -77,11 +87,10 @@ std::optional<Response> check_access(
     const auto origin = req[http::field::origin];
     if (!origin.empty()
         && !access::origin_allowed(
-            s.names,
+            names_,
             origin,
             host,
-            access::own_scheme(
-                s.tls != nullptr, s.cfg.behind_proxy, peer, req["X-Forwarded-Proto"]))) {
+            access::own_scheme(tls, behind_proxy_, peer, req["X-Forwarded-Proto"]))) {
         return refuse(
             req,
             403,
@@ -94,8 +103,8 @@ std::optional<Response> check_access(
         return std::nullopt; // says "ok" and nothing else: no token needed
     }
     const auto query_token = query_param(url, "access_token");
-    if (s.keyring.required()) {
-        if (auto wait = s.backoff.held(peer, access::Backoff::Clock::now())) {
+    if (keyring_.required()) {
+        if (auto wait = backoff_.held(peer, access::Backoff::Clock::now())) {
             auto res = refuse(
                 req,
                 429,
@@ -116,7 +125,7 @@ std::optional<Response> check_access(
         }
         auth::Verdict verdict;
         if (presented) {
-            verdict = s.keyring.check(*presented, unix_now());
+            verdict = keyring_.check(*presented, unix_now());
         } else {
             verdict.why = query_token ? "a token in the query is taken only by the event stream "
                                         "and the WebSocket (GET /v1/seats/{id}/events|ws); send "
@@ -126,7 +135,7 @@ std::optional<Response> check_access(
         }
         if (!verdict.grant) {
             if (presented) {
-                if (auto interval = s.backoff.failed(peer, access::Backoff::Clock::now())) {
+                if (auto interval = backoff_.failed(peer, access::Backoff::Clock::now())) {
                     spdlog::warn(
                         "{}: repeated wrong tokens; refusing it for {} s",
                         peer.empty() ? "a peer" : peer,
@@ -177,7 +186,7 @@ std::optional<Response> check_access(
         }
         json::object o{
             {"role", out.grant.role == auth::Role::owner ? "owner" : "viewer"},
-            {"token_required", s.keyring.required()}};
+            {"token_required", keyring_.required()}};
         if (!out.grant.seat.empty()) {
             o["seat"] = out.grant.seat;
         }

@@ -2,24 +2,19 @@
 #pragma once
 
 #include "connections.hpp"
+#include "counters.hpp"
+#include "guard.hpp"
+#include "listener.hpp"
+#include "message.hpp"
 #include "shared_body.hpp"
 
 #include <sluice/hub/wire.hpp>
-#include <sluice/server/access.hpp>
-#include <sluice/server/auth.hpp>
 #include <sluice/server/server.hpp>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/context.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <boost/url/url_view.hpp>
 
-#include <atomic>
-#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -27,76 +22,28 @@
 
 namespace sluice::server {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
-using tcp = boost::asio::ip::tcp;
-
-using Request = http::request<http::string_body>;
-/// A response: its body is a shared immutable string (a page is never copied per client).
-using Response = http::response<SharedBody>;
-
-/// Server state shared by every connection.
+/// Server state shared by every connection, made of parts each route takes as it needs: the
+/// configuration (fixed), the hub, the connection gate, the listener, the access guard and
+/// the counters.
+///
+/// @par Thread safety
+/// Each part states its own; `cfg` is immutable after construction.
 struct Server::Impl {
     Impl(net::io_context& io_, hub::Hub& hub_, ServerConfig cfg_)
         : io(io_)
         , hub(hub_)
         , cfg(std::move(cfg_))
-        , acceptor(net::make_strand(io_))
         , connections(std::make_shared<Connections>(cfg.max_connections))
-        , keyring(cfg.token, cfg.token_dir)
-        , backoff(access::BackoffLimits{.free_failures = cfg.auth_free_failures})
-        , names(access::site_names(
-              access::listen_host(cfg.listen),
-              cfg.allow_hosts,
-              cfg.allow_origins,
-              cfg.public_url)) {}
-
-    ~Impl();
-    Impl(const Impl&) = delete;
-    Impl& operator=(const Impl&) = delete;
+        , listener(io_)
+        , guard(cfg) {}
 
     net::io_context& io;
-    hub::Hub& hub;
-    ServerConfig cfg;
-    tcp::acceptor acceptor;
+    hub::Hub& hub;                            ///< the seats
+    const ServerConfig cfg;                   ///< limits and settings
     std::shared_ptr<Connections> connections; ///< the gate: counted, stoppable, drainable
-    std::atomic<std::uint64_t> requests{0};
-    std::atomic<std::uint64_t> rejected{0};
-    std::atomic<bool> stopping{false};
-    std::atomic<std::uint64_t> lane_peak_retained{
-        0};                                  ///< most preview bytes one lane was seen holding
-    std::atomic<std::uint64_t> gap_bytes{0}; ///< preview bytes reported as gap, all streams
-    auth::Keyring keyring;                   ///< the tokens accepted
-    access::Backoff backoff;                 ///< wrong-token backoff per peer
-    access::SiteNames names;                 ///< Host and Origin allow-lists
-    std::unique_ptr<net::ssl::context> tls;  ///< set by start with --tls-cert/--tls-key
-    std::atomic<std::uint64_t> let_go_write_timeout{0}; ///< subscribers let go: write stalled
-    std::atomic<std::uint64_t> let_go_lagged{0};        ///< subscribers let go: behind the front
-    std::atomic<std::uint64_t> ws_overloaded{0};        ///< WebSocket ops refused as overloaded
-    std::atomic<std::uint64_t> accept_backoffs{0};      ///< accept paused: out of descriptors
-    std::atomic<std::size_t> refusing{0};               ///< refused connections being answered
-    int reserve_fd{-1}; ///< held back for answering when out of descriptors (acceptor strand)
-    std::chrono::steady_clock::time_point last_fd_log{}; ///< acceptor strand: log once a second
-
-    /// Notes what a subscriber's lane holds, before its writer collects (on the seat strand):
-    /// a stalled writer collects next when its socket drains, so the level it then sees is what
-    /// the lane held all that while.
-    void note_lane_level(const hub::Subscriber& sub) noexcept {
-        const auto level = sub.preview_retained();
-        auto cur = lane_peak_retained.load(std::memory_order_relaxed);
-        while (
-            level > cur
-            && !lane_peak_retained.compare_exchange_weak(cur, level, std::memory_order_relaxed)) {
-        }
-    }
-
-    /// Counts the gap bytes a collect reported. `gap_seen`: the subscriber's count at the last
-    /// note.
-    void note_gaps(const hub::Subscriber& sub, std::uint64_t& gap_seen) noexcept {
-        gap_bytes.fetch_add(sub.gap_bytes() - gap_seen, std::memory_order_relaxed);
-        gap_seen = sub.gap_bytes();
-    }
+    Listener listener;                        ///< the acceptor, TLS, refusals, reserve fd
+    Guard guard;                              ///< tokens, backoff, Host and Origin lists
+    Counters counters;                        ///< the server's figures for /v1/stats
 };
 
 /// What a stream type must offer the sessions beyond AsyncReadStream/AsyncWriteStream: the
@@ -164,6 +111,7 @@ struct WsUpgrade {
     Request req;          ///< the upgrade request
     std::string leftover; ///< bytes the client sent after it (read with it)
     bool read_only{};     ///< a viewer's socket: ops that act are refused
+    SubscribeOptions opt; ///< where it resumes (last_event_id)
 };
 
 namespace stream_detail {
@@ -218,23 +166,6 @@ struct WsForwardOp {
 /// to `done` on the seat's strand (the forwarder answers on its own thread). @pre seat.mirror()
 void ws_forward(hub::Forwarder& forwarder, hub::Seat& seat, WsForwardOp op, WsDone done);
 } // namespace stream_detail
-
-/// What the access checks decided for a request that may go on.
-struct Access {
-    auth::Grant grant;     ///< who asks (owner when no token is required)
-    bool page_file{false}; ///< a GET of the page's static files (no token needed)
-};
-
-/// The access checks of one request, before routing: Host (421), Origin (403), token (401,
-/// 429 while a peer is held back), JSON for state changes (415), a viewer's limits (403), and
-/// `/v1/whoami`. @return the answer to send instead of routing, or nothing (then `out` says who
-/// asks). `peer`: the client's address, for the backoff. Safe from any thread.
-std::optional<Response> check_access(
-    Server::Impl& s,
-    const Request& req,
-    const boost::urls::url_view& url,
-    std::string_view peer,
-    Access& out);
 
 /// The client's address of a stream, for the backoff: "" where there is none (test streams);
 /// specialized for the TCP and TLS streams.

@@ -37,10 +37,6 @@ constexpr std::string_view HEALTHY_BUT_FULL =
     "Connection: close\r\nContent-Length: 29\r\n\r\n"
     R"({"ok":true,"overloaded":true})";
 
-/// Refusals answered at once (each holds its socket up to REFUSAL_READ_TIMEOUT); past this a
-/// refused connection is written 503 without reading and closed.
-constexpr std::size_t REFUSALS_IN_FLIGHT = 16;
-
 /// How long a refused connection may take to send its request line (to tell /healthz).
 constexpr std::chrono::milliseconds REFUSAL_READ_TIMEOUT{500};
 
@@ -88,12 +84,11 @@ net::awaitable<void> refuse(std::shared_ptr<Server::Impl> s, tcp::socket socket)
     socket.write_some(net::buffer(health ? HEALTHY_BUT_FULL : BUSY), wec); // small: fits at once
     socket.shutdown(tcp::socket::shutdown_both, wec);
     socket.close(wec);
-    s->refusing.fetch_sub(1);
+    s->listener.leave_refusal();
 }
 
 void refuse_or_answer(const std::shared_ptr<Server::Impl>& s, tcp::socket socket) {
-    if (s->refusing.fetch_add(1) >= REFUSALS_IN_FLIGHT) {
-        s->refusing.fetch_sub(1);
+    if (!s->listener.enter_refusal()) {
         refuse_busy(socket);
         return;
     }
@@ -110,36 +105,32 @@ bool out_of_descriptors(const boost::system::error_code& ec) {
 // answered, /healthz with 200, and the backlog does not keep the acceptor readable forever),
 // then pause before accepting again. Logs at most once a second.
 net::awaitable<void> back_off(std::shared_ptr<Server::Impl> s) {
-    s->accept_backoffs.fetch_add(1, std::memory_order_relaxed);
-    const auto now = std::chrono::steady_clock::now();
-    if (now - s->last_fd_log >= std::chrono::seconds(1)) {
-        s->last_fd_log = now;
+    const auto pauses = s->counters.count_accept_backoff();
+    auto& listener = s->listener;
+    if (listener.fd_log_due(std::chrono::steady_clock::now())) {
         spdlog::warn(
             "accept: out of file descriptors (pausing {} ms; {} pause(s) so far)",
             ACCEPT_BACKOFF.count(),
-            s->accept_backoffs.load());
+            pauses);
     }
-    if (s->reserve_fd < 0) {
-        s->reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC); // taken back once free
-    }
-    if (s->reserve_fd >= 0) {
+    listener.hold_reserve(); // taken back once free
+    if (listener.drop_reserve()) {
         // With the reserve given back, answer what waits in the backlog (503, /healthz 200),
         // one descriptor at a time, so no client waits behind a full table for long.
-        ::close(s->reserve_fd);
-        s->reserve_fd = -1;
         boost::system::error_code aec;
-        s->acceptor.non_blocking(true, aec);
+        auto& acceptor = listener.acceptor();
+        acceptor.non_blocking(true, aec);
         for (std::size_t i = 0; i < BACKLOG_ANSWERS && !aec; ++i) {
             tcp::socket socket(s->io);
-            s->acceptor.accept(socket, aec); // non-blocking: a waiting connection, or none
+            acceptor.accept(socket, aec); // non-blocking: a waiting connection, or none
             if (!aec) {
-                s->rejected.fetch_add(1, std::memory_order_relaxed);
+                s->counters.count_rejected();
                 refuse_busy(socket); // frees the descriptor at once
             }
         }
-        s->reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        listener.hold_reserve();
     }
-    net::steady_timer pause(s->acceptor.get_executor());
+    net::steady_timer pause(listener.acceptor().get_executor());
     pause.expires_after(ACCEPT_BACKOFF);
     (void)co_await pause.async_wait(as_tuple(use_awaitable));
 }
@@ -147,8 +138,8 @@ net::awaitable<void> back_off(std::shared_ptr<Server::Impl> s) {
 net::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> s) {
     for (;;) {
         tcp::socket socket(net::make_strand(s->io));
-        auto [ec] = co_await s->acceptor.async_accept(socket, as_tuple(use_awaitable));
-        if (s->stopping || ec == net::error::operation_aborted) {
+        auto [ec] = co_await s->listener.acceptor().async_accept(socket, as_tuple(use_awaitable));
+        if (s->listener.stopping() || ec == net::error::operation_aborted) {
             co_return;
         }
         if (ec) {
@@ -164,12 +155,12 @@ net::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> s) {
             continue;
         }
         if (!ticket) {
-            s->rejected.fetch_add(1);
+            s->counters.count_rejected();
             refuse_or_answer(s, std::move(socket));
             continue;
         }
         auto ex = socket.get_executor();
-        auto session = s->tls
+        auto session = s->listener.tls() != nullptr
                            ? serve_tls(s, beast::tcp_stream(std::move(socket)), std::move(ticket))
                            : serve_http<beast::tcp_stream>(
                                s, beast::tcp_stream(std::move(socket)), std::move(ticket));
@@ -230,10 +221,43 @@ Server::~Server() {
     }
 }
 
-Server::Impl::~Impl() {
-    if (reserve_fd >= 0) {
-        ::close(reserve_fd);
+Listener::Listener(net::io_context& io)
+    : acceptor_(net::make_strand(io)) {
+}
+
+Listener::~Listener() {
+    drop_reserve();
+}
+
+bool Listener::enter_refusal() noexcept {
+    if (refusing_.fetch_add(1) >= REFUSALS_IN_FLIGHT) {
+        refusing_.fetch_sub(1);
+        return false;
     }
+    return true;
+}
+
+void Listener::hold_reserve() noexcept {
+    if (reserve_fd_ < 0) {
+        reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+}
+
+bool Listener::drop_reserve() noexcept {
+    if (reserve_fd_ < 0) {
+        return false;
+    }
+    ::close(reserve_fd_);
+    reserve_fd_ = -1;
+    return true;
+}
+
+bool Listener::fd_log_due(std::chrono::steady_clock::time_point now) noexcept {
+    if (now - last_fd_log_ < std::chrono::seconds(1)) {
+        return false;
+    }
+    last_fd_log_ = now;
+    return true;
 }
 
 boost::system::result<void> Server::start() {
@@ -277,23 +301,24 @@ boost::system::result<void> Server::start() {
         if (ec) {
             return ec;
         }
-        s.tls = std::move(ctx);
+        s.listener.set_tls(std::move(ctx));
     }
     tcp::endpoint ep(addr, static_cast<std::uint16_t>(port));
-    s.acceptor.open(ep.protocol(), ec);
+    auto& acceptor = s.listener.acceptor();
+    acceptor.open(ep.protocol(), ec);
     if (!ec) {
-        s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
-        s.acceptor.bind(ep, ec);
+        acceptor.set_option(net::socket_base::reuse_address(true), ec);
+        acceptor.bind(ep, ec);
     }
     if (!ec) {
-        s.acceptor.listen(net::socket_base::max_listen_connections, ec);
+        acceptor.listen(net::socket_base::max_listen_connections, ec);
     }
     if (ec) {
         return ec;
     }
     // One descriptor held back for the moment the process runs out (see back_off).
-    s.reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    net::co_spawn(s.acceptor.get_executor(), accept_loop(impl_), [](const std::exception_ptr& e) {
+    s.listener.hold_reserve();
+    net::co_spawn(acceptor.get_executor(), accept_loop(impl_), [](const std::exception_ptr& e) {
         if (e) {
             spdlog::error("accept loop ended by an exception");
         }
@@ -303,12 +328,12 @@ boost::system::result<void> Server::start() {
 
 std::uint16_t Server::port() const noexcept {
     boost::system::error_code ec;
-    auto ep = impl_->acceptor.local_endpoint(ec);
+    auto ep = impl_->listener.acceptor().local_endpoint(ec);
     return ec ? 0 : ep.port();
 }
 
 bool Server::tls() const noexcept {
-    return impl_->tls != nullptr;
+    return impl_->listener.tls() != nullptr;
 }
 
 std::size_t Server::connections() const {
@@ -316,12 +341,12 @@ std::size_t Server::connections() const {
 }
 
 void Server::stop() {
-    if (impl_->stopping.exchange(true)) {
+    if (impl_->listener.stop()) {
         return;
     }
-    net::post(impl_->acceptor.get_executor(), [impl = impl_] {
+    net::post(impl_->listener.acceptor().get_executor(), [impl = impl_] {
         boost::system::error_code ec;
-        impl->acceptor.close(ec);
+        impl->listener.acceptor().close(ec);
     });
 }
 

@@ -22,8 +22,10 @@ struct Stat {
     bool relay;
 };
 
-std::vector<Stat> hub_stats(const Server::Impl& s) {
-    const auto h = s.hub.stats();
+std::vector<Stat>
+hub_stats(const hub::Hub& seats, const Counters& counters, std::size_t connections) {
+    const auto h = seats.stats();
+    const auto c = counters.snapshot();
     const auto r = stream_relay_snapshot();
     return {
         {"seats", "seats", "gauge", "Seats hosted.", h.seats, false},
@@ -82,32 +84,22 @@ std::vector<Stat> hub_stats(const Server::Impl& s) {
          "gauge",
          "Most preview bytes one subscriber's lane was seen holding (noted when its writer "
          "collects).",
-         s.lane_peak_retained.load(),
+         c.lane_peak_retained,
          false},
         {"subscriber_gap_bytes",
          "subscriber_gap_bytes_total",
          "counter",
          "Preview bytes reported lost to subscribers in gap events (noted when their writers "
          "collect).",
-         s.gap_bytes.load(),
+         c.gap_bytes,
          false},
-        {"connections",
-         "connections",
-         "gauge",
-         "Open HTTP connections.",
-         s.connections->open(),
-         false},
-        {"requests",
-         "http_requests_total",
-         "counter",
-         "HTTP requests read.",
-         s.requests.load(),
-         false},
+        {"connections", "connections", "gauge", "Open HTTP connections.", connections, false},
+        {"requests", "http_requests_total", "counter", "HTTP requests read.", c.requests, false},
         {"connections_rejected",
          "connections_rejected_total",
          "counter",
          "Connections refused over the limit.",
-         s.rejected.load(),
+         c.rejected,
          false},
         {"produced_delta_bytes",
          "relay_produced_delta_bytes_total",
@@ -145,19 +137,20 @@ std::vector<Stat> hub_stats(const Server::Impl& s) {
 
 } // namespace
 
-json::object stats_json(const Server::Impl& s) {
+json::object stats_json(const hub::Hub& seats, const Counters& counters, std::size_t connections) {
     json::object o;
     json::object relay;
-    for (const auto& st : hub_stats(s)) {
+    for (const auto& st : hub_stats(seats, counters, connections)) {
         (st.relay ? relay : o)[st.json_name] = st.value;
     }
     o["relay"] = std::move(relay);
     return o;
 }
 
-std::string metrics_text(const Server::Impl& s) {
+std::string metrics_text(const hub::Hub& seats, const Counters& counters, std::size_t connections) {
+    const auto c = counters.snapshot();
     std::string out;
-    for (const auto& st : hub_stats(s)) {
+    for (const auto& st : hub_stats(seats, counters, connections)) {
         out += "# HELP sluice_";
         out += st.metric_name;
         out += ' ';
@@ -176,15 +169,15 @@ std::string metrics_text(const Server::Impl& s) {
     out += "# HELP sluice_subscriber_let_go_total Subscribers disconnected to protect the hub, "
            "by reason.\n# TYPE sluice_subscriber_let_go_total counter\n";
     out += "sluice_subscriber_let_go_total{reason=\"write_timeout\"} "
-           + std::to_string(s.let_go_write_timeout.load()) + "\n";
-    out += "sluice_subscriber_let_go_total{reason=\"lagged\"} "
-           + std::to_string(s.let_go_lagged.load()) + "\n";
+           + std::to_string(c.let_go_write_timeout) + "\n";
+    out += "sluice_subscriber_let_go_total{reason=\"lagged\"} " + std::to_string(c.let_go_lagged)
+           + "\n";
     out += "# HELP sluice_ws_overloaded_total WebSocket ops answered overloaded.\n"
            "# TYPE sluice_ws_overloaded_total counter\nsluice_ws_overloaded_total "
-           + std::to_string(s.ws_overloaded.load()) + "\n";
+           + std::to_string(c.ws_overloaded) + "\n";
     out += "# HELP sluice_accept_backoffs_total Accept pauses for want of descriptors.\n"
            "# TYPE sluice_accept_backoffs_total counter\nsluice_accept_backoffs_total "
-           + std::to_string(s.accept_backoffs.load()) + "\n";
+           + std::to_string(c.accept_backoffs) + "\n";
     return out;
 }
 

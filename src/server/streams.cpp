@@ -1,13 +1,21 @@
-// Subscriber streams: the encoders, the WebSocket ops, and the instantiation for tcp_stream.
+// Subscriber streams' shared parts: the subscription, the batches, the encoders, the WebSocket ops.
 #include "streams_impl.hpp"
 
 #include <boost/container/small_vector.hpp>
+#include <boost/json.hpp>
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/pchars.hpp>
 
 namespace sluice::server::stream_detail {
 
 namespace json = boost::json;
+
+std::optional<std::string> last_event_id(const Request& req, const boost::urls::url_view& url) {
+    if (auto h = req["Last-Event-ID"]; !h.empty()) {
+        return std::string(h);
+    }
+    return query_param(url, "last_event_id");
+}
 
 Subscription::Subscription(
     std::shared_ptr<hub::Seat> seat,
@@ -36,7 +44,7 @@ Subscription::~Subscription() {
 }
 
 bool Batches::next(
-    Server::Impl& s,
+    Counters& counters,
     hub::Seat& seat,
     hub::Subscriber& sub,
     const StreamControl& ctl,
@@ -46,13 +54,13 @@ bool Batches::next(
     if (ending && end_batches_ >= END_DRAIN_BATCHES) {
         return true; // a seat still publishing cannot hold the end open
     }
-    s.note_lane_level(sub);
+    counters.note_lane_level(sub);
     seat.collect(sub, batch);
-    s.note_gaps(sub, gap_seen_);
+    counters.note_gaps(sub, gap_seen_);
     if (sub.lagged()) {
         // Let go: it fell behind the window front. Its stream ends with the reason and the
         // client resumes by Last-Event-ID; nothing is held for it meanwhile.
-        s.let_go_lagged.fetch_add(1, std::memory_order_relaxed);
+        counters.count_lagged();
         batch.clear();
         return true;
     }
@@ -275,9 +283,14 @@ void ws_answer(
     }
 }
 
-void ws_take_op(Server::Impl& s, hub::Seat& seat, std::string_view message, WsState& st) {
+void ws_take_op(
+    Counters& counters,
+    const std::shared_ptr<hub::Forwarder>& forwarder,
+    hub::Seat& seat,
+    std::string_view message,
+    WsState& st) {
     if (st.replies.size() >= WS_MAX_REPLIES) {
-        s.ws_overloaded.fetch_add(1, std::memory_order_relaxed);
+        counters.count_ws_overloaded();
         if (st.refused++ == 0) {
             st.replies.push_back(ready(plain(hub::wire::ws_error(
                 "overloaded",
@@ -301,7 +314,7 @@ void ws_take_op(Server::Impl& s, hub::Seat& seat, std::string_view message, WsSt
                 c->wake.cancel(); // the writer sends it (a page or an owner's answer wakes it)
             }
         };
-        ws_answer(seat, message, st.read_only, fill, s.cfg.forwarder);
+        ws_answer(seat, message, st.read_only, fill, forwarder);
     } catch (const std::exception& e) {
         spdlog::error("WebSocket op on seat {} failed: {}", seat.id(), e.what());
         st.close = WsClose{websocket::close_code::internal_error, "internal error"};

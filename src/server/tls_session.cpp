@@ -9,7 +9,7 @@ namespace sluice::server {
 
 net::awaitable<void>
 serve_tls(std::shared_ptr<Server::Impl> s, beast::tcp_stream plain, Connections::Ticket ticket) {
-    TlsStream stream(std::move(plain), *s->tls);
+    TlsStream stream(std::move(plain), *s->listener.tls());
     // A client that never finishes its handshake is cut like one that never sends its header.
     StreamOps<TlsStream>::expires_after(stream, s->cfg.header_timeout);
     auto [ec] = co_await stream.async_handshake(

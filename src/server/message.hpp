@@ -1,0 +1,30 @@
+// The request and response types the server's files share, and what the access checks grant.
+#pragma once
+
+#include "shared_body.hpp"
+
+#include <sluice/server/auth.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+namespace sluice::server {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+/// A request as read (its body a string, bounded by `--max-body-bytes`).
+using Request = http::request<http::string_body>;
+/// A response: its body is a shared immutable string (a page is never copied per client).
+using Response = http::response<SharedBody>;
+
+/// What the access checks decided for a request that may go on.
+struct Access {
+    auth::Grant grant;     ///< who asks (owner when no token is required)
+    bool page_file{false}; ///< a GET of the page's static files (no token needed)
+};
+
+} // namespace sluice::server

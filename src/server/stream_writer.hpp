@@ -1,0 +1,445 @@
+// The one writer loop of a subscriber's stream, shared by SSE and WebSocket: batches from the
+// seat, heartbeats while idle, the end with its reason, every write under one write deadline.
+// What differs per transport (the encoding, a write, a heartbeat, the closing words) is its
+// Codec (sse_stream.hpp, ws_stream.hpp). Included only by those two headers.
+#pragma once
+
+#include "streams_impl.hpp"
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sluice::server::stream_detail {
+
+/// What a stream is about to write: gathered buffers cut into units (an SSE batch is one unit;
+/// a WebSocket message is one unit, its last frame marked final), and what they point into.
+struct Outbox {
+    std::vector<net::const_buffer> bufs;           ///< gathered, not copied
+    std::vector<std::size_t> ends;                 ///< unit i ends before bufs[ends[i]]
+    std::vector<std::shared_ptr<const void>> keep; ///< what bufs points into, while written
+
+    /// Ends the current unit at the last buffer added.
+    void end_unit() { ends.push_back(bufs.size()); }
+
+    void clear() {
+        bufs.clear();
+        ends.clear();
+        keep.clear();
+    }
+
+    /// Gives the memory back (an idle stream keeps no batch buffers).
+    void release() {
+        std::vector<net::const_buffer>().swap(bufs);
+        std::vector<std::size_t>().swap(ends);
+        std::vector<std::shared_ptr<const void>>().swap(keep);
+    }
+};
+
+/// Moves what a batch's buffers point into (frames, pages, partials; shared) to `keep`; the
+/// events themselves (an owned id each) can go now, not after the write.
+inline void keep_batch(std::vector<hub::OutEvent>& batch, Outbox& out) {
+    out.keep.reserve(out.keep.size() + batch.size());
+    for (auto& ev : batch) {
+        if (ev.frame) {
+            out.keep.push_back(std::move(ev.frame));
+        }
+        if (ev.shared) {
+            out.keep.push_back(std::move(ev.shared));
+        }
+        if (ev.partial) {
+            out.keep.push_back(std::move(ev.partial));
+        }
+    }
+}
+
+/// How a stream ends: the reason its closing words name, and (WebSocket) the close code.
+struct Ending {
+    websocket::close_code code{websocket::close_code::going_away};
+    std::string reason;
+    bool error{false}; ///< ended by an exception: no closing words but "internal error"
+};
+
+/// What a codec has queued ahead of the next batch (a WebSocket's answers to client ops).
+enum class Pending : std::uint8_t { none, write, close };
+
+/// The writer loop of one subscriber's stream, as a chain of completion handlers on the seat's
+/// strand (no coroutine frame: what an idle subscriber costs is this object and its one wait;
+/// bench/burst_join.py, bench/hub_idle_rss.py). In order: the codec's head, the subscription,
+/// then — until the end — what the codec has pending, the next batch (Batches::next), or a wait
+/// for a wake-up or the heartbeat; at the end the codec's closing words and a shutdown both
+/// ways. Every write goes out in pieces of at most WRITE_PIECE_BYTES and WRITE_PIECE_BUFFERS
+/// buffers, and every piece, heartbeat and close is under the one write deadline
+/// (`--write-timeout`): no progress for that long → the transport is cancelled, the subscriber
+/// let go and counted once.
+///
+/// `Codec` gives: `Lowest` and `lowest()` (the TCP layer, for the deadline and the shutdown);
+/// `NAME`; `head(Outbox&)`; `subscribed(self, sub)` (start a reader, when the codec owns one);
+/// `pending(Outbox&)` and `pending_close()`; `encode(batch, Outbox&)`; `write_some(piece,
+/// fin, h)`, `heartbeat(h)`, `close(const Ending&, h)` with `h(error_code[, size_t])`.
+///
+/// @par Thread safety
+/// Every member runs on the seat's strand (the handlers are bound to it); the stream is touched
+/// nowhere else once handed over. The object lives while a handler (or a codec's reader) holds
+/// it; its Subscription detaches from the seat in its destructor, on the strand.
+template <class Codec>
+class StreamWriter : public std::enable_shared_from_this<StreamWriter<Codec>> {
+public:
+    /// Takes over the connection's `ticket` for a subscription to `seat`; `codec_args` build
+    /// the codec (which owns the stream). `start` begins it.
+    template <class... CodecArgs>
+    StreamWriter(
+        std::shared_ptr<Server::Impl> s,
+        std::shared_ptr<hub::Seat> seat,
+        SubscribeOptions opt,
+        Connections::Ticket ticket,
+        CodecArgs&&... codec_args)
+        : s_(std::move(s))
+        , seat_(std::move(seat))
+        , codec_(std::forward<CodecArgs>(codec_args)...)
+        , ticket_(std::move(ticket))
+        , opt_(std::move(opt))
+        , deadline_(seat_->strand()) {}
+
+    StreamWriter(const StreamWriter&) = delete;
+    StreamWriter& operator=(const StreamWriter&) = delete;
+    StreamWriter(StreamWriter&&) = delete;
+    StreamWriter& operator=(StreamWriter&&) = delete;
+    ~StreamWriter() = default;
+
+    /// The transport's codec (and through it the stream).
+    [[nodiscard]] Codec& codec() noexcept { return codec_; }
+
+    /// The seat streamed.
+    [[nodiscard]] hub::Seat& seat() const noexcept { return *seat_; }
+
+    /// The server's state.
+    [[nodiscard]] Server::Impl& server() const noexcept { return *s_; }
+
+    /// Begins, on the seat's strand: the codec's head, then the subscription and the loop.
+    void start() {
+        net::dispatch(seat_->strand(), [self = this->shared_from_this()] {
+            self->guarded([&] { self->write_head(); });
+        });
+    }
+
+    /// Wakes an idle writer (the codec has something pending). On the strand.
+    void wake() {
+        if (sub_) {
+            sub_->control().wake.cancel();
+        }
+    }
+
+    /// The peer went (a reader saw its read fail): the stream ends now. On the strand.
+    void peer_gone() {
+        peer_gone_ = true;
+        StreamOps<typename Codec::Lowest>::shutdown(codec_.lowest()); // a write in flight fails
+        wake();
+    }
+
+private:
+    /// Runs `fn` for a handler on the strand; an exception ends the stream with one log line
+    /// (a handler must not throw into the io_context's run loop) and, where the codec has
+    /// them, closing words saying so.
+    template <class Fn>
+    void guarded(Fn&& fn) {
+        try {
+            fn();
+        } catch (const std::exception& e) {
+            spdlog::error(
+                "{} stream on seat {} ended by an exception: {}",
+                Codec::NAME,
+                seat_->id(),
+                e.what());
+            if (closing_) {
+                end();
+                return;
+            }
+            finish(Ending{websocket::close_code::internal_error, "internal error", true});
+        }
+    }
+
+    template <class Fn>
+    auto on_strand(Fn&& fn) {
+        return net::bind_executor(seat_->strand(), std::forward<Fn>(fn));
+    }
+
+    enum class After : std::uint8_t { subscribe, step };
+
+    void write_head() {
+        out_.clear();
+        codec_.head(out_);
+        write_out(After::subscribe);
+    }
+
+    void subscribe() {
+        sub_.emplace(seat_, net::any_io_executor(seat_->strand()), ticket_, std::move(opt_));
+        codec_.subscribed(this->shared_from_this(), *sub_);
+        step();
+    }
+
+    // What the codec has pending, else the next batch, else a wait for a wake-up or the
+    // heartbeat.
+    void step() {
+        if (peer_gone_ || ended_) {
+            end();
+            return;
+        }
+        out_.clear();
+        switch (codec_.pending(out_)) {
+        case Pending::write:
+            write_out(After::step);
+            return;
+        case Pending::close:
+            finish(codec_.pending_close());
+            return;
+        case Pending::none:
+            break;
+        }
+        auto& ctl = sub_->control();
+        const bool ending = batches_.next(s_->counters, *seat_, sub_->subscriber(), ctl, batch_);
+        if (batch_.empty()) {
+            if (ending) {
+                // Flushed (or let go): say why, then end the stream. A lagging subscriber is
+                // told to try again later (and resumes by Last-Event-ID).
+                finish(Ending{
+                    sub_->subscriber().lagged() ? websocket::close_code::try_again_later
+                                                : websocket::close_code::going_away,
+                    end_reason(ctl, *seat_, sub_->subscriber())});
+                return;
+            }
+            // An idle stream keeps no batch buffers; the next batch rebuilds them.
+            std::vector<hub::OutEvent>().swap(batch_);
+            out_.release();
+            codec_.release();
+            ctl.wake.expires_after(s_->cfg.heartbeat);
+            ctl.wake.async_wait(
+                on_strand([self = this->shared_from_this()](boost::system::error_code ec) {
+                    self->guarded([&] { self->woken(ec); });
+                }));
+            return;
+        }
+        codec_.encode(batch_, out_);
+        keep_batch(batch_, out_);
+        std::vector<hub::OutEvent>().swap(batch_);
+        write_out(After::step);
+    }
+
+    // The wait ended: woken (operation_aborted) or the heartbeat interval passed.
+    void woken(boost::system::error_code ec) {
+        if (peer_gone_ || ended_) {
+            end();
+            return;
+        }
+        if (ec) {
+            step();
+            return;
+        }
+        arm_deadline();
+        codec_.heartbeat(
+            on_strand([self = this->shared_from_this()](boost::system::error_code hec, auto&&...) {
+                self->guarded([&] {
+                    if (self->disarm(hec)) {
+                        self->step();
+                    }
+                });
+            }));
+    }
+
+    // The closing words (once), then the end.
+    void finish(const Ending& why) {
+        if (closing_ || ended_ || peer_gone_) {
+            end();
+            return;
+        }
+        closing_ = true;
+        arm_deadline();
+        codec_.close(
+            why,
+            on_strand([self = this->shared_from_this()](boost::system::error_code ec, auto&&...) {
+                self->disarm(ec);
+                self->end();
+            }));
+    }
+
+    void write_out(After next) {
+        after_ = next;
+        unit_ = 0;
+        first_ = 0;
+        write_piece();
+    }
+
+    // Writes the outbox in pieces of at most WRITE_PIECE_BYTES and WRITE_PIECE_BUFFERS buffers
+    // within one unit, each under a fresh write deadline, the last piece of a unit marked final.
+    // The piece is a span over the buffers themselves: its first buffer advanced past what was
+    // written, its last one cut to the piece (and put back after the write), so the buffer list
+    // is never copied.
+    void write_piece() {
+        auto& bufs = out_.bufs;
+        for (;;) {
+            if (unit_ == out_.ends.size()) {
+                written();
+                return;
+            }
+            const std::size_t end = out_.ends[unit_];
+            while (first_ < end && bufs[first_].size() == 0) {
+                ++first_;
+            }
+            if (first_ < end) {
+                break;
+            }
+            ++unit_; // every byte of this unit is out (a unit without bytes is skipped)
+        }
+        const std::size_t end = out_.ends[unit_];
+        std::size_t last = first_;
+        std::size_t bytes = 0;
+        cut_.reset();
+        for (; last < end && last - first_ < WRITE_PIECE_BUFFERS && bytes < WRITE_PIECE_BYTES;
+             ++last) {
+            if (bufs[last].size() > WRITE_PIECE_BYTES - bytes) {
+                cut_ = Cut{last, bufs[last]};
+                bufs[last] = net::buffer(bufs[last].data(), WRITE_PIECE_BYTES - bytes);
+            }
+            bytes += bufs[last].size();
+        }
+        bool fin = !cut_;
+        for (std::size_t i = last; fin && i < end; ++i) {
+            fin = bufs[i].size() == 0;
+        }
+        const std::span<const net::const_buffer> piece(bufs.data() + first_, last - first_);
+        arm_deadline();
+        codec_.write_some(
+            piece,
+            fin,
+            on_strand(
+                [self = this->shared_from_this()](boost::system::error_code ec, std::size_t n) {
+                    self->guarded([&] { self->piece_written(ec, n); });
+                }));
+    }
+
+    void piece_written(boost::system::error_code ec, std::size_t n) {
+        auto& bufs = out_.bufs;
+        if (cut_) {
+            bufs[cut_->index] = cut_->whole; // the cut buffer back whole, then advanced below
+            cut_.reset();
+        }
+        if (!disarm(ec)) {
+            return;
+        }
+        while (n > 0) {
+            const std::size_t size = bufs[first_].size();
+            if (n < size) {
+                bufs[first_] += n;
+                break;
+            }
+            n -= size;
+            ++first_;
+        }
+        write_piece();
+    }
+
+    // Every unit of the outbox is out.
+    void written() {
+        out_.clear();
+        switch (after_) {
+        case After::subscribe:
+            subscribe();
+            return;
+        case After::step:
+            step();
+            return;
+        }
+    }
+
+    // The write deadline: one timer for the operation in flight (a piece, a heartbeat, the
+    // close). An operation that makes no progress for the write timeout is cancelled (the
+    // transport beneath: the stream ends). `generation_` tells a stale expiry (one that raced
+    // a finished operation) from the current one. Its own timer, not the transport's: Beast's
+    // tcp_stream arms its deadline for every operation that starts while it is set, so the
+    // stream's pending read (which only waits for the peer to go) would be given the write
+    // timeout too, and a healthy idle subscriber cut after it.
+    void arm_deadline() {
+        writing_ = true;
+        const std::uint64_t gen = ++generation_;
+        deadline_.expires_after(s_->cfg.write_timeout);
+        deadline_.async_wait(
+            on_strand([self = this->shared_from_this(), gen](boost::system::error_code ec) {
+                if (ec || !self->writing_ || gen != self->generation_) {
+                    return;
+                }
+                self->timed_out_ = true;
+                StreamOps<typename Codec::Lowest>::cancel(self->codec_.lowest());
+            }));
+    }
+
+    // The operation in flight ended with `ec`: the deadline stops; a failure ends the stream
+    // (counted once as let go when the deadline caused it). Returns whether to go on.
+    bool disarm(boost::system::error_code ec) {
+        writing_ = false;
+        deadline_.cancel();
+        if (!ec) {
+            return true;
+        }
+        if (timed_out_ && !counted_) {
+            counted_ = true;
+            s_->counters.count_write_timeout();
+            spdlog::info(
+                "a subscriber was let go: its writes made no progress for {} ms",
+                s_->cfg.write_timeout.count());
+        }
+        end();
+        return false;
+    }
+
+    // Ends the connection both ways (a pending read completes); the object goes with the last
+    // handler that holds it, and its subscription detaches then.
+    void end() {
+        if (ended_) {
+            return;
+        }
+        ended_ = true;
+        deadline_.cancel();
+        wake();
+        StreamOps<typename Codec::Lowest>::shutdown(codec_.lowest());
+    }
+
+    struct Cut {
+        std::size_t index{};     // the buffer cut to fit the piece
+        net::const_buffer whole; // as it was before the cut
+    };
+
+    std::shared_ptr<Server::Impl> s_;
+    std::shared_ptr<hub::Seat> seat_;
+    Codec codec_; // owns the stream
+    Connections::Ticket ticket_;
+    SubscribeOptions opt_;             // until the subscription starts
+    std::optional<Subscription> sub_;  // from after the head on
+    net::steady_timer deadline_;       // the write deadline of the operation in flight
+    std::vector<hub::OutEvent> batch_; // while a batch is taken and encoded
+    Outbox out_;                       // what is being written
+    std::optional<Cut> cut_;
+    Batches batches_;
+    std::uint64_t generation_{};
+    std::size_t unit_{};
+    std::size_t first_{};
+    After after_{After::step};
+    bool writing_{false};
+    bool timed_out_{false};
+    bool counted_{false};
+    bool peer_gone_{false};
+    bool closing_{false};
+    bool ended_{false};
+};
+
+} // namespace sluice::server::stream_detail
