@@ -1,6 +1,7 @@
 // End-to-end durability tests of `sluice serve`: a full disk, kill -9 mid-turn, damaged files and
 // a read-only data dir — the real binary on real files.
 #include "support/hub_process.hpp"
+#include "support/small_disk.hpp"
 
 #include <boost/json.hpp>
 
@@ -111,34 +112,6 @@ std::vector<json::value> whole_history(const SluiceProcess& hub, const std::stri
     return ::testing::AssertionSuccess();
 }
 
-// A small tmpfs (root only); unmounted at the end. `ok()` is false where mounting is not allowed.
-class SmallDisk {
-public:
-    SmallDisk(const fs::path& at, const std::string& size)
-        : at_(at) {
-        fs::create_directories(at_);
-        const std::string opts = "size=" + size;
-        ok_ = ::geteuid() == 0 && ::mount("tmpfs", at_.c_str(), "tmpfs", 0, opts.c_str()) == 0;
-    }
-
-    ~SmallDisk() {
-        if (ok_) {
-            ::umount2(at_.c_str(), MNT_DETACH);
-        }
-    }
-
-    SmallDisk(const SmallDisk&) = delete;
-    SmallDisk& operator=(const SmallDisk&) = delete;
-
-    [[nodiscard]] bool ok() const noexcept { return ok_; }
-
-    bool remount(const std::string& opts, unsigned long flags = 0) {
-        return ::mount("tmpfs", at_.c_str(), "tmpfs", MS_REMOUNT | flags, opts.c_str()) == 0;
-    }
-
-private:
-    fs::path at_;
-    bool ok_{false};
 };
 
 std::string slurp(const fs::path& p) {

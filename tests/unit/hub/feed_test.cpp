@@ -40,6 +40,20 @@ std::vector<OutEvent> collect(Feed& feed, Subscriber& sub, const FeedHead& head 
     return out;
 }
 
+// The bytes a batch's `gap` reports lost (0: no gap).
+std::uint64_t gap_of(const std::vector<OutEvent>& out) {
+    std::uint64_t gap = 0;
+    for (const auto& ev : out) {
+        if (ev.kind == Kind::gap) {
+            gap = boost::json::parse(ev.json())
+                      .as_object()
+                      .at("dropped_bytes")
+                      .to_number<std::uint64_t>();
+        }
+    }
+    return gap;
+}
+
 std::size_t turns_in(const HistoryPage& page) {
     return boost::json::parse(page.json()).as_object().at("turns").as_array().size();
 }
@@ -163,15 +177,7 @@ TEST(Feed, AStalledViewerLosesPreviewsOnlyAndIsToldHowMany) {
         feed.preview(llm::Text{chunk});
     }
     auto out = collect(feed, *stalled, FeedHead{.running = true});
-    std::uint64_t gap = 0;
-    for (const auto& ev : out) {
-        if (ev.kind == Kind::gap) {
-            gap = boost::json::parse(ev.json())
-                      .as_object()
-                      .at("dropped_bytes")
-                      .to_number<std::uint64_t>();
-        }
-    }
+    const auto gap = gap_of(out);
     EXPECT_GT(gap, 0U);
     EXPECT_EQ(feed.preview_dropped_bytes(), gap);
     feed.append(prompt("prompt 2")); // a semantic frame is never dropped
@@ -234,15 +240,7 @@ TEST(Feed, PreviewsAnotherNodeSentThatNeverArrivedAreAGap) {
     feed.preview_at(10, llm::Text{"de"}); // bytes 3..10 never came
     EXPECT_EQ(feed.preview_offset(), 12U);
     auto out = collect(feed, *sub, FeedHead{.running = true, .partial_open = true});
-    std::uint64_t gap = 0;
-    for (const auto& ev : out) {
-        if (ev.kind == Kind::gap) {
-            gap = boost::json::parse(ev.json())
-                      .as_object()
-                      .at("dropped_bytes")
-                      .to_number<std::uint64_t>();
-        }
-    }
+    const auto gap = gap_of(out);
     EXPECT_EQ(gap, 7U);
     feed.append(answer("done"));
     feed.published();

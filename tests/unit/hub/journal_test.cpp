@@ -1,5 +1,6 @@
 // Unit tests of hub/journal.hpp: a seat's folder on disk alone — appends, injected write errors (a
 // full writer queue, a full disk), the high-water mark, a reset's archive and a crash inside it.
+#include "support/small_disk.hpp"
 #include "unit/hub/hub_test_support.hpp"
 
 #include <sluice/hub/journal.hpp>
@@ -7,8 +8,6 @@
 #include <boost/asio/strand.hpp>
 
 #include <gtest/gtest.h>
-#include <sys/mount.h>
-#include <unistd.h>
 
 #include <condition_variable>
 #include <mutex>
@@ -147,35 +146,9 @@ TEST(Journal, AFullWriterQueueRefusesTheAppendAndDegradesIt) {
     rig.writer->drain();
 }
 
-// A small tmpfs (root only; the test is skipped otherwise).
-class SmallDisk {
-public:
-    SmallDisk(const std::filesystem::path& at, const char* size)
-        : at_(at) {
-        std::filesystem::create_directories(at_);
-        const std::string opts = std::string("size=") + size;
-        ok_ = ::geteuid() == 0 && ::mount("tmpfs", at_.c_str(), "tmpfs", 0, opts.c_str()) == 0;
-    }
-
-    ~SmallDisk() {
-        if (ok_) {
-            ::umount2(at_.c_str(), MNT_DETACH);
-        }
-    }
-
-    SmallDisk(const SmallDisk&) = delete;
-    SmallDisk& operator=(const SmallDisk&) = delete;
-
-    [[nodiscard]] bool ok() const noexcept { return ok_; }
-
-private:
-    std::filesystem::path at_;
-    bool ok_{false};
-};
-
 TEST(Journal, AFullDiskDegradesItAndNothingAfterTheFailedFrameIsAppended) {
     TempDir outer;
-    SmallDisk disk(outer.path() / "small", "256k");
+    sluice::test::SmallDisk disk(outer.path() / "small", "256k");
     if (!disk.ok()) {
         GTEST_SKIP() << "needs root to mount a small tmpfs";
     }
