@@ -112,8 +112,6 @@ std::vector<json::value> whole_history(const SluiceProcess& hub, const std::stri
     return ::testing::AssertionSuccess();
 }
 
-};
-
 std::string slurp(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     std::stringstream ss;
