@@ -78,7 +78,7 @@ Entries parse_entries(const Reply& r) {
         } else if (seq != out.first + out.frames.size()) {
             out.contiguous = false;
         }
-        hub::MirrorFrame mf;
+        MirrorFrame mf;
         const auto& fv = e.elements[1].elements;
         for (std::size_t i = 0; i + 1 < fv.size(); i += 2) {
             if (fv[i].str == "f") {

@@ -1,6 +1,7 @@
 // Cluster node, private: the Lua scripts and the helpers its files share.
 #pragma once
 
+#include <sluice/cluster/mirror_source.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/redis/resp.hpp>
 
@@ -121,9 +122,9 @@ std::uint64_t to_u64(const std::string& s);
 
 /// Frames of an XRANGE reply, with the seq of the first and whether they are contiguous.
 struct Entries {
-    std::vector<hub::MirrorFrame> frames; ///< the frames parsed
-    std::uint64_t first{};                ///< the seq of the first
-    bool contiguous{true};                ///< no hole, no entry that is not a frame
+    std::vector<MirrorFrame> frames; ///< the frames parsed
+    std::uint64_t first{};           ///< the seq of the first
+    bool contiguous{true};           ///< no hole, no entry that is not a frame
 };
 
 /// Parses an XRANGE reply of a seat's stream.

@@ -1,6 +1,7 @@
 // Cluster node, viewer side: mirrors follow other nodes' seats (subscribe, read, notices).
 #include "node_detail.hpp"
 
+#include <sluice/cluster/mirror_source.hpp>
 #include <sluice/cluster/node.hpp>
 #include <sluice/conversation/frame.hpp>
 #include <sluice/detail/net.hpp>
@@ -18,6 +19,16 @@ namespace json = boost::json;
 using boost::system::error_code;
 using redis::Reply;
 using namespace detail;
+
+namespace {
+
+// Whether `seat` is (still) a mirror that has had its first reset.
+bool ready(hub::Seat& seat) {
+    const auto* mirror = MirrorSource::of(seat);
+    return mirror != nullptr && mirror->ready();
+}
+
+} // namespace
 
 // ---- viewer --------------------------------------------------------------------------------
 
@@ -39,7 +50,7 @@ net::awaitable<void> Node::follow(std::shared_ptr<hub::Seat> seat) {
     // The owner publishes previews only while a node follows: it is told at once.
     std::vector<std::string> watch{
         "PUBLISH",
-        cfg_.prefix + "node:" + seat->mirror_owner(),
+        cfg_.prefix + "node:" + seat->owner(),
         json::serialize(json::object{{"watch", seat->id()}})};
     cmd_->async_command(std::move(watch), [](error_code, const Reply&) {});
     sync(seat, /*full=*/true);
@@ -48,7 +59,7 @@ net::awaitable<void> Node::follow(std::shared_ptr<hub::Seat> seat) {
 void Node::sync(const std::shared_ptr<hub::Seat>& seat, bool full) {
     // Read on the seat's strand what the window needs: everything, or from its end.
     net::post(seat->strand(), [self = shared_from_this(), seat, full] {
-        const bool whole = full || !seat->mirror_ready();
+        const bool whole = full || !ready(*seat);
         const std::string from = whole ? "-" : std::to_string(seat->window().end());
         const std::string epoch = seat->epoch();
         std::vector<std::string> args{
@@ -65,19 +76,23 @@ void Node::sync(const std::shared_ptr<hub::Seat>& seat, bool full) {
                 const auto end = to_u64(r.elements[1].str);
                 const std::string ep = r.elements[0].str;
                 net::post(seat->strand(), [self, seat, whole, e = std::move(e), end, ep]() mutable {
+                    auto* mirror = MirrorSource::of(*seat);
+                    if (mirror == nullptr) {
+                        return; // not a mirror any more: hosted here now
+                    }
                     if (whole || ep != seat->epoch() || !e.contiguous) {
                         if (!whole) {
                             self->sync(seat, /*full=*/true);
                             return;
                         }
                         const auto first = end - std::min<std::uint64_t>(end, e.frames.size());
-                        seat->mirror_reset(ep, first, std::move(e.frames));
+                        mirror->reset(ep, first, std::move(e.frames));
                         return;
                     }
                     if (e.frames.empty()) {
                         return;
                     }
-                    if (!seat->mirror_append(ep, e.first, std::move(e.frames))) {
+                    if (!mirror->append(ep, e.first, std::move(e.frames))) {
                         self->sync(seat, /*full=*/true); // trimmed past: read it whole
                     }
                 });
@@ -136,19 +151,25 @@ void Node::on_message(const std::string& channel, const std::string& payload) {
              epoch = std::move(epoch),
              pos,
              offset = to_u64(line.substr(sp3 + 1)),
-             ev = std::move(*ev)] { seat->mirror_preview(epoch, pos, offset, ev); });
+             ev = std::move(*ev)] {
+                if (auto* mirror = MirrorSource::of(*seat)) {
+                    mirror->preview(epoch, pos, offset, ev);
+                }
+            });
         return;
     }
     if (kind == 't') {
         net::post(seat->strand(), [seat, pos, data = payload.substr(nl + 1)]() mutable {
-            seat->mirror_turn_state(pos, std::move(data));
+            if (auto* mirror = MirrorSource::of(*seat)) {
+                mirror->turn_state(pos, std::move(data));
+            }
         });
         return;
     }
     if (kind != 'f') {
         return;
     }
-    std::vector<hub::MirrorFrame> frames;
+    std::vector<MirrorFrame> frames;
     std::size_t at = nl + 1;
     bool ok = true;
     const std::string_view body(payload);
@@ -162,7 +183,7 @@ void Node::on_message(const std::string& channel, const std::string& payload) {
             ok = false;
             break;
         }
-        hub::MirrorFrame mf;
+        MirrorFrame mf;
         mf.opens = body[at] == '1';
         if (auto json = load_frame(body.substr(colon + 1, len))) {
             if (auto f = Frame::parse(*json)) {
@@ -184,10 +205,11 @@ void Node::on_message(const std::string& channel, const std::string& payload) {
          pos,
          ok,
          frames = std::move(frames)]() mutable {
-            if (!seat->mirror_ready()) {
+            auto* mirror = MirrorSource::of(*seat);
+            if (mirror == nullptr || !mirror->ready()) {
                 return; // the read after the subscribe brings them
             }
-            if (!ok || !seat->mirror_append(epoch, pos, std::move(frames))) {
+            if (!ok || !mirror->append(epoch, pos, std::move(frames))) {
                 self->sync(seat, epoch != seat->epoch()); // a hole: read from the end
             }
         });

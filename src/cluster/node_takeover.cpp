@@ -10,6 +10,7 @@
 // alive and about to renew) hands nobody's seat to another node.
 #include "node_detail.hpp"
 
+#include <sluice/cluster/mirror_source.hpp>
 #include <sluice/cluster/node.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/seat.hpp>
@@ -61,7 +62,7 @@ void Node::release(const std::string& id, const std::string& why) {
         owned_.erase(id); // not `gone`: its keys are the next owner's
     }
     released_.insert(id);
-    if (!hub_->release(id, id_)) {
+    if (!hub_->release(id, std::make_unique<MirrorSource>(id_))) {
         return;
     }
     spdlog::warn("cluster: seat {} let go: {}; the node that takes its lease hosts it", id, why);
@@ -72,7 +73,9 @@ void Node::release(const std::string& id, const std::string& why) {
         net::post(
             placeholder->strand(),
             [placeholder, head = std::move(head), why = released_reason(why)]() mutable {
-                placeholder->mirror_head(std::move(head), std::move(why));
+                if (auto* mirror = MirrorSource::of(*placeholder)) {
+                    mirror->owner_head(std::move(head), std::move(why));
+                }
             });
     }
 }

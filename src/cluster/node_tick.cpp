@@ -1,6 +1,7 @@
 // Cluster node: the tick — leases, the registry, mirrors of other nodes' seats, position check.
 #include "node_detail.hpp"
 
+#include <sluice/cluster/mirror_source.hpp>
 #include <sluice/cluster/node.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/seat.hpp>
@@ -206,12 +207,13 @@ net::awaitable<void> Node::follow_registry(
         spec.name = str_of(o, "name");
         spec.agent = str_of(o, "agent");
         spec.epoch = str_of(o, "epoch");
-        auto seat = hub_->add_mirror(std::move(spec), node);
-        if (!seat->mirror()) {
+        auto seat = hub_->add_mirror(std::move(spec), std::make_unique<MirrorSource>(node));
+        auto* mirror = MirrorSource::of(*seat);
+        if (mirror == nullptr) {
             continue;
         }
-        if (seat->mirror_owner() != node) {
-            seat->mirror_owner(node); // taken over: commands go to the new owner
+        if (mirror->owner() != node) {
+            mirror->owner(node); // taken over: commands go to the new owner
         }
         hub::SeatSummary head;
         head.name = str_of(o, "name");
@@ -228,9 +230,10 @@ net::awaitable<void> Node::follow_registry(
                             + "from its shared folder once its lease ran out"
                       : "its owner node " + node + " is gone (the seat comes back with it)";
         }
-        net::post(seat->strand(), [seat, head = std::move(head), why = std::move(why)]() mutable {
-            seat->mirror_head(std::move(head), std::move(why));
-        });
+        net::post(
+            seat->strand(), [seat, mirror, head = std::move(head), why = std::move(why)]() mutable {
+                mirror->owner_head(std::move(head), std::move(why));
+            });
         bool followed = false;
         {
             std::lock_guard lock(mu_);
@@ -309,7 +312,7 @@ void Node::unfollow_idle() {
         }
         sub_->unsubscribe(key(seat->id(), "c"));
         net::post(seat->strand(), [self = shared_from_this(), seat] {
-            if (!seat->mirror_unfollow() && seat->mirror()) {
+            if (auto* mirror = MirrorSource::of(*seat); mirror && !mirror->unfollow()) {
                 self->mirror_wanted(seat);
             }
         });

@@ -5,6 +5,7 @@
 #include <sluice/core/safe_write.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/claude_projects.hpp>
+#include <sluice/hub/file_source.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat_meta.hpp>
 
@@ -38,12 +39,12 @@ SeatOptions Hub::seat_options(std::filesystem::path dir) const {
         config_.broker};
 }
 
-std::shared_ptr<Seat> Hub::add_mirror(SeatSpec spec, std::string owner) {
+std::shared_ptr<Seat> Hub::add_mirror(SeatSpec spec, std::unique_ptr<Source> source) {
     std::lock_guard lock(mu_);
     if (auto it = seats_.find(spec.id); it != seats_.end()) {
         return it->second;
     }
-    auto seat = Seat::open_mirror(io_, std::move(spec), seat_options({}), std::move(owner));
+    auto seat = Seat::open_fed(io_, std::move(spec), seat_options({}), std::move(source));
     seats_[seat->id()] = seat;
     order_.push_back(seat);
     return seat;
@@ -187,7 +188,7 @@ void Hub::adopt(const std::string& id, const net::any_io_executor& ex, CreateDon
         std::move(done));
 }
 
-bool Hub::release(std::string_view id, const std::string& owner) {
+bool Hub::release(std::string_view id, std::unique_ptr<Source> placeholder) {
     std::shared_ptr<Seat> seat;
     std::shared_ptr<Seat> mirror;
     {
@@ -203,7 +204,7 @@ bool Hub::release(std::string_view id, const std::string& owner) {
         spec.name = s.name;
         spec.agent = s.agent;
         spec.epoch = s.epoch;
-        mirror = Seat::open_mirror(io_, std::move(spec), seat_options({}), owner);
+        mirror = Seat::open_fed(io_, std::move(spec), seat_options({}), std::move(placeholder));
         it->second = mirror;
         std::replace(order_.begin(), order_.end(), seat, mirror);
     }
@@ -393,7 +394,7 @@ void Hub::foreign_changed(std::string_view id) {
         }
     }
     // Made a seat (perhaps while its listing was read again): the seat looks for itself.
-    net::post(seat->strand(), [seat] { seat->foreign_changed(); });
+    net::post(seat->strand(), [seat] { seat->source_changed(); });
 }
 
 std::shared_ptr<Seat> Hub::find(std::string_view id) {
@@ -408,12 +409,11 @@ std::shared_ptr<Seat> Hub::find(std::string_view id) {
     }
     // Its first look-up: the seat is made now (nothing read yet; it opens at its first viewer).
     auto& l = it->second;
-    auto seat = Seat::open_foreign(
+    auto seat = Seat::open_fed(
         io_,
         foreign_spec(key, l),
         seat_options(config_.data_dir / "foreign" / key),
-        l.file,
-        l.listing,
+        std::make_unique<FileSource>(l.file, l.listing),
         l.last_activity);
     l.seat = seat;
     l.listing = {}; // the seat's now
@@ -445,7 +445,7 @@ std::vector<SeatSummary> Hub::summaries() const {
             seats.push_back(l.seat);
             if (!l.seat) {
                 out.push_back(
-                    Seat::listed_summary(foreign_spec(id, l), l.listing, l.last_activity));
+                    FileSource::listed_summary(foreign_spec(id, l), l.listing, l.last_activity));
             }
         }
     }

@@ -1,9 +1,11 @@
-// Seat: opening, turns (FIFO prompt queue, agent sink on the strand, cancel, end) and close.
+// Seat, the agent's side: opening, turns (FIFO prompt queue, agent sink on the strand, cancel,
+// end), permission prompts, durable before published (frames through the journal into the feed
+// once appended, in order; previews held behind frames still being appended), and close.
 #include "ids.hpp"
 
+#include <sluice/conversation/frame_ref.hpp>
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/assert.hpp>
-#include <sluice/core/safe_write.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/wire.hpp>
@@ -13,10 +15,8 @@
 #include <boost/json.hpp>
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <exception>
-#include <fstream>
 #include <utility>
 
 namespace sluice::hub {
@@ -162,6 +162,21 @@ Result<std::shared_ptr<Seat>> Seat::open(net::io_context& io, SeatSpec spec, Sea
     return seat;
 }
 
+std::shared_ptr<Seat> Seat::open_fed(
+    net::io_context& io,
+    SeatSpec spec,
+    SeatOptions opt,
+    std::unique_ptr<Source> source,
+    std::optional<std::chrono::system_clock::time_point> last_activity) {
+    auto seat = make(io, std::move(spec), std::move(opt));
+    seat->last_activity_ = last_activity;
+    seat->source_ = std::move(source);
+    SourceHost& host = *seat;
+    seat->source_->bind(host, std::shared_ptr<SourceHost>(seat, &host));
+    seat->update_summary();
+    return seat;
+}
+
 std::shared_ptr<Seat>
 Seat::open_unavailable(net::io_context& io, SeatSpec spec, SeatOptions opt, std::string reason) {
     auto seat = make(io, std::move(spec), std::move(opt));
@@ -200,6 +215,9 @@ void Seat::close(bool then_remove) {
     }
     // Synced clean, then (after the last append and sync: the writer runs jobs in order) the
     // folder removed when asked; a mirror has none.
+    if (source_) {
+        source_->close();
+    }
     journal_->close(spec_, then_remove && !mirror());
     wake_all();
     update_summary();
@@ -208,14 +226,11 @@ void Seat::close(bool then_remove) {
 // ---- turns ---------------------------------------------------------------------------------
 
 std::optional<Failure> Seat::not_writable() const {
-    if (foreign_) {
-        return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
+    if (source_) {
+        return source_->refusal(); // fed by someone else: read-only here
     }
     if (closed_) {
         return Failure::of(errc::conflict, "the seat is closed");
-    }
-    if (mirror()) {
-        return Failure::of(errc::conflict, "the seat is owned by node " + mirror_owner());
     }
     if (!unavailable_.empty()) {
         return Failure::of(errc::conflict, "the seat is unavailable: " + unavailable_);
@@ -301,8 +316,8 @@ Result<void> Seat::rename(std::string name) {
     if (auto refused = check_name(name)) {
         return *refused;
     }
-    if (foreign_) {
-        return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
+    if (source_) {
+        return source_->refusal(); // renamed where it is written
     }
     if (closed_) {
         return Failure::of(errc::conflict, "the seat is closed");
@@ -369,43 +384,10 @@ void Seat::on_event(std::uint64_t turn, runtime::AgentEvent event) {
     enqueue_frame(Frame::from_row_compact(runtime::event_row(std::move(event))));
 }
 
-namespace {
-
-// Resolved prompts remembered for a 409 (a late answer); older ones answer 404.
-constexpr std::size_t RESOLVED_PERMISSIONS_KEPT = 256;
-
-} // namespace
-
 void Seat::note_permission(const runtime::AgentEvent& event) {
-    if (const auto* ask = std::get_if<runtime::PermissionRequest>(&event)) {
-        if (ask->request_id.empty()) {
-            return;
-        }
-        permissions_pending_[ask->request_id] = json::serialize(ask->row());
-    } else if (const auto* done = std::get_if<runtime::PermissionResolved>(&event)) {
-        if (done->request_id.empty() || permissions_pending_.erase(done->request_id) == 0) {
-            return;
-        }
-        permissions_resolved_.emplace_back(
-            done->request_id,
-            std::string(runtime::PermissionResolved::behavior_name(done->behavior)) + " by "
-                + done->by);
-        if (permissions_resolved_.size() > RESOLVED_PERMISSIONS_KEPT) {
-            permissions_resolved_.pop_front();
-        }
-    } else {
-        return;
+    if (permissions_.note(event)) {
+        update_summary();
     }
-    std::string arr = "[";
-    for (const auto& [rid, text] : permissions_pending_) {
-        if (arr.size() > 1) {
-            arr += ',';
-        }
-        arr += text;
-    }
-    arr += ']';
-    permissions_json_ = std::move(arr);
-    update_summary();
 }
 
 void Seat::resolve_permission(
@@ -420,21 +402,15 @@ void Seat::resolve_permission(
 }
 
 void Seat::withdraw_permissions() {
-    while (!permissions_pending_.empty()) {
-        const std::string id = permissions_pending_.begin()->first;
-        resolve_permission(id, runtime::PermissionResolved::Behavior::withdrawn, "sluice");
+    while (auto id = permissions_.first_pending()) {
+        resolve_permission(*id, runtime::PermissionResolved::Behavior::withdrawn, "sluice");
     }
 }
 
 Result<void> Seat::answer_permission(runtime::PermissionAnswer answer, const std::string& by) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
-    if (!permissions_pending_.contains(answer.request_id)) {
-        for (const auto& [id, how] : permissions_resolved_) {
-            if (id == answer.request_id) {
-                return Failure::of(errc::conflict, "that prompt was already answered: " + how);
-            }
-        }
-        return Failure::of(errc::not_found, "no such permission prompt: " + answer.request_id);
+    if (auto refused = permissions_.refuse_answer(answer.request_id)) {
+        return *refused;
     }
     const std::string id = answer.request_id;
     const bool allow = answer.allow;
@@ -519,6 +495,77 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     sync_transcript(/*clean=*/!turns_.cancel); // turn end: durable (and exact when idle)
     wake_all();
     update_summary();
+}
+
+// ---- durable before published ----------------------------------------------------------
+
+void Seat::save_meta() {
+    if (source_) {
+        return; // kept where it is written
+    }
+    journal_->save_meta(spec_);
+}
+
+void Seat::enqueue_frame(FramePtr frame) {
+    held_previews_.discard_all(/*report=*/false); // superseded by this frame
+    turn_close_.observe(*frame);
+    journal_->append(std::move(frame));
+}
+
+void Seat::on_durable(
+    std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec) {
+    const auto first_new = feed_.window().end();
+    if (appended > 0) {
+        for (std::size_t i = 0; i < appended; ++i) {
+            feed_.append(held_form(std::move(batch[i]))); // oversize: its reference form
+        }
+        spec_.published = feed_.window().end();
+        last_activity_ = std::chrono::system_clock::now();
+        feed_.published();
+        if (opt_.broker && !released_) {
+            opt_.broker->published(*this, first_new); // durable and published: to the cluster
+        }
+    }
+    if (ec) {
+        held_previews_.discard_all(/*report=*/false); // nothing after a failed frame is shown
+        fail_turn(journal_->degraded());
+    }
+    if (reset_.wanted && !journal_->appending()) {
+        run_reset(); // the old epoch's frames are all in: the epoch changes now
+    }
+    if (!journal_->busy()) {
+        flush_held_previews();
+        if (turns_.pending_end) {
+            finish_turn(std::move(*turns_.pending_end));
+        }
+    }
+    wake_all();
+    update_summary();
+}
+
+void Seat::publish_preview(const StreamEvent& ev) {
+    if (opt_.broker && !source_ && !released_) {
+        opt_.broker->preview(*this, feed_.window().end(), feed_.preview_offset(), ev);
+    }
+    feed_.preview(ev);
+}
+
+void Seat::flush_held_previews() {
+    // What the hold lane dropped (not superseded: lost) is every viewer's loss, marked in-band.
+    if (const auto lost = held_previews_.take_unreported_dropped(); lost > 0) {
+        feed_.lost(lost);
+    }
+    while (auto ev = held_previews_.pop()) {
+        publish_preview(*ev);
+    }
+}
+
+void Seat::push_turn_state(const std::string& data) {
+    const auto tag = feed_.window().end() + journal_->queued(); // before the next frame
+    feed_.turn_state(tag, data);
+    if (opt_.broker && !released_) {
+        opt_.broker->turn_state(*this, tag, data);
+    }
 }
 
 } // namespace sluice::hub

@@ -9,8 +9,6 @@
 #include <sluice/server/validate.hpp>
 #include <sluice/server/web_assets.hpp>
 
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -27,22 +25,6 @@ namespace sluice::server {
 
 namespace json = boost::json;
 using namespace api_detail;
-
-namespace {
-
-// Creates a seat with its disk work on the hub's writer; the result comes back here.
-auto create_seat(hub::Hub& h, hub::SeatSpec spec) {
-    using R = hub::Result<std::shared_ptr<hub::Seat>>;
-    auto initiate = [&h](auto handler, hub::SeatSpec sp) {
-        auto ex = net::get_associated_executor(handler);
-        auto hp = std::make_shared<decltype(handler)>(std::move(handler));
-        h.create(std::move(sp), ex, [hp](R r) { std::move (*hp)(std::move(r)); });
-    };
-    return net::async_initiate<decltype(net::use_awaitable), void(R)>(
-        std::move(initiate), net::use_awaitable, std::move(spec));
-}
-
-} // namespace
 
 namespace api_detail {
 
@@ -212,7 +194,7 @@ net::awaitable<Response> create_route(Server::Impl& s, const Request& req) {
         && spec.agent != "claude") {
         co_return bad(req, R"(field 'agent' must be "builtin", "process" or "claude")");
     }
-    auto make = create_seat(s.hub, std::move(spec)); // named: GCC 12 co_await
+    auto make = s.hub.async_create(std::move(spec), net::use_awaitable); // named: GCC 12 co_await
     auto seat = co_await std::move(make);
     if (!seat) {
         co_return error_response(req, seat.error().code, seat.error().message);

@@ -17,40 +17,6 @@ namespace json = boost::json;
 
 namespace {
 
-// A history page, handed back on the caller's executor: the seat answers from its window, or
-// reads below it on the hub's writer (never on an I/O thread).
-auto read_history(
-    std::shared_ptr<hub::Seat> seat, std::optional<std::uint64_t> before, std::size_t turns) {
-    using R = hub::Result<hub::HistoryPage>;
-    auto initiate = [](auto handler,
-                       std::shared_ptr<hub::Seat> st,
-                       std::optional<std::uint64_t> b,
-                       std::size_t t) {
-        auto ex = net::get_associated_executor(handler);
-        auto h = std::make_shared<decltype(handler)>(std::move(handler));
-        auto& strand = st->strand();
-        net::post(strand, [st = std::move(st), b, t, h, ex]() {
-            st->history(b, t, [h, ex](R r) {
-                net::post(ex, [h, r = std::move(r)]() mutable { std::move (*h)(std::move(r)); });
-            });
-        });
-    };
-    return net::async_initiate<decltype(net::use_awaitable), void(R)>(
-        std::move(initiate), net::use_awaitable, std::move(seat), before, turns);
-}
-
-// Continues a foreign session as a new claude seat (disk work on the writer), back here.
-auto continue_seat(hub::Hub& h, std::string id) {
-    using R = hub::Result<std::shared_ptr<hub::Seat>>;
-    auto initiate = [&h](auto handler, const std::string& sid) {
-        auto ex = net::get_associated_executor(handler);
-        auto hp = std::make_shared<decltype(handler)>(std::move(handler));
-        h.continue_foreign(sid, ex, [hp](R r) { std::move (*hp)(std::move(r)); });
-    };
-    return net::async_initiate<decltype(net::use_awaitable), void(R)>(
-        std::move(initiate), net::use_awaitable, std::move(id));
-}
-
 // GET /v1/seats/{id}/permissions: the pending prompts. POST …/permissions/{request_id}
 // {"behavior":"allow"|"deny","message"?,"updated_input"?,"by"?}: the first valid answer wins
 // (200 {"resolved":…}); a later one gets 409, an unknown request 404.
@@ -62,8 +28,8 @@ net::awaitable<Response> permission_route(
         if (req.method() != http::verb::get) {
             co_return method_not_allowed(req, "GET");
         }
-        const auto list = [seat] { return seat->permissions_json(); };
-        auto text = co_await on_seat(*seat, list);
+        auto list = seat->async_permissions(net::use_awaitable); // named: GCC 12 co_await
+        auto text = co_await std::move(list);
         co_return json_response(req, 200, R"({"permissions":)" + text + "}");
     }
     Response not_post;
@@ -77,9 +43,8 @@ net::awaitable<Response> permission_route(
     }
     const std::string behavior = op.answer.allow ? "allow" : "deny";
     const std::string by = op.by;
-    auto a = std::make_shared<runtime::PermissionAnswer>(std::move(op.answer));
-    const auto do_answer = [seat, a, by] { return seat->answer_permission(std::move(*a), by); };
-    auto r = co_await on_seat(*seat, do_answer);
+    auto answer = seat->async_answer_permission(std::move(op.answer), by, net::use_awaitable);
+    auto r = co_await std::move(answer);
     if (!r) {
         co_return error_response(req, r.error().code, r.error().message);
     }
@@ -106,18 +71,8 @@ net::awaitable<Response> frame_route(
     if (auto [p, ec] = std::from_chars(n.data(), end, seq); ec != std::errc{} || p != end) {
         co_return bad(req, "a frame is named by its position (a non-negative integer)");
     }
-    const auto read_frame = [seat, seq, epoch = query_param(url, "epoch")]()
-        -> hub::Result<std::shared_ptr<const std::string>> {
-        if (epoch && *epoch != seat->epoch()) {
-            return hub::Failure::of(
-                errc::conflict,
-                "frame " + std::to_string(seq) + " of epoch " + *epoch
-                    + " is not this seat's any more: its conversation was replaced (epoch "
-                    + seat->epoch() + " now)");
-        }
-        return seat->frame_text(seq);
-    };
-    auto text = co_await on_seat(*seat, read_frame);
+    auto read = seat->async_frame_text(seq, query_param(url, "epoch"), net::use_awaitable);
+    auto text = co_await std::move(read);
     if (!text) {
         co_return error_response(req, text.error().code, text.error().message);
     }
@@ -166,24 +121,12 @@ bool is_command(http::verb method, const std::vector<std::string>& parts) {
 net::awaitable<Response> forward_route(Server::Impl& s, const Request& req, const hub::Seat& seat) {
     if (!s.cfg.forwarder) {
         co_return error_response(
-            req,
-            make_error_code(errc::conflict),
-            "the seat is owned by node " + seat.mirror_owner());
+            req, make_error_code(errc::conflict), "the seat is owned by node " + seat.owner());
     }
     hub::ForwardedRequest fr{
         std::string(req.method_string()), std::string(req.target()), req.body()};
-    auto op = net::async_initiate<decltype(net::use_awaitable), void(unsigned, std::string)>(
-        [fwd = s.cfg.forwarder, owner = seat.mirror_owner(), fr = std::move(fr)](
-            auto handler) mutable {
-            auto h = std::make_shared<decltype(handler)>(std::move(handler));
-            fwd->forward(owner, std::move(fr), [h](unsigned status, std::string body) {
-                auto ex = net::get_associated_executor(*h);
-                net::post(ex, [h, status, body = std::move(body)]() mutable {
-                    std::move (*h)(status, std::move(body));
-                });
-            });
-        },
-        net::use_awaitable);
+    auto op = hub::async_forward(
+        s.cfg.forwarder, seat.owner(), std::move(fr), net::use_awaitable); // named: GCC 12
     auto [status, body] = co_await std::move(op);
     if (status == 0) {
         json::object err{{"code", "unavailable"}, {"message", body}};
@@ -204,9 +147,8 @@ messages_route(const Request& req, const std::shared_ptr<hub::Seat>& seat) {
     if (auto refused = validate_send(*body, send)) {
         co_return bad(req, *refused);
     }
-    auto t = std::make_shared<std::string>(std::move(send.text));
-    const auto submit = [seat, t] { return seat->submit(std::move(*t)); };
-    auto r = co_await on_seat(*seat, submit);
+    auto submit = seat->async_submit(std::move(send.text), net::use_awaitable);
+    auto r = co_await std::move(submit);
     if (!r) {
         co_return error_response(req, r.error().code, r.error().message);
     }
@@ -221,7 +163,7 @@ continue_route(Server::Impl& s, const Request& req, const std::string& id) {
     if (req.method() != http::verb::post) {
         co_return method_not_allowed(req, "POST");
     }
-    auto make = continue_seat(s.hub, id); // named: GCC 12 co_await
+    auto make = s.hub.async_continue_foreign(id, net::use_awaitable); // named: GCC 12 co_await
     auto made = co_await std::move(make);
     if (!made) {
         co_return error_response(req, made.error().code, made.error().message);
@@ -242,8 +184,7 @@ net::awaitable<Response> reset_route(const Request& req, const std::shared_ptr<h
         co_return bad(req, "a reset takes no fields (send {} or nothing)");
     }
     const auto before = seat->summary().epoch;
-    const auto do_reset = [seat](hub::Seat::Done done) { seat->reset(std::move(done)); };
-    auto op = on_seat_later(*seat, do_reset); // named: GCC 12 co_await
+    auto op = seat->async_reset(net::use_awaitable); // named: GCC 12 co_await
     auto r = co_await std::move(op);
     if (!r) {
         co_return error_response(req, r.error().code, r.error().message);
@@ -279,7 +220,7 @@ net::awaitable<Response> history_route(
     if (auto refused = more_from_query(url, more)) {
         co_return bad(req, *refused);
     }
-    auto read = read_history(seat, more.before, more.turns); // named: GCC 12 co_await
+    auto read = seat->async_history(more.before, more.turns, net::use_awaitable); // GCC 12: named
     auto page = co_await std::move(read);
     if (!page) {
         co_return error_response(req, page.error().code, page.error().message);
@@ -313,11 +254,7 @@ net::awaitable<Response> subagent_routes(
     }
     const auto& id = parts[2];
     if (parts.size() == 4) {
-        using R = hub::Result<std::vector<hub::Subagent>>;
-        const auto list = [&s, &id](const net::any_io_executor& ex, hub::Hub::SubagentsDone d) {
-            s.hub.subagents(id, ex, std::move(d));
-        };
-        auto op = on_hub<R>(list); // named: GCC 12 co_await
+        auto op = s.hub.async_subagents(id, net::use_awaitable); // named: GCC 12 co_await
         auto r = co_await std::move(op);
         if (!r) {
             co_return error_response(req, r.error().code, r.error().message);
@@ -345,11 +282,8 @@ net::awaitable<Response> subagent_routes(
         co_return bad(req, *refused);
     }
     const auto& agent = parts[4];
-    const auto read =
-        [&s, &id, &agent, &more](const net::any_io_executor& ex, hub::Hub::PageDone d) {
-            s.hub.subagent_history(id, agent, more.before, more.turns, ex, std::move(d));
-        };
-    auto op = on_hub<hub::Result<std::string>>(read); // named: GCC 12 co_await
+    auto op = s.hub.async_subagent_history(
+        id, agent, more.before, more.turns, net::use_awaitable); // named: GCC 12 co_await
     auto page = co_await std::move(op);
     if (!page) {
         co_return error_response(req, page.error().code, page.error().message);
@@ -394,31 +328,16 @@ net::awaitable<Response> seat_routes(
             if (!body) {
                 co_return bad(req, why);
             }
-            auto change = std::make_shared<SeatChange>();
-            if (auto refused = validate_seat_change(*body, *change)) {
+            SeatChange change;
+            if (auto refused = validate_seat_change(*body, change)) {
                 co_return bad(req, *refused);
             }
             // A claude seat's settings are asked of its running agent first: the PATCH answers
             // once it has answered (its refusal is the error); the rename follows a success.
-            const auto do_change = [seat, change](const hub::Seat::Done& done) {
-                if (change->name) {
-                    if (auto refused = hub::Seat::check_name(*change->name)) {
-                        done(*refused); // nothing changed: all of the request, or none
-                        return;
-                    }
-                }
-                if (!change->settings.permission_mode && !change->settings.model) {
-                    done(seat->rename(std::move(*change->name)));
-                    return;
-                }
-                seat->change_settings(change->settings, [seat, change, done](hub::Result<void> r) {
-                    if (r && change->name) {
-                        r = seat->rename(std::move(*change->name));
-                    }
-                    done(std::move(r));
-                });
-            };
-            auto op = on_seat_later(*seat, do_change); // named: GCC 12 co_await
+            auto op = seat->async_change(
+                std::move(change.name),
+                std::move(change.settings),
+                net::use_awaitable); // named: GCC 12 co_await
             auto r = co_await std::move(op);
             if (!r) {
                 co_return error_response(req, r.error().code, r.error().message);
@@ -448,8 +367,8 @@ net::awaitable<Response> seat_routes(
         if (method != http::verb::post) {
             co_return method_not_allowed(req, "POST");
         }
-        const auto do_cancel = [seat] { return seat->cancel(); };
-        const bool was = co_await on_seat(*seat, do_cancel);
+        auto cancel = seat->async_cancel(net::use_awaitable); // named: GCC 12 co_await
+        const bool was = co_await std::move(cancel);
         co_return json_response(req, 200, json::serialize(json::object{{"cancelled", was}}));
     }
     if (action == "history") {

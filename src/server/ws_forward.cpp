@@ -112,7 +112,7 @@ void ws_forward(hub::Forwarder& forwarder, hub::Seat& seat, WsForwardOp op, WsDo
     // The forwarder answers on its own strand; the reply is built there and handed to `done`
     // on the seat's, where the socket's replies live (as a page read on the writer is).
     forwarder.forward(
-        seat.mirror_owner(),
+        seat.owner(),
         std::move(op.req),
         [strand = seat.strand(), kind = op.kind, done = std::move(done)](
             unsigned status, std::string body) {

@@ -43,7 +43,7 @@ struct NodeConfig {
 /// their first seq and the epoch; the seat's head `<prefix>seat:<id>:m` holds `epoch` and `end`.
 /// A new epoch (or a stream Redis lost) is seeded whole from the window. A lease
 /// (`…:owner`, SET PX, renewed each tick) and the registry hash `<prefix>seats` list the seat
-/// cluster-wide. As viewer, a seat of another node is a mirror (hub::Seat::open_mirror): at its
+/// cluster-wide. As viewer, a seat of another node is a mirror (cluster::MirrorSource): at its
 /// first viewer the node subscribes to its channel, then reads head and stream in one script
 /// (subscribe before reading: nothing published in between is missed), and follows the
 /// notices: contiguous frames are appended, a hole or another epoch makes it read again; a

@@ -1,8 +1,14 @@
 // Forwarder: commands for a seat another node owns, carried to its owner and answered by it.
 #pragma once
 
+#include <sluice/hub/async.hpp>
+
+#include <boost/asio/post.hpp>
+
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 
 namespace sluice::hub {
 
@@ -28,5 +34,32 @@ public:
     /// Sends `req` to node `owner` and calls `done` with its answer (or status 0 and why).
     virtual void forward(const std::string& owner, ForwardedRequest req, ForwardDone done) = 0;
 };
+
+/// What `async_forward` completes with: the owner's status (0: no answer) and body.
+struct ForwardAnswer {
+    unsigned status{};
+    std::string body;
+};
+
+/// `Forwarder::forward` as an Asio completion-token operation: void(ForwardAnswer), on the
+/// caller's executor (a route `co_await`s it; under GCC 12, a named operation).
+template <class Token>
+auto async_forward(
+    std::shared_ptr<Forwarder> forwarder, std::string owner, ForwardedRequest req, Token&& token) {
+    return detail::async_call<ForwardAnswer>(
+        [fwd = std::move(forwarder), owner = std::move(owner), req = std::move(req)](
+            const auto& ex, auto done) mutable {
+            fwd->forward(
+                owner,
+                std::move(req),
+                [ex, done = std::move(done)](unsigned status, std::string body) {
+                    boost::asio::post(
+                        ex, [done, answer = ForwardAnswer{status, std::move(body)}]() mutable {
+                            done(std::move(answer));
+                        });
+                });
+        },
+        std::forward<Token>(token));
+}
 
 } // namespace sluice::hub

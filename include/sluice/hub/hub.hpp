@@ -1,6 +1,7 @@
 // Hub: the registry of seats — create, find, list, delete, restore from the data directory.
 #pragma once
 
+#include <sluice/hub/async.hpp>
 #include <sluice/hub/failure.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/subagents.hpp>
@@ -93,13 +94,13 @@ public:
 
     /// Lists a foreign session file as a read-only seat, unless a seat of that id is listed
     /// already. Only its listing is kept (a few hundred bytes: 10,000 files fit the listing
-    /// benchmark's 64 MiB): the seat itself (Seat::open_foreign; its index and key in
+    /// benchmark's 64 MiB): the seat itself (Seat::open_fed over a FileSource; its index and key in
     /// `<data>/foreign/<id>/`) is made when `find` first asks for it. Foreign seats do not count
     /// against `max_seats`. @return its id, or nullopt when the id is taken.
     std::optional<std::string> add_foreign(std::filesystem::path file, ForeignListing listing);
 
     /// The foreign session file listed as `id` changed (a watch saw it): its seat reads its new
-    /// rows (Seat::foreign_changed, on its strand), or, while it is only listed, its listing is
+    /// rows (Seat::source_changed, on its strand), or, while it is only listed, its listing is
     /// brought up to date (relist_if_changed: bounded reads, on the calling thread).
     void foreign_changed(std::string_view id);
 
@@ -132,6 +133,57 @@ public:
         const boost::asio::any_io_executor& ex,
         PageDone done);
 
+    // ---- asynchronous forms: what the server awaits ----------------------------------------
+    // The calls above as Asio completion-token operations: `done` completes the token on the
+    // caller's executor (a route `co_await`s `hub.async_create(spec, use_awaitable)`; under
+    // GCC 12 it awaits a named operation). The hub must outlive the operation.
+
+    /// `create`: void(Result<std::shared_ptr<Seat>>).
+    template <class Token>
+    auto async_create(SeatSpec spec, Token&& token) {
+        return detail::async_call<Result<std::shared_ptr<Seat>>>(
+            [this, spec = std::move(spec)](const auto& ex, CreateDone done) mutable {
+                create(std::move(spec), ex, std::move(done));
+            },
+            std::forward<Token>(token));
+    }
+
+    /// `continue_foreign`: void(Result<std::shared_ptr<Seat>>).
+    template <class Token>
+    auto async_continue_foreign(std::string id, Token&& token) {
+        return detail::async_call<Result<std::shared_ptr<Seat>>>(
+            [this, id = std::move(id)](const auto& ex, CreateDone done) {
+                continue_foreign(id, ex, std::move(done));
+            },
+            std::forward<Token>(token));
+    }
+
+    /// `subagents`: void(Result<std::vector<Subagent>>).
+    template <class Token>
+    auto async_subagents(std::string id, Token&& token) {
+        return detail::async_call<Result<std::vector<Subagent>>>(
+            [this, id = std::move(id)](const auto& ex, SubagentsDone done) {
+                subagents(id, ex, std::move(done));
+            },
+            std::forward<Token>(token));
+    }
+
+    /// `subagent_history`: void(Result<std::string>).
+    template <class Token>
+    auto async_subagent_history(
+        std::string id,
+        std::string agent,
+        std::optional<std::uint64_t> before,
+        std::size_t turns,
+        Token&& token) {
+        return detail::async_call<Result<std::string>>(
+            [this, id = std::move(id), agent = std::move(agent), before, turns](
+                const auto& ex, PageDone done) {
+                subagent_history(id, agent, before, turns, ex, std::move(done));
+            },
+            std::forward<Token>(token));
+    }
+
     /// The seat with this id, or nullptr. A foreign session file only listed so far becomes a
     /// seat here (at its first viewer, page or look-up), showing what its listing showed.
     [[nodiscard]] std::shared_ptr<Seat> find(std::string_view id);
@@ -161,16 +213,17 @@ public:
 
     /// Stops hosting a seat without touching its folder (scale-out with shared storage: this
     /// node lost the seat's lease and must stop writing it): cancels its turn, syncs its
-    /// transcript, ends its subscribers, and lists a mirror owned by `owner` in its place (the
-    /// engine tells it where the seat went). @return false when `id` is not hosted here.
-    bool release(std::string_view id, const std::string& owner);
+    /// transcript, ends its subscribers, and lists a seat fed by `placeholder` in its place (a
+    /// mirror of the node that holds it now: the engine tells it where the seat went).
+    /// @return false when `id` is not hosted here.
+    bool release(std::string_view id, std::unique_ptr<Source> placeholder);
 
     /// Removes a seat: cancels its turn, ends its subscribers, deletes its folder.
     boost::system::result<void> remove(std::string_view id);
 
-    /// Lists a mirror of a seat that node `owner` owns (scale-out; see Seat::open_mirror), or
-    /// returns the seat already listed under that id.
-    std::shared_ptr<Seat> add_mirror(SeatSpec spec, std::string owner);
+    /// Lists a seat of another node's fed by `source` (scale-out: cluster::MirrorSource), or
+    /// returns the seat already listed under that id (`source` is then dropped).
+    std::shared_ptr<Seat> add_mirror(SeatSpec spec, std::unique_ptr<Source> source);
 
     /// Unlists a mirror (its owner dropped the seat): its viewers' streams end.
     void remove_mirror(std::string_view id);

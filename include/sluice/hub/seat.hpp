@@ -1,4 +1,5 @@
-// Seat: one hosted conversation — its agent, turns, transcript, window (the fan-out ring), viewers.
+// Seat: one conversation as its viewers see it — hosted (its agent, turns, journal) or fed by a
+// source (a session file someone else writes, another node's seat) — over one feed.
 #pragma once
 
 #include <sluice/conversation/frame.hpp>
@@ -7,12 +8,15 @@
 #include <sluice/core/cancel.hpp>
 #include <sluice/core/error.hpp>
 #include <sluice/core/relay_queue.hpp>
+#include <sluice/hub/async.hpp>
 #include <sluice/hub/broker.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/failure.hpp>
 #include <sluice/hub/feed.hpp>
 #include <sluice/hub/journal.hpp>
+#include <sluice/hub/permission_prompts.hpp>
 #include <sluice/hub/seat_meta.hpp>
+#include <sluice/hub/source.hpp>
 #include <sluice/hub/subscriber.hpp>
 #include <sluice/hub/turn_close.hpp>
 #include <sluice/hub/writer.hpp>
@@ -20,7 +24,6 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/container/deque.hpp>
 
@@ -28,7 +31,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -101,27 +103,24 @@ struct SeatOptions {
     std::shared_ptr<Broker> broker{};             ///< the cluster engine (`--redis`), or null
 };
 
-/// A frame as a mirror receives it from the owner's stream: the frame and whether it opens a
-/// turn (decided once, by the owner's scan).
-struct MirrorFrame {
-    FramePtr frame;    ///< the frame (its held form)
-    bool opens{false}; ///< whether it opens a turn
-};
-
-/// One conversation. Semantic output becomes frames: appended to the transcript on the writer
-/// first, published (held in the window, numbered `seq` within the seat's `epoch`) only once
-/// that append completed, in order. Previews go to live subscribers only, each through its own
+/// One conversation. A hosted seat's semantic output becomes frames: appended to the transcript on
+/// the writer first, published (held in the window, numbered `seq` within the seat's `epoch`) only
+/// once that append completed, in order. Previews go to live subscribers only, each through its own
 /// bounded lane; a preview that arrives while rows are still being appended is held in the
 /// seat (one lane, SUBSCRIBER_PREVIEW_LIMITS) and shown once those rows are published, or
 /// discarded if a newer row supersedes it first (the row carries its content). One turn at a
 /// time; later prompts queue FIFO. A failed append is never published: the turn ends `failed`
-/// with the reason and the seat is marked degraded.
+/// with the reason and the seat is marked degraded. A fed seat (`open_fed`) has no agent: its
+/// Source fills its feed, and everything written to it is refused with the source's reason.
+/// "Unavailable" is a state, not a kind: a hosted seat without an agent, or a mirror whose owner
+/// is gone.
 ///
 /// @par Thread safety
-/// Every member but `summary`, `strand`, `id` and `dir` is confined to `strand()`. The agent
+/// Every member but `summary`, `strand`, `id`, `dir`, `source`, `foreign`, `mirror` and `owner`
+/// is confined to `strand()`. The agent
 /// calls its TurnSink on the strand (the executor the seat gave it); a call from another
 /// thread is dispatched there.
-class Seat : public std::enable_shared_from_this<Seat>, public JournalEvents {
+class Seat : public std::enable_shared_from_this<Seat>, public JournalEvents, private SourceHost {
 public:
     using strand_type = boost::asio::strand<boost::asio::io_context::executor_type>;
 
@@ -143,33 +142,39 @@ public:
     static std::shared_ptr<Seat> open_unavailable(
         boost::asio::io_context& io, SeatSpec spec, SeatOptions opt, std::string reason);
 
-    /// A read-only seat over a foreign session file (Claude Code's own transcript), listed from
-    /// `listing` and opened at its first viewer or page (the window read from the end, on the
-    /// writer). Its index and key live in `opt.dir` (in sluice's data dir); `file` is never
-    /// written. Prompts, renames and deletes are refused (conflict, FOREIGN_READ_ONLY).
-    /// `last_activity`: when it was last seen written (default: the listing's mtime).
-    static std::shared_ptr<Seat> open_foreign(
+    /// A seat fed by `source` (which it owns): a foreign session file (hub's FileSource), a
+    /// mirror of another node's seat (cluster::MirrorSource). Its viewers wait until the source
+    /// has filled its feed. `last_activity`: when it was last seen written, if known.
+    static std::shared_ptr<Seat> open_fed(
         boost::asio::io_context& io,
         SeatSpec spec,
         SeatOptions opt,
-        std::filesystem::path file,
-        ForeignListing listing,
+        std::unique_ptr<Source> source,
         std::optional<std::chrono::system_clock::time_point> last_activity = std::nullopt);
 
-    /// What `summary()` of a seat made by `open_foreign(spec, …, listing, last_activity)` shows
-    /// before it is opened: how the hub lists a foreign file it has not made a seat for yet.
-    [[nodiscard]] static SeatSummary listed_summary(
-        const SeatSpec& spec,
-        const ForeignListing& listing,
-        std::chrono::system_clock::time_point last_activity);
+    /// Its source (null: a hosted seat). Fixed at creation: safe from any thread; its members
+    /// run on the strand.
+    [[nodiscard]] Source* source() const noexcept { return source_.get(); }
 
-    /// The foreign file changed (a watch saw it): its new whole rows are read on the writer and
-    /// published in order; a truncated or replaced file is opened again under a new epoch.
-    /// On the strand.
-    void foreign_changed();
+    /// Whether this seat serves a foreign session file (read-only). Safe from any thread.
+    [[nodiscard]] bool foreign() const noexcept {
+        return source_ && source_->kind() == Source::Kind::file;
+    }
 
-    /// Whether this seat serves a foreign session file (read-only).
-    [[nodiscard]] bool foreign() const noexcept { return foreign_ != nullptr; }
+    /// Whether this is a mirror of another node's seat. Safe from any thread.
+    [[nodiscard]] bool mirror() const noexcept {
+        return source_ && source_->kind() == Source::Kind::mirror;
+    }
+
+    /// The node that owns the seat (empty: this one). Safe from any thread.
+    [[nodiscard]] std::string owner() const { return source_ ? source_->owner() : std::string(); }
+
+    /// What its source follows changed (a watch saw a foreign file change). On the strand.
+    void source_changed() {
+        if (source_ && !closed_) {
+            source_->changed();
+        }
+    }
 
     ~Seat() override;
     Seat(const Seat&) = delete;
@@ -218,6 +223,11 @@ public:
     /// bypassPermissions on a session not launched for it); nothing is changed then.
     void change_settings(runtime::AgentSettings settings, Done done);
 
+    /// Renames the seat and/or changes its agent's settings, all or none: the name is checked
+    /// first, the settings asked of the agent (as `change_settings`), the rename made once the
+    /// agent took them. `done` gets the first refusal.
+    void change(std::optional<std::string> name, runtime::AgentSettings settings, Done done);
+
     /// Replaces the seat's conversation with an empty one under a new epoch (the owner's
     /// `POST /v1/seats/{id}/reset`). Refused (conflict) while a turn runs or prompts are queued
     /// (cancel first), and for foreign, mirror, closed, unavailable, read-only or degraded
@@ -244,10 +254,10 @@ public:
     Result<void> answer_permission(runtime::PermissionAnswer answer, const std::string& by);
 
     /// The pending permission prompts, a JSON array of their rows.
-    [[nodiscard]] std::string permissions_json() const { return permissions_json_; }
+    [[nodiscard]] std::string permissions_json() const { return permissions_.json(); }
 
     /// Whether the seat is closed (its subscribers' streams should end).
-    [[nodiscard]] bool closed() const noexcept { return closed_; }
+    [[nodiscard]] bool closed() const noexcept override { return closed_; }
 
     /// What `history` hands back.
     using HistoryDone = std::function<void(Result<HistoryPage>)>;
@@ -262,71 +272,94 @@ public:
     /// the window holds its reference form), shared with every client fetching the same frame
     /// (the last one fetched is kept). On the seat's strand. Errors: not_found (no such frame
     /// yet), io_error.
-    Result<std::shared_ptr<const std::string>> frame_text(std::uint64_t seq);
+    /// With `epoch` (the client's, from the event id it saw `seq` in): a seat that has moved to
+    /// another epoch refuses (conflict) instead of another conversation's frame at that position.
+    Result<std::shared_ptr<const std::string>>
+    frame_text(std::uint64_t seq, const std::optional<std::string>& epoch = std::nullopt);
+
+    // ---- asynchronous forms: what the server awaits ----------------------------------------
+    // Each runs its operation above on the strand and completes `token` on the caller's
+    // executor (Asio's completion tokens: a route `co_await`s
+    // `seat->async_submit(std::move(text), use_awaitable)`; under GCC 12 it awaits a named
+    // operation, never a temporary built in the co_await expression).
+
+    /// `submit`: void(Result<Submitted>).
+    template <class Token>
+    auto async_submit(std::string text, Token&& token) {
+        return on_strand<Result<Submitted>>(
+            [text = std::move(text)](Seat& s, const auto& done) mutable {
+                done(s.submit(std::move(text)));
+            },
+            std::forward<Token>(token));
+    }
+
+    /// `cancel` (by the user): void(bool), whether a turn was running.
+    template <class Token>
+    auto async_cancel(Token&& token) {
+        return on_strand<bool>(
+            [](Seat& s, const auto& done) { done(s.cancel()); }, std::forward<Token>(token));
+    }
+
+    /// `permissions_json`: void(std::string).
+    template <class Token>
+    auto async_permissions(Token&& token) {
+        return on_strand<std::string>(
+            [](Seat& s, const auto& done) { done(s.permissions_json()); },
+            std::forward<Token>(token));
+    }
+
+    /// `answer_permission`: void(Result<void>).
+    template <class Token>
+    auto async_answer_permission(runtime::PermissionAnswer answer, std::string by, Token&& token) {
+        return on_strand<Result<void>>(
+            [answer = std::move(answer), by = std::move(by)](Seat& s, const auto& done) mutable {
+                done(s.answer_permission(std::move(answer), by));
+            },
+            std::forward<Token>(token));
+    }
+
+    /// `history`: void(Result<HistoryPage>), read below the window on the writer if it must.
+    template <class Token>
+    auto async_history(std::optional<std::uint64_t> before, std::size_t turns, Token&& token) {
+        return on_strand<Result<HistoryPage>>(
+            [before, turns](Seat& s, const auto& done) { s.history(before, turns, done); },
+            std::forward<Token>(token));
+    }
+
+    /// `frame_text`: void(Result<std::shared_ptr<const std::string>>).
+    template <class Token>
+    auto async_frame_text(std::uint64_t seq, std::optional<std::string> epoch, Token&& token) {
+        return on_strand<Result<std::shared_ptr<const std::string>>>(
+            [seq, epoch = std::move(epoch)](Seat& s, const auto& done) {
+                done(s.frame_text(seq, epoch));
+            },
+            std::forward<Token>(token));
+    }
+
+    /// `change`: void(Result<void>), once the agent answered.
+    template <class Token>
+    auto
+    async_change(std::optional<std::string> name, runtime::AgentSettings settings, Token&& token) {
+        return on_strand<Result<void>>(
+            [name = std::move(name),
+             settings = std::move(settings)](Seat& s, const auto& done) mutable {
+                s.change(std::move(name), std::move(settings), done);
+            },
+            std::forward<Token>(token));
+    }
+
+    /// `reset`: void(Result<void>), once it is on disk.
+    template <class Token>
+    auto async_reset(Token&& token) {
+        return on_strand<Result<void>>(
+            [](Seat& s, const auto& done) { s.reset(done); }, std::forward<Token>(token));
+    }
 
     /// The window (the fan-out ring). On the strand.
     [[nodiscard]] const Window& window() const noexcept { return feed_.window(); }
 
     /// The seat's epoch. On the strand.
     [[nodiscard]] const std::string& epoch() const noexcept { return spec_.epoch; }
-
-    // Scale-out (seat_mirror.cpp): a mirror is a seat another node owns, held here for this
-    // node's viewers, fed from the owner's Redis stream by the Broker. No agent, no transcript;
-    // its window, resume and recovery rules are the seat's own.
-
-    /// A mirror of a seat another node (`owner`) owns. Its viewers wait (nothing is sent)
-    /// until the first `mirror_reset`.
-    static std::shared_ptr<Seat>
-    open_mirror(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt, std::string owner);
-
-    /// Whether this is a mirror (safe from any thread: fixed at creation).
-    [[nodiscard]] bool mirror() const noexcept { return mirror_; }
-
-    /// The owner node of a mirror (empty: this node owns the seat). Safe from any thread.
-    [[nodiscard]] std::string mirror_owner() const {
-        std::lock_guard lock(mirror_owner_mu_);
-        return mirror_owner_;
-    }
-
-    /// A mirror's seat has another owner now (taken over from a dead one): commands go there.
-    /// Safe from any thread.
-    void mirror_owner(std::string owner) {
-        std::lock_guard lock(mirror_owner_mu_);
-        mirror_owner_ = std::move(owner);
-    }
-
-    /// Replaces a mirror's window with `frames` from position `first` under `epoch`. A new
-    /// epoch (or the first reset) restarts every viewer: waiting ones resume by their
-    /// Last-Event-ID, the others get `connected` (recovered:false).
-    void mirror_reset(std::string epoch, std::uint64_t first, std::vector<MirrorFrame> frames);
-
-    /// Appends frames from position `first` of `epoch`. @return false when they do not follow
-    /// the window (a hole, or another epoch): the caller resyncs; frames already held are
-    /// skipped (a duplicate notice).
-    bool
-    mirror_append(std::string_view epoch, std::uint64_t first, std::vector<MirrorFrame> frames);
-
-    /// A turn-state event from the owner, to go before position `before`.
-    void mirror_turn_state(std::uint64_t before, std::string data);
-
-    /// A preview from the owner (Broker::preview's `pos` and `offset`), for this mirror's
-    /// viewers if it follows the window's last frame: previews of an older position are
-    /// superseded by frames held already (dropped silently), of a newer one cannot be shown in
-    /// order (dropped; the next preview at that position counts them lost). Bytes the owner
-    /// published at this position that never arrived are reported lost (`gap`).
-    void mirror_preview(
-        std::string_view epoch, std::uint64_t pos, std::uint64_t offset, const StreamEvent& ev);
-
-    /// The owner's figures for this seat (name, state, turns), or the reason it is gone.
-    void mirror_head(SeatSummary owner, std::string gone);
-
-    /// A mirror nobody has watched for a while stops being fed: when it has no subscriber, its
-    /// window is let go and its next viewer asks the broker again (`mirror_wanted`), as its
-    /// first did. On the strand. @return whether it stopped (false: it has viewers again).
-    bool mirror_unfollow();
-
-    /// Whether a mirror has had its first reset (its viewers are served).
-    [[nodiscard]] bool mirror_ready() const noexcept { return mirror_ && feed_.ready(); }
 
     /// Closes the seat: cancels its turn, syncs the transcript (on the writer), ends streams.
     /// @param then_remove also deletes the seat's folder, on the writer, after its last write.
@@ -346,7 +379,39 @@ public:
     void on_write_failed() override { update_summary(); }
 
 private:
+    // SourceHost (what a source is given of its seat).
+    Feed& feed() noexcept override { return feed_; }
+
+    Journal& journal() noexcept override { return *journal_; }
+
+    SeatSpec& spec() noexcept override { return spec_; }
+
+    const SeatOptions& options() const noexcept override { return opt_; }
+
+    std::shared_ptr<Seat> seat() override { return shared_from_this(); }
+
+    void touched(std::chrono::system_clock::time_point at) noexcept override {
+        last_activity_ = at;
+    }
+
+    void changed() override {
+        wake_all();
+        update_summary();
+    }
+
     class Sink;
+
+    // Runs `op(seat, done)` on the strand, `done(R)` completing `token` (hub/async.hpp).
+    template <class R, class Op, class Token>
+    auto on_strand(Op op, Token&& token) {
+        return detail::async_run<R>(
+            strand_,
+            [self = shared_from_this(), op = std::move(op)](std::function<void(R)> done) mutable {
+                op(*self, std::move(done));
+            },
+            std::forward<Token>(token));
+    }
+
     Seat(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt);
     // A seat with its journal bound to it (every open starts here).
     static std::shared_ptr<Seat> make(boost::asio::io_context& io, SeatSpec spec, SeatOptions opt);
@@ -366,14 +431,14 @@ private:
     // Why nothing can be written to this seat now (foreign, closed, mirror, unavailable,
     // read-only, degraded), if so: what refuses a prompt and a reset alike.
     [[nodiscard]] std::optional<Failure> not_writable() const;
-    // conversation reset (seat_reset.cpp)
+    // settings and conversation reset (seat_serve.cpp)
     std::optional<Failure> reset_refused() const;
     void begin_reset(boost::json::object row, bool rebuild_agent, Done done);
     void run_reset();
     void reset_written(boost::system::error_code ec, const std::string& why);
     void settings_answered(
         const runtime::AgentSettings& settings, const std::string& error, const Done& done);
-    // publishing (seat_publish.cpp): frames through the journal, then the feed
+    // publishing (seat.cpp): frames through the journal, then the feed
     void enqueue_frame(FramePtr frame);
     void publish_preview(const StreamEvent& ev);
     void flush_held_previews();
@@ -382,32 +447,17 @@ private:
 
     void sync_transcript(bool clean = false) { journal_->sync(spec_, clean); }
 
-    bool submit_job(Writer::Job job, Writer::Done done) {
-        return journal_->submit(std::move(job), std::move(done));
-    }
-
-    // viewers (seat_stream.cpp)
-    [[nodiscard]] bool running_now() const noexcept; // seat_mirror.cpp: a mirror asks its head
-    [[nodiscard]] std::uint64_t turn_now() const noexcept;
+    // viewers (seat_feed.cpp)
     [[nodiscard]] FeedHead head() const noexcept;
 
     void wake_all() const { feed_.wake_all(); }
 
     void update_summary();
-    // foreign session files (seat_foreign.cpp)
-    struct Foreign;
-    struct ForeignOpen;
-    void foreign_open(bool reindex = false);
-    void foreign_opened(const std::shared_ptr<ForeignOpen>& r);
-    void foreign_read(bool replaced);
-    void foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count = nullptr);
-    void foreign_summary(SeatSummary& s) const;
-
     strand_type strand_;
     SeatSpec spec_;
     SeatOptions opt_;
     std::shared_ptr<Journal> journal_; // the folder on disk: transcript, meta.json (hub/journal)
-    std::shared_ptr<Foreign> foreign_; // set for a foreign session file (seat_foreign.cpp)
+    std::unique_ptr<Source> source_;   // a fed seat's source (null: hosted); fixed at creation
     Feed feed_;                        // the window, the viewers, the pages (hub/feed.hpp)
     std::unique_ptr<runtime::Agent> agent_;
     std::string unavailable_; // why there is no agent (empty: available)
@@ -423,7 +473,7 @@ private:
 
     TurnClose turn_close_; // what the running (or last) turn lacks to be whole
 
-    // A conversation reset (seat_reset.cpp): asked for, waiting for the appends in flight to
+    // A conversation reset (seat_serve.cpp): asked for, waiting for the appends in flight to
     // finish (no batch is sent to the writer meanwhile); then the epoch changes at once and the
     // writer archives the transcript before any frame of the new epoch.
     struct Reset {
@@ -438,27 +488,14 @@ private:
     // are published, or superseded by a newer frame).
     RelayQueue held_previews_{SUBSCRIBER_PREVIEW_LIMITS};
 
-    // Permission prompts: pending (request id → its row), and the newest resolved ones (id →
-    // "behavior by who", at most RESOLVED_PERMISSIONS_KEPT) so a late answer gets 409.
-    std::map<std::string, std::string> permissions_pending_;
+    PermissionPrompts permissions_; // the running turn's prompts, and the last ones answered
     // The agent said it waits on the person (`session_state_changed: requires_action`), until
     // it says otherwise or the turn ends.
     bool agent_requires_action_{false};
-    boost::container::deque<std::pair<std::string, std::string>> permissions_resolved_;
-    std::string permissions_json_{"[]"}; // permissions_pending_ as a JSON array (cached)
 
     bool closed_{false};
     bool released_{false}; // closed by `release`: nothing more goes to the broker
 
-    // A mirror's state (seat_mirror.cpp): its owner, whether it was asked for, the owner's
-    // figures. Its viewers wait in the feed (not ready) until its first reset.
-    bool mirror_{false};
-    mutable std::mutex mirror_owner_mu_;
-    std::string mirror_owner_; // guarded by mirror_owner_mu_
-    bool mirror_asked_{false};
-    bool mirror_unfollowed_{false}; // let go by mirror_unfollow until its next viewer asks
-    std::unique_ptr<SeatSummary> mirror_head_; // a pointer: most seats are not mirrors
-    std::string mirror_gone_;
     std::optional<std::chrono::system_clock::time_point> last_activity_;
     mutable std::mutex summary_mu_;
     SeatSummary summary_;

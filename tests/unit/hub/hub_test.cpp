@@ -2,6 +2,7 @@
 // one seat (unavailable seats listed with their reason, readable, removable).
 #include "unit/hub/hub_test_support.hpp"
 
+#include <sluice/cluster/mirror_source.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat_meta.hpp>
 
@@ -200,14 +201,14 @@ TEST(Hub, AdoptsASeatFromTheSharedFolderInPlaceOfItsMirrorAndReleasesItWhole) {
     const auto id = (*made)->id();
     EXPECT_EQ((*made)->dir(), rig.cfg.seats_dir / id);
     EXPECT_EQ(first->folder_ids(), std::vector<std::string>{id});
-    ASSERT_TRUE(first->release(id, "node-b"));
+    ASSERT_TRUE(first->release(id, std::make_unique<cluster::MirrorSource>("node-b")));
     auto placeholder = first->find(id); // listed in its place: a mirror of where it went
     ASSERT_NE(placeholder, nullptr);
     EXPECT_TRUE(placeholder->mirror());
-    EXPECT_EQ(placeholder->mirror_owner(), "node-b");
+    EXPECT_EQ(placeholder->owner(), "node-b");
     EXPECT_EQ(placeholder->summary().name, (*made)->summary().name);
     EXPECT_EQ(first->list().size(), 1U);
-    EXPECT_FALSE(first->release(id, "node-b")); // a mirror is not hosted here
+    EXPECT_FALSE(first->release(id, std::make_unique<cluster::MirrorSource>("node-b"))); // a mirror
     ASSERT_TRUE(run_until(rig.io, [&] { return (*made)->closed(); }));
     EXPECT_TRUE(std::filesystem::exists(rig.cfg.seats_dir / id / "meta.json")); // kept whole
 
@@ -215,14 +216,14 @@ TEST(Hub, AdoptsASeatFromTheSharedFolderInPlaceOfItsMirrorAndReleasesItWhole) {
     SeatSpec spec;
     spec.id = id;
     spec.name = "mirror";
-    auto mirror = second->add_mirror(spec, "node-a");
+    auto mirror = second->add_mirror(spec, std::make_unique<cluster::MirrorSource>("node-a"));
     auto other = second->add_mirror(
         [] {
             SeatSpec s;
             s.id = "s-000000000000";
             return s;
         }(),
-        "node-a");
+        std::make_unique<cluster::MirrorSource>("node-a"));
     std::optional<Result<std::shared_ptr<Seat>>> adopted;
     auto adopt = [&](const std::string& which) {
         adopted.reset();

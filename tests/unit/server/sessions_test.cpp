@@ -5,6 +5,7 @@
 #include "test_stream_sessions.hpp"
 #include "unit/conversation/fixtures.hpp"
 
+#include <sluice/cluster/mirror_source.hpp>
 #include <sluice/hub/forward.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
@@ -378,7 +379,7 @@ TEST(WebSocketOps, AMirrorCarriesEachOpToTheOwnerAndSendsItsReplyAsItsOwnSocketW
     hub::SeatSpec spec;
     spec.id = "s-m";
     spec.epoch = "e-one";
-    auto seat = hub::Seat::open_mirror(
+    auto seat = cluster::MirrorSource::open(
         io, spec, hub::SeatOptions{{}, nullptr, writer, 2, 20ms, Budget{}}, "node-a");
     auto fwd = std::make_shared<ScriptedForwarder>();
     namespace wire = hub::wire;

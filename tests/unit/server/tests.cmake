@@ -11,6 +11,6 @@ list(APPEND SLUICE_TEST_SOURCES
 if(NOT "unit/conversation/fixtures.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES unit/conversation/fixtures.cpp) # TempDir
 endif()
-list(APPEND SLUICE_TEST_LIBS sluice::server)
+list(APPEND SLUICE_TEST_LIBS sluice::server sluice::cluster) # sessions_test: a mirror seat
 # The failure matrix instantiates the server's private session templates for test::stream.
 include_directories(${PROJECT_SOURCE_DIR}/src)

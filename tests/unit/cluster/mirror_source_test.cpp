@@ -1,13 +1,16 @@
-// Unit tests of hub/seat.hpp's mirror mode (scale-out): waiting viewers, resume, contiguity,
-// epochs.
+// Unit tests of cluster/mirror_source.hpp (scale-out) against its seat's feed: waiting viewers,
+// resume, contiguity, epochs, previews, the owner's figures.
 #include "unit/hub/hub_test_support.hpp"
 
+#include <sluice/cluster/mirror_source.hpp>
 #include <sluice/hub/seat.hpp>
 
 #include <gtest/gtest.h>
 
-namespace sluice::hub {
+namespace sluice::cluster {
 namespace {
+
+using namespace hub;
 
 using namespace test;
 using Kind = OutEvent::Kind;
@@ -25,7 +28,7 @@ struct MirrorRig {
         SeatSpec spec;
         spec.id = "s-mirror";
         spec.epoch = "e-one";
-        return Seat::open_mirror(
+        return MirrorSource::open(
             io, spec, SeatOptions{{}, nullptr, writer, 2, 20ms, Budget{}}, "node-a");
     }
 
@@ -40,6 +43,12 @@ struct MirrorRig {
     net::io_context io;
     std::shared_ptr<Writer> writer;
 };
+
+MirrorSource& mirror(Seat& seat) {
+    auto* source = MirrorSource::of(seat);
+    EXPECT_NE(source, nullptr);
+    return *source;
+}
 
 std::vector<MirrorFrame> frames(std::size_t n, std::size_t from = 0) {
     std::vector<MirrorFrame> out;
@@ -61,7 +70,7 @@ TEST(MirrorSeat, HoldsViewersUntilItsFirstResetThenResumesThem) {
         seat->attach(fresh, std::nullopt);
     });
     EXPECT_TRUE(rig.collect(*seat, *resuming).empty()); // nothing known yet: it waits
-    on_strand(rig.io, *seat, [&] { seat->mirror_reset("e-one", 0, frames(4)); });
+    on_strand(rig.io, *seat, [&] { mirror(*seat).reset("e-one", 0, frames(4)); });
     auto r = rig.collect(*seat, *resuming);
     ASSERT_EQ(kinds_of(r), (std::vector<Kind>{Kind::resumed, Kind::frame, Kind::frame}));
     EXPECT_EQ(r[1].seq, 2U);
@@ -74,11 +83,11 @@ TEST(MirrorSeat, AppendsOnlyFramesThatFollowItsWindow) {
     MirrorRig rig;
     auto seat = rig.open();
     on_strand(rig.io, *seat, [&] {
-        seat->mirror_reset("e-one", 10, frames(2, 10));
-        EXPECT_TRUE(seat->mirror_append("e-one", 12, frames(1, 12)));
-        EXPECT_FALSE(seat->mirror_append("e-one", 14, frames(1, 14)));   // a hole
-        EXPECT_FALSE(seat->mirror_append("e-other", 13, frames(1, 13))); // another epoch
-        EXPECT_TRUE(seat->mirror_append("e-one", 11, frames(3, 11)));    // 11, 12 held already
+        mirror(*seat).reset("e-one", 10, frames(2, 10));
+        EXPECT_TRUE(mirror(*seat).append("e-one", 12, frames(1, 12)));
+        EXPECT_FALSE(mirror(*seat).append("e-one", 14, frames(1, 14)));   // a hole
+        EXPECT_FALSE(mirror(*seat).append("e-other", 13, frames(1, 13))); // another epoch
+        EXPECT_TRUE(mirror(*seat).append("e-one", 11, frames(3, 11)));    // 11, 12 held already
         EXPECT_EQ(seat->window().first(), 10U);
         EXPECT_EQ(seat->window().end(), 14U);
         EXPECT_EQ(seat->window().at(13)->json(), frames(1, 13)[0].frame->json());
@@ -90,17 +99,17 @@ TEST(MirrorSeat, ANewEpochResyncsEveryViewerButAFilledHoleDoesNot) {
     auto seat = rig.open();
     auto sub = std::make_shared<Subscriber>();
     on_strand(rig.io, *seat, [&] {
-        seat->mirror_reset("e-one", 0, frames(2));
+        mirror(*seat).reset("e-one", 0, frames(2));
         seat->attach(sub, std::nullopt);
     });
     ASSERT_EQ(kinds_of(rig.collect(*seat, *sub)), (std::vector<Kind>{Kind::connected}));
     // The same epoch read again (a lost notice): the viewer continues by cursor.
-    on_strand(rig.io, *seat, [&] { seat->mirror_reset("e-one", 0, frames(3)); });
+    on_strand(rig.io, *seat, [&] { mirror(*seat).reset("e-one", 0, frames(3)); });
     auto more = rig.collect(*seat, *sub);
     ASSERT_EQ(kinds_of(more), (std::vector<Kind>{Kind::frame}));
     EXPECT_EQ(more[0].seq, 2U);
     // A new epoch: connected again (recovered:false).
-    on_strand(rig.io, *seat, [&] { seat->mirror_reset("e-two", 0, frames(1)); });
+    on_strand(rig.io, *seat, [&] { mirror(*seat).reset("e-two", 0, frames(1)); });
     auto again = rig.collect(*seat, *sub);
     ASSERT_EQ(kinds_of(again), (std::vector<Kind>{Kind::connected}));
     EXPECT_EQ(again[0].id, "e-two:0");
@@ -111,22 +120,23 @@ TEST(MirrorSeat, ShowsPreviewsThatFollowItsWindowAndReportsWhatItMissed) {
     auto seat = rig.open();
     auto sub = std::make_shared<Subscriber>();
     on_strand(rig.io, *seat, [&] {
-        seat->mirror_reset("e-one", 0, frames(2));
+        mirror(*seat).reset("e-one", 0, frames(2));
         seat->attach(sub, std::nullopt);
     });
     ASSERT_EQ(kinds_of(rig.collect(*seat, *sub)), (std::vector<Kind>{Kind::connected}));
     // The owner's previews after frame 1 (position 2): shown in order.
-    on_strand(
-        rig.io, *seat, [&] { seat->mirror_preview("e-one", 2, 0, StreamEvent{llm::Text{"abc"}}); });
+    on_strand(rig.io, *seat, [&] {
+        mirror(*seat).preview("e-one", 2, 0, StreamEvent{llm::Text{"abc"}});
+    });
     auto p = rig.collect(*seat, *sub);
     ASSERT_EQ(kinds_of(p), (std::vector<Kind>{Kind::preview}));
     EXPECT_NE(p[0].data.find("abc"), std::string::npos);
     // 10 bytes were published at position 2 before this one; 3 arrived: 7 lost, said so.
     on_strand(rig.io, *seat, [&] {
-        seat->mirror_preview("e-one", 2, 10, StreamEvent{llm::Text{"xyz"}});
-        seat->mirror_preview("e-one", 1, 0, StreamEvent{llm::Text{"old"}});    // superseded
-        seat->mirror_preview("e-one", 5, 0, StreamEvent{llm::Text{"new"}});    // frames to come
-        seat->mirror_preview("e-two", 2, 13, StreamEvent{llm::Text{"other"}}); // not its epoch
+        mirror(*seat).preview("e-one", 2, 10, StreamEvent{llm::Text{"xyz"}});
+        mirror(*seat).preview("e-one", 1, 0, StreamEvent{llm::Text{"old"}});    // superseded
+        mirror(*seat).preview("e-one", 5, 0, StreamEvent{llm::Text{"new"}});    // frames to come
+        mirror(*seat).preview("e-two", 2, 13, StreamEvent{llm::Text{"other"}}); // not its epoch
     });
     auto g = rig.collect(*seat, *sub);
     ASSERT_EQ(kinds_of(g), (std::vector<Kind>{Kind::gap, Kind::preview}));
@@ -141,7 +151,7 @@ TEST(MirrorSeat, ShowsPreviewsThatFollowItsWindowAndReportsWhatItMissed) {
     EXPECT_NE(c[0].partial->find(R"("text":"abcxyz")"), std::string::npos) << *c[0].partial;
     EXPECT_NE(c[0].partial->find(R"("missing_bytes":7)"), std::string::npos) << *c[0].partial;
     // The message's frame supersedes it: a viewer joining after gets no partial.
-    on_strand(rig.io, *seat, [&] { EXPECT_TRUE(seat->mirror_append("e-one", 2, frames(1, 2))); });
+    on_strand(rig.io, *seat, [&] { EXPECT_TRUE(mirror(*seat).append("e-one", 2, frames(1, 2))); });
     auto after = std::make_shared<Subscriber>();
     on_strand(rig.io, *seat, [&] { seat->attach(after, std::nullopt); });
     auto d = rig.collect(*seat, *after);
@@ -159,4 +169,4 @@ TEST(MirrorSeat, RefusesPromptsItsOwnerMustRun) {
 }
 
 } // namespace
-} // namespace sluice::hub
+} // namespace sluice::cluster

@@ -1,26 +1,198 @@
-// Seat: the owner's controls over its conversation — agent settings, and a reset to a new epoch.
+// Seat, the callers' side: its viewers (attach/detach, stepping through the subscriber, history
+// pages, whole frames, the summary) and the owner's controls over its conversation (agent
+// settings, and a reset to a new epoch).
 #include "ids.hpp"
 
 #include <sluice/core/assert.hpp>
 #include <sluice/core/safe_write.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
+#include <sluice/hub/wire.hpp>
 #include <sluice/runtime/stream_json.hpp>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/json.hpp>
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <exception>
+#include <utility>
 
 namespace sluice::hub {
 
 namespace json = boost::json;
 
+void Seat::attach(const std::shared_ptr<Subscriber>& sub, std::optional<std::string> last) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    feed_.attach(sub, std::move(last)); // waits in the feed while it is not ready
+    if (source_ && !feed_.ready()) {
+        source_->wanted(); // a file opens (on the writer), a mirror asks to be fed
+    }
+    update_summary();
+}
+
+void Seat::detach(const std::shared_ptr<Subscriber>& sub) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    feed_.detach(sub);
+    if (sub->cancels_on_disconnect() && turns_.cancel) {
+        cancel("cancelled: the caller disconnected"); // it was the turn's caller: nobody waits for
+                                                      // the turn any more
+    }
+    update_summary();
+}
+
+FeedHead Seat::head() const noexcept {
+    FeedHead h{
+        .running = turns_.cancel.has_value(),
+        .turn = turns_.cancel ? turns_.running : spec_.turns,
+        .permissions = permissions_.json(),
+        .partial_open = turns_.cancel.has_value()};
+    if (source_) {
+        source_->head(h); // a mirror's turn is its owner's
+    }
+    return h;
+}
+
+void Seat::collect(Subscriber& sub, std::vector<OutEvent>& out) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (feed_.collect(sub, out, head())) {
+        update_summary(); // the loss just reported shows in the seat's figures at once
+    }
+}
+
+void Seat::history(
+    std::optional<std::uint64_t> before, std::size_t turns, const HistoryDone& done) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (source_ && source_->wait_open([self = shared_from_this(), before, turns, done] {
+            self->history(before, turns, done);
+        })) {
+        return; // answered once its file is open
+    }
+    turns = std::clamp<std::size_t>(turns, 1, SUBSCRIBE_TURNS);
+    const std::uint64_t at = before.value_or(feed_.window().end());
+    if (at > feed_.window().end()) {
+        done(Failure::of(
+            errc::bad_request,
+            "'before' is past the newest frame (" + std::to_string(feed_.window().end()) + ")"));
+        return;
+    }
+    if (auto page = feed_.history(before, at, turns)) {
+        done(std::move(*page));
+        return;
+    }
+    // Below the window floor: read from the transcript (O(page)) on the writer, in order with
+    // the appends.
+    const bool queued =
+        journal_->read_page(at, turns, [done](Result<std::shared_ptr<const std::string>> page) {
+            if (!page) {
+                done(std::move(page.error()));
+            } else {
+                done(HistoryPage{std::move(*page)});
+            }
+        });
+    if (!queued) {
+        done(Failure::of(errc::overloaded, "the disk queue is full; try again"));
+    }
+}
+
+Result<std::shared_ptr<const std::string>>
+Seat::frame_text(std::uint64_t seq, const std::optional<std::string>& epoch) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (epoch && *epoch != spec_.epoch) {
+        return Failure::of(
+            errc::conflict,
+            "frame " + std::to_string(seq) + " of epoch " + *epoch
+                + " is not this seat's any more: its conversation was replaced (epoch "
+                + spec_.epoch + " now)");
+    }
+    if (source_ && source_->wait_open(nullptr)) {
+        return Failure::of(errc::overloaded, "the session file is being opened; try again");
+    }
+    if (seq >= feed_.window().end()) {
+        return Failure::of(
+            errc::not_found,
+            "no frame " + std::to_string(seq) + " yet (" + std::to_string(feed_.window().end())
+                + " published)");
+    }
+    return journal_->frame_text(seq);
+}
+
+void Seat::update_summary() {
+    SeatSummary s;
+    s.id = spec_.id;
+    s.name = spec_.name;
+    s.agent = spec_.agent;
+    s.epoch = spec_.epoch;
+    s.model = spec_.model;
+    s.permission_mode = spec_.permission_mode;
+    if (!unavailable_.empty()) {
+        s.state = SeatState::unavailable;
+        s.reason = unavailable_;
+    } else if (turns_.cancel) {
+        s.state = turns_.queue.empty() ? SeatState::running : SeatState::queued;
+        if (permissions_.pending() > 0 || agent_requires_action_) {
+            s.state = SeatState::waiting;
+        }
+    }
+    s.pending_permissions = permissions_.pending();
+    if (!journal_->degraded().empty() || !journal_->read_only().empty()) {
+        s.degraded = true;
+        if (s.reason.empty()) {
+            s.reason = !journal_->degraded().empty() ? journal_->degraded() : journal_->read_only();
+        }
+        if (s.state != SeatState::unavailable && !turns_.cancel) {
+            s.state = SeatState::degraded; // a running turn shows running until it ends
+        }
+    }
+    s.write_errors = journal_->write_errors();
+    s.warnings = journal_->warnings();
+    s.turns = spec_.turns;
+    s.frames = feed_.window().end();
+    s.window_first = feed_.window().first();
+    s.window_frames = feed_.window().size();
+    s.window_bytes = feed_.window().bytes();
+    s.preview_dropped_bytes = feed_.preview_dropped_bytes();
+    s.resyncs = feed_.resyncs();
+    s.subscribers = feed_.subscribers();
+    s.queued = turns_.queue.size();
+    s.last_activity = last_activity_;
+    if (source_) {
+        source_->summarize(s); // a mirror's owner's figures, a file's listing
+    }
+    std::lock_guard lock(summary_mu_);
+    summary_ = std::move(s);
+}
+
+SeatSummary Seat::summary() const {
+    std::lock_guard lock(summary_mu_);
+    return summary_;
+}
+
 // ---- settings ------------------------------------------------------------------------------
+
+void Seat::change(std::optional<std::string> name, runtime::AgentSettings settings, Done done) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (name) {
+        if (auto refused = check_name(*name)) {
+            done(*refused); // nothing changed: all of the request, or none
+            return;
+        }
+    }
+    if (!settings.permission_mode && !settings.model) {
+        done(name ? rename(std::move(*name)) : Result<void>{});
+        return;
+    }
+    change_settings(
+        std::move(settings),
+        [self = shared_from_this(), name = std::move(name), done = std::move(done)](
+            Result<void> r) mutable {
+            if (r && name) {
+                r = self->rename(std::move(*name));
+            }
+            done(std::move(r));
+        });
+}
 
 void Seat::change_settings(runtime::AgentSettings settings, Done done) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
@@ -44,8 +216,8 @@ void Seat::change_settings(runtime::AgentSettings settings, Done done) {
                 + R"( bytes ("default": the agent's default))"));
         return;
     }
-    if (foreign_) {
-        done(Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY)));
+    if (source_) {
+        done(source_->refusal()); // changed where it is written
         return;
     }
     if (closed_) {
@@ -175,8 +347,7 @@ void Seat::run_reset() {
     // The new conversation, empty, for every viewer at once: each starts again with
     // `connected` of the new epoch (its Last-Event-ID of the old one would not resume).
     feed_.replace(spec_.epoch, Window(opt_.budget), /*restart=*/true);
-    permissions_pending_.clear(); // none wait (the reset came between prompts)
-    permissions_json_ = "[]";
+    permissions_.forget_pending(); // none wait (the reset came between prompts)
     turn_close_ = TurnClose{};
     if (turns_.cancel) {
         turn_close_.start(); // the agent's `/clear` turn goes on in the new conversation

@@ -1,11 +1,11 @@
-// Seat over a foreign session file: opened at first use on the writer (index and key in the data
-// dir, the file never written), followed by refreshes, reopened when truncated or replaced.
+// FileSource: a foreign session file followed for its seat (hub/file_source.hpp).
 #include "ids.hpp"
-#include "seat_store.hpp"
+#include "journal_store.hpp"
 
 #include <sluice/core/assert.hpp>
 #include <sluice/core/file_read.hpp>
 #include <sluice/core/safe_write.hpp>
+#include <sluice/hub/file_source.hpp>
 #include <sluice/hub/seat.hpp>
 
 #include <boost/json.hpp>
@@ -195,8 +195,7 @@ void keep_key(
 
 } // namespace
 
-// What the open job hands back to the strand.
-struct Seat::ForeignOpen {
+struct FileSource::Opened {
     std::optional<Transcript> transcript;
     bool counted{true}; // else numbered from the end: counted in the background
     Window window;
@@ -205,28 +204,22 @@ struct Seat::ForeignOpen {
     std::string error;
 };
 
-std::shared_ptr<Seat> Seat::open_foreign(
-    boost::asio::io_context& io,
-    SeatSpec spec,
-    SeatOptions opt,
-    std::filesystem::path file,
-    ForeignListing listing,
-    std::optional<std::chrono::system_clock::time_point> last_activity) {
-    std::shared_ptr<Seat> seat(new Seat(io, std::move(spec), std::move(opt)));
-    seat->foreign_ = std::make_shared<Foreign>();
-    seat->foreign_->file = std::move(file);
-    seat->foreign_->listing = std::move(listing);
-    seat->last_activity_ = last_activity.value_or(seat->foreign_->listing.mtime);
-    seat->feed_.unready(); // its viewers wait for the file to open
-    seat->update_summary();
-    return seat;
+FileSource::FileSource(std::filesystem::path file, ForeignListing listing)
+    : file_(std::move(file))
+    , listing_(std::move(listing)) {
 }
 
-SeatSummary Seat::listed_summary(
+void FileSource::bind(SourceHost& host, std::weak_ptr<SourceHost> weak) {
+    host_ = &host;
+    weak_ = std::move(weak);
+    host_->feed().unready(); // its viewers wait for the file to open
+}
+
+SeatSummary FileSource::listed_summary(
     const SeatSpec& spec,
     const ForeignListing& listing,
     std::chrono::system_clock::time_point last_activity) {
-    // update_summary of a seat with nothing open: its spec, no window, no viewers.
+    // The summary of a seat with nothing open: its spec, no window, no viewers.
     SeatSummary s;
     s.id = spec.id;
     s.name = spec.name;
@@ -239,21 +232,46 @@ SeatSummary Seat::listed_summary(
     return s;
 }
 
+bool FileSource::wait_open(std::function<void()> then) {
+    if (opened_) {
+        return false;
+    }
+    if (then) {
+        after_open_.push_back(std::move(then));
+    }
+    open();
+    return true;
+}
+
+void FileSource::summarize(SeatSummary& s) const {
+    foreign_fields(s, listing_, failed_);
+}
+
+Failure FileSource::refusal() const {
+    return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
+}
+
+void FileSource::close() {
+    if (count_stop_) {
+        *count_stop_ = true; // nothing more is read for a closed seat
+    }
+}
+
 // These four call each other directly only when the writer refuses a job (then the next one
 // runs on a later change) or a change came during an open: one level deep at most.
 // NOLINTNEXTLINE(misc-no-recursion)
-void Seat::foreign_open(bool reindex) {
-    auto& f = *foreign_;
-    if (f.opening) {
+void FileSource::open(bool reindex) {
+    if (opening_) {
         return;
     }
-    f.opening = true;
-    if (f.count_stop) {
-        *f.count_stop = true; // a count of the file as opened before must not keep its index
+    opening_ = true;
+    if (count_stop_) {
+        *count_stop_ = true; // a count of the file as opened before must not keep its index
     }
-    auto out = std::make_shared<ForeignOpen>();
-    const bool queued = submit_job(
-        [file = f.file, dir = opt_.dir, budget = opt_.budget, reindex, out]() {
+    auto out = std::make_shared<Opened>();
+    const auto& opt = host_->options();
+    const bool queued = host_->journal().submit(
+        [file = file_, dir = opt.dir, budget = opt.budget, reindex, out]() {
             std::error_code fec;
             std::filesystem::create_directories(dir, fec);
             const auto index = dir / INDEX_FILE;
@@ -263,7 +281,7 @@ void Seat::foreign_open(bool reindex) {
             o.index_file = index;
             o.write_index = !fec;
             // Opening costs the window: a file without an index is numbered from its end and
-            // counted afterwards, in steps (foreign_count).
+            // counted afterwards, in steps (count).
             o.end_relative = true;
             // Which file the kept index describes: a rewritten, truncated or replaced file is
             // counted afresh (its index removed) under a new epoch.
@@ -298,98 +316,96 @@ void Seat::foreign_open(bool reindex) {
             out->transcript.emplace(std::move(*t));
             return boost::system::error_code{};
         },
-        [weak = weak_from_this(), out](boost::system::error_code) {
-            if (auto self = weak.lock()) {
-                self->foreign_opened(out);
+        [this, weak = weak_, out](boost::system::error_code) {
+            if (auto host = weak.lock()) {
+                opened(out);
             }
         });
     if (!queued) {
         out->error = "the disk queue is full; try again";
-        foreign_opened(out);
+        opened(out);
     }
 }
 
-// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see foreign_open.
-void Seat::foreign_opened(const std::shared_ptr<ForeignOpen>& r) {
-    auto& f = *foreign_;
-    f.opening = false;
-    const bool was_open = f.opened;
-    f.opened = true;
+// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see open.
+void FileSource::opened(const std::shared_ptr<Opened>& r) {
+    opening_ = false;
+    const bool was_open = opened_;
+    opened_ = true;
+    auto& feed = host_->feed();
+    auto& spec = host_->spec();
     if (!r->transcript) {
-        f.failed = r->error;
-        spdlog::warn("seat {}: {}", spec_.id, f.failed);
-        if (!feed_.ready()) {
+        failed_ = r->error;
+        spdlog::warn("seat {}: {}", spec.id, failed_);
+        if (!feed.ready()) {
             // Never opened: its viewers are served what there is (nothing); the list says why.
-            feed_.replace(spec_.epoch, Window(opt_.budget), /*restart=*/false);
+            feed.replace(spec.epoch, Window(host_->options().budget), /*restart=*/false);
         }
     } else {
-        f.failed.clear();
-        f.ino = r->ino;
-        journal_->adopt(std::move(*r->transcript)); // read-only: the file is someone else's
-        spec_.epoch = r->epoch;
+        failed_.clear();
+        ino_ = r->ino;
+        host_->journal().adopt(std::move(*r->transcript)); // read-only: someone else's file
+        spec.epoch = r->epoch;
         const auto openings = r->window.openings().size();
         if (r->window.first() == 0) {
-            spec_.turns = openings;
-            f.listing.turns = openings;
+            spec.turns = openings;
+            listing_.turns = openings;
         }
         // Waiting viewers start now; reopened (truncated or replaced), every viewer starts again
         // from the new window.
-        feed_.replace(spec_.epoch, std::move(r->window), /*restart=*/was_open);
+        feed.replace(spec.epoch, std::move(r->window), /*restart=*/was_open);
         if (!r->counted) {
-            foreign_count();
+            count();
         }
     }
-    journal_->forget_frame_text();
-    auto pending = std::move(f.after_open);
-    f.after_open.clear();
+    host_->journal().forget_frame_text();
+    auto pending = std::move(after_open_);
+    after_open_.clear();
     for (auto& fn : pending) {
         fn();
     }
-    wake_all();
-    update_summary();
-    if (std::exchange(f.again, false)) {
-        foreign_changed();
+    host_->changed();
+    if (std::exchange(again_, false)) {
+        changed();
     }
 }
 
-// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see foreign_open.
-void Seat::foreign_changed() {
-    SLUICE_ASSERT(strand_.running_in_this_thread());
-    if (!foreign_ || closed_) {
+// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see open.
+void FileSource::changed() {
+    if (host_->closed()) {
         return;
     }
-    auto& f = *foreign_;
-    if (f.opening) {
-        f.again = true; // looked at once it is open
+    if (opening_) {
+        again_ = true; // looked at once it is open
         return;
     }
-    if (!f.opened || !journal_->store()) {
+    if (!opened_ || !host_->journal().store()) {
         // Not open: only what a listing shows changes.
-        if (relist_if_changed(f.file, f.listing)) {
-            last_activity_ = std::chrono::system_clock::now();
-            update_summary();
+        if (relist_if_changed(file_, listing_)) {
+            host_->touched(std::chrono::system_clock::now());
+            host_->changed();
         }
         return;
     }
-    if (f.reading) {
-        f.again = true;
+    if (reading_) {
+        again_ = true;
         return;
     }
-    foreign_read(inode_of(f.file) != f.ino);
+    read(inode_of(file_) != ino_);
 }
 
-// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see foreign_open.
-void Seat::foreign_read(bool replaced) {
-    auto& f = *foreign_;
+// NOLINTNEXTLINE(misc-no-recursion): one level deep at most, see open.
+void FileSource::read(bool replaced) {
     if (replaced) {
-        spdlog::info("seat {}: {} was replaced: read again", spec_.id, f.file.string());
-        foreign_open(/*reindex=*/true);
+        spdlog::info("seat {}: {} was replaced: read again", host_->spec().id, file_.string());
+        open(/*reindex=*/true);
         return;
     }
-    f.reading = true;
+    reading_ = true;
     auto out = std::make_shared<Result<std::vector<FramePtr>>>(std::vector<FramePtr>{});
-    const bool queued = submit_job(
-        [store = journal_->store(), out]() {
+    auto store = host_->journal().store();
+    const bool queued = host_->journal().submit(
+        [store, out]() {
             std::lock_guard lock(store->mu);
             auto r = store->transcript.refresh();
             if (r) {
@@ -399,76 +415,76 @@ void Seat::foreign_read(bool replaced) {
             }
             return boost::system::error_code{};
         },
-        [weak = weak_from_this(), out, store = journal_->store()](boost::system::error_code) {
-            auto self = weak.lock();
-            if (!self) {
+        [this, weak = weak_, out, store](boost::system::error_code) {
+            auto host = weak.lock();
+            if (!host) {
                 return;
             }
-            auto& fs = *self->foreign_;
-            fs.reading = false;
-            if (store != self->journal_->store() || fs.opening) {
+            reading_ = false;
+            if (store != host->journal().store() || opening_) {
                 // Read from a file since opened again: its result is stale; look again.
-                if (fs.opening) {
-                    fs.again = true;
+                if (opening_) {
+                    again_ = true;
                 } else {
-                    self->foreign_changed();
+                    changed();
                 }
                 return;
             }
             if (!*out) {
                 if (out->error().code == make_error_code(errc::conflict)) {
                     spdlog::info(
-                        "seat {}: {} was truncated: read again", self->spec_.id, fs.file.string());
-                    self->foreign_open(/*reindex=*/true);
+                        "seat {}: {} was truncated: read again", host->spec().id, file_.string());
+                    open(/*reindex=*/true);
                     return;
                 }
-                spdlog::warn("seat {}: cannot follow: {}", self->spec_.id, out->error().message);
+                spdlog::warn("seat {}: cannot follow: {}", host->spec().id, out->error().message);
             } else if (!(*out)->empty()) {
                 std::uint64_t opened_turns = 0;
-                auto& feed = self->feed_;
+                auto& feed = host->feed();
                 for (auto& frame : **out) {
                     feed.append(std::move(frame));
                     opened_turns += feed.window().opens_turn(feed.window().end() - 1) ? 1U : 0U;
                 }
-                self->last_activity_ = std::chrono::system_clock::now();
+                host->touched(std::chrono::system_clock::now());
                 feed.published();
-                if (fs.listing.turns) {
-                    self->spec_.turns += opened_turns; // counted as they come (O(rows))
-                    fs.listing.turns = self->spec_.turns;
+                if (listing_.turns) {
+                    auto& spec = host->spec();
+                    spec.turns += opened_turns; // counted as they come (O(rows))
+                    listing_.turns = spec.turns;
                 }
-                self->wake_all();
-                self->update_summary();
+                host->changed();
             }
-            if (std::exchange(fs.again, false)) {
-                self->foreign_changed();
+            if (std::exchange(again_, false)) {
+                changed();
             }
         });
     if (!queued) {
-        f.reading = false;
-        f.again = true; // the next change tries again
+        reading_ = false;
+        again_ = true; // the next change tries again
     }
 }
 
-void Seat::foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count) {
+void FileSource::count(std::shared_ptr<std::optional<TranscriptCount>> count) {
     // A file opened numbered from its end is counted in COUNT_STEP_BYTES steps on the writer
     // (the transcript's lock held only to start and to resolve), then its index and key are
     // kept; a count that disagrees with the numbering read from the end reopens the file under
     // a new epoch. Stops when the seat is closed or its file opened again.
     if (!count) {
         count = std::make_shared<std::optional<TranscriptCount>>();
-        foreign_->count_stop = std::make_shared<std::atomic<bool>>(false);
+        count_stop_ = std::make_shared<std::atomic<bool>>(false);
     }
     auto failed = std::make_shared<std::optional<boost::system::error_code>>();
     auto done = std::make_shared<bool>(false);
-    const bool queued = submit_job(
-        [store = journal_->store(),
+    auto store = host_->journal().store();
+    const bool queued = host_->journal().submit(
+        [store,
          count,
          failed,
          done,
-         file = foreign_->file,
-         dir = opt_.dir,
-         epoch = spec_.epoch,
-         stop = foreign_->count_stop]() {
+         file = file_,
+         dir = host_->options().dir,
+         epoch = host_->spec().epoch,
+         stop = count_stop_]() {
             if (*stop) {
                 return boost::system::error_code{};
             }
@@ -495,40 +511,34 @@ void Seat::foreign_count(std::shared_ptr<std::optional<TranscriptCount>> count) 
             }
             return boost::system::error_code{};
         },
-        [weak = weak_from_this(), store = journal_->store(), count, failed, done](
-            boost::system::error_code) {
-            auto self = weak.lock();
-            if (!self || self->closed_ || store != self->journal_->store()
-                || self->foreign_->opening) {
+        [this, weak = weak_, store, count, failed, done](boost::system::error_code) {
+            auto host = weak.lock();
+            if (!host || host->closed() || store != host->journal().store() || opening_) {
                 return; // the file is being opened again: its own count follows
             }
             if (*failed) {
                 if (**failed == make_error_code(errc::conflict)) {
                     spdlog::info(
                         "seat {}: {} changed before its count ended: read again",
-                        self->spec_.id,
-                        self->foreign_->file.string());
-                    self->foreign_open(/*reindex=*/true);
+                        host->spec().id,
+                        file_.string());
+                    open(/*reindex=*/true);
                 } else {
                     spdlog::warn(
                         "seat {}: cannot count {}: {}",
-                        self->spec_.id,
-                        self->foreign_->file.string(),
+                        host->spec().id,
+                        file_.string(),
                         failed->value().message());
                 }
                 return;
             }
             if (!*done) {
-                self->foreign_count(count);
+                this->count(count);
             }
         });
     if (!queued) {
-        spdlog::warn("seat {}: the disk queue is full: its count waits", spec_.id);
+        spdlog::warn("seat {}: the disk queue is full: its count waits", host_->spec().id);
     }
-}
-
-void Seat::foreign_summary(SeatSummary& s) const {
-    foreign_fields(s, foreign_->listing, foreign_->failed);
 }
 
 } // namespace sluice::hub
