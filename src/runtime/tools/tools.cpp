@@ -2,6 +2,7 @@
 // read_file (bounded reads), echo.
 #include "process/child.hpp"
 
+#include <sluice/detail/net.hpp>
 #include <sluice/runtime/stream_json.hpp>
 #include <sluice/runtime/tools.hpp>
 
@@ -29,7 +30,6 @@
 namespace sluice::runtime {
 
 namespace json = boost::json;
-namespace net = boost::asio;
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include "test_stream_sessions.hpp"
 #include "unit/conversation/fixtures.hpp"
 
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/forward.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
@@ -25,9 +26,6 @@ namespace {
 
 using namespace sluice;
 using namespace std::chrono_literals;
-namespace beast = boost::beast;
-namespace net = boost::asio;
-namespace websocket = beast::websocket;
 using server::Connections;
 
 // An agent that never runs a turn (nothing here sends a prompt).
