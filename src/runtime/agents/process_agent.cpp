@@ -5,8 +5,8 @@
 #include "process/child.hpp"
 
 #include <sluice/detail/net.hpp>
-#include <sluice/runtime/agent.hpp>
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/runtime/agents/agent.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -2,7 +2,7 @@
 #include <sluice/core/error.hpp>
 #include <sluice/core/utf8.hpp>
 #include <sluice/detail/net.hpp>
-#include <sluice/runtime/scripted.hpp>
+#include <sluice/runtime/providers/scripted.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

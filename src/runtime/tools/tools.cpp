@@ -3,8 +3,8 @@
 #include "process/child.hpp"
 
 #include <sluice/detail/net.hpp>
-#include <sluice/runtime/stream_json.hpp>
-#include <sluice/runtime/tools.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
+#include <sluice/runtime/tools/tools.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
