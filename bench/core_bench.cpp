@@ -3,6 +3,7 @@
 // A producer thread sends mixed 64 B and 4 KiB text deltas; the benchmark thread consumes them
 // promptly. Each hand-off moves the same StreamEvent, so the three differ only in the queue.
 #include <sluice/core/relay.hpp>
+#include <sluice/detail/net.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -21,7 +22,7 @@
 namespace {
 
 using sluice::StreamEvent;
-namespace net = boost::asio;
+using namespace sluice; // net
 
 constexpr std::int64_t EVENTS = 200'000;
 

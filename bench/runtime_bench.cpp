@@ -1,8 +1,8 @@
 // Provider stream throughput on the captured streams: SSE parse alone, SSE parse + JSON +
 // event dispatch (the providers' sans-I/O decoders), against touching the same bytes unparsed.
 #include <sluice/net/sse.hpp>
-#include <sluice/runtime/anthropic.hpp>
-#include <sluice/runtime/openai.hpp>
+#include <sluice/runtime/providers/anthropic.hpp>
+#include <sluice/runtime/providers/openai.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -1,8 +1,8 @@
 // Runtime loop benchmark: deltas/s from the scripted provider (pace 0) through the turn loop and
 // relay to a consumer.
 #include <sluice/core/relay.hpp>
+#include <sluice/runtime/providers/scripted.hpp>
 #include <sluice/runtime/runtime.hpp>
-#include <sluice/runtime/scripted.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>

@@ -6,6 +6,7 @@
 #include "unit/conversation/fixtures.hpp"
 #include "unit/server/test_stream_sessions.hpp"
 
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/server/auth.hpp>
 
@@ -20,8 +21,6 @@
 namespace {
 
 using namespace sluice;
-namespace beast = boost::beast;
-namespace net = boost::asio;
 
 class IdleAgent final : public runtime::Agent {
 public:

@@ -1,5 +1,5 @@
 // Fuzzes the stream-json row decoder (an agent's stdout, one line at a time, in order).
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 
 #include <cstdint>
 #include <string_view>

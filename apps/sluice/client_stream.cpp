@@ -2,7 +2,7 @@
 // calls and their output, permission prompts; or its frames as JSON lines).
 #include "client.hpp"
 
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/json.hpp>
 

@@ -5,7 +5,7 @@
 
 #include <sluice/core/relay_async.hpp>
 #include <sluice/detail/net.hpp>
-#include <sluice/runtime/agent.hpp>
+#include <sluice/runtime/agents/agent.hpp>
 #include <sluice/runtime/frame_builder.hpp>
 #include <sluice/runtime/runtime.hpp>
 

@@ -1,7 +1,7 @@
 // The runtime flags declared once for `run` and `serve`, and the runtime configs built from them.
 #include "runtime_flags.hpp"
 
-#include <sluice/runtime/tools.hpp>
+#include <sluice/runtime/tools/tools.hpp>
 
 namespace sluice::app {
 

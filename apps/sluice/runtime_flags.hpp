@@ -2,7 +2,7 @@
 // them.
 #pragma once
 
-#include <sluice/runtime/process_agent.hpp>
+#include <sluice/runtime/agents/process_agent.hpp>
 #include <sluice/runtime/runtime.hpp>
 
 #include <CLI/CLI.hpp>

@@ -7,8 +7,8 @@
 #include <sluice/conversation/frame_ref.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
-#include <sluice/runtime/agent.hpp>
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/runtime/agents/agent.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 #include <sluice/server/auth.hpp>
 #include <sluice/server/server.hpp>
 

@@ -1,7 +1,7 @@
-// Transcript reads from the end: the resume window and pages below a cursor, O(window) / O(page).
-#include "lines.hpp"
+// Transcript reads: the resume window and pages below a cursor from the end, O(window) / O(page);
+// one whole frame by position (for an oversize frame's full form), and byte ranges.
+#include "transcript_parts.hpp"
 
-#include <sluice/conversation/transcript.hpp>
 #include <sluice/core/error.hpp>
 
 #include <algorithm>
@@ -11,29 +11,23 @@ namespace sluice {
 
 using boost::system::result;
 
-Transcript::Checkpoint Transcript::anchor_at_or_after(std::uint64_t pos) const {
-    auto it = std::lower_bound(
-        checkpoints_.begin(), checkpoints_.end(), pos, [](const Checkpoint& c, std::uint64_t p) {
-            return c.pos < p;
-        });
-    Checkpoint a = it != checkpoints_.end() ? *it : Checkpoint{frames_, end_, lines_};
-    if (low_ && low_->pos >= pos && low_->pos < a.pos) {
-        a = *low_; // not counted yet: the oldest frame a read from the end reached
-    }
-    return a;
+result<void> Transcript::reached_start(std::uint64_t line_origin) {
+    parts_->rows.renumber(line_origin); // noted with end-relative line numbers
+    return count();
 }
 
 result<Window> Transcript::load_window(const Budget& budget, Shed* shed) {
-    detail::BackwardLines r(fd_, end_, open_tail_);
-    std::uint64_t line = lines_;
+    auto& p = *parts_;
+    detail::BackwardLines r(p.file.fd(), p.file.end(), p.file.open_tail());
+    std::uint64_t line = p.index.lines();
     HeldFrames region;
     std::vector<FramePtr> warm; // older frames that only warm the turn scan up
     std::uint64_t bytes = 0;
     bool enough = false;
-    bool at_start = true; // the read went back to the file's first line
-    Checkpoint oldest{};  // the oldest frame read: offset and line (its position follows)
+    bool at_start = true;        // the read went back to the file's first line
+    detail::Checkpoint oldest{}; // the oldest frame read: offset and line (its position follows)
     while (auto l = r.prev()) {
-        auto f = parse_line(l->text, --line);
+        auto f = p.rows.parse(l->text, --line, p.index.counted());
         if (!f) {
             return f.error();
         }
@@ -57,15 +51,15 @@ result<Window> Transcript::load_window(const Budget& budget, Shed* shed) {
     if (r.failed()) {
         return make_error_code(errc::io_error);
     }
-    if (!counted_) {
-        if (at_start && !low_ && frames_ == open_frames_) {
+    if (!p.index.counted()) {
+        if (at_start && !p.index.low() && p.index.frames() == p.index.open_frames()) {
             // The whole file was read: number it from 0, as a count on open would.
             if (auto c = reached_start(line); !c) {
                 return c.error();
             }
         } else if (!region.empty()) {
-            oldest.pos = frames_ - region.size() - warm.size();
-            note_low(oldest);
+            oldest.pos = p.index.frames() - region.size() - warm.size();
+            p.index.note_low(oldest);
         }
     }
     TurnScan scan;
@@ -75,10 +69,10 @@ result<Window> Transcript::load_window(const Budget& budget, Shed* shed) {
     for (auto& h : region) {
         h.opens = scan.opens_turn(*h.frame);
     }
-    if (!scan_) {
-        scan_ = scan;
+    if (!p.scan) {
+        p.scan = scan;
     }
-    std::uint64_t first = frames_ - region.size();
+    std::uint64_t first = p.index.frames() - region.size();
     if (shed != nullptr) {
         *shed = Shed{first, 0};
     }
@@ -113,13 +107,15 @@ Page group_turns(
 
 result<Page>
 Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_bytes) {
+    auto& p = *parts_;
     max_turns = std::clamp<std::size_t>(max_turns, 1, SUBSCRIBE_TURNS);
-    before = std::min(before, frames_);
+    before = std::min(before, p.index.frames());
     if (before == 0) {
         return Page{};
     }
-    const Checkpoint anchor = anchor_at_or_after(before);
-    detail::BackwardLines r(fd_, anchor.offset, open_tail_ && anchor.offset == end_);
+    const auto anchor = p.index.at_or_after(before, p.file.end());
+    detail::BackwardLines r(
+        p.file.fd(), anchor.offset, p.file.open_tail() && anchor.offset == p.file.end());
     std::uint64_t line = anchor.line;
     std::uint64_t pos = anchor.pos;
     HeldFrames region;          // frames before `before`, oldest first
@@ -128,7 +124,7 @@ Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_
     std::size_t candidates = 0; // frames past the warm-up that may open a turn
     std::size_t target = max_turns;
     bool at_start = false;
-    std::deque<Checkpoint> where; // not counted yet: where each frame of region is
+    std::deque<detail::Checkpoint> where; // not counted yet: where each frame of region is
     for (;;) {
         // Read back until enough candidate openings (or bytes), then a warm-up.
         while (warm < TURN_SCAN_WARMUP) {
@@ -137,7 +133,7 @@ Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_
                 at_start = true;
                 break;
             }
-            auto f = parse_line(l->text, --line);
+            auto f = p.rows.parse(l->text, --line, p.index.counted());
             if (!f) {
                 return f.error();
             }
@@ -149,7 +145,7 @@ Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_
             }
             const bool collecting = candidates < target && bytes <= max_bytes;
             region.push_front({*f, false});
-            if (!counted_) {
+            if (!p.index.counted()) {
                 where.push_front({pos, l->offset, line});
             }
             if (collecting) {
@@ -184,8 +180,9 @@ Transcript::page(std::uint64_t before, std::size_t max_turns, std::uint64_t max_
     if (at_start && page.cursor && *page.cursor <= region_first) {
         page.cursor.reset(); // the file's first frame (end-relative positions do not end at 0)
     }
-    if (!counted_ && page.cursor) {
-        note_low(where.at(*page.cursor - region_first)); // the next page reads back from here
+    if (!p.index.counted() && page.cursor) {
+        p.index.note_low(
+            where.at(*page.cursor - region_first)); // the next page reads back from here
     }
     return page;
 }
@@ -243,5 +240,52 @@ Page group_turns(
 }
 
 } // namespace
+
+result<std::pair<std::uint64_t, std::uint64_t>> Transcript::frame_span(std::uint64_t pos) {
+    const auto& p = *parts_;
+    if (pos >= p.index.frames() || pos < p.index.origin()) {
+        return make_error_code(errc::not_found);
+    }
+    if (!p.index.counted()) {
+        return frame_span_back(pos);
+    }
+    // Forward from the nearest checkpoint at or before `pos` (else the file's start).
+    const auto from = p.index.at_or_before(pos);
+    std::uint64_t at = from.pos;
+    detail::ForwardLines r(p.file.fd(), from.offset, p.file.end());
+    while (auto l = r.next()) {
+        if (!detail::sniff_is_frame(l->text)) {
+            continue;
+        }
+        if (at == pos) {
+            return std::pair<std::uint64_t, std::uint64_t>{l->offset, l->text.size()};
+        }
+        ++at;
+    }
+    return make_error_code(r.failed() ? errc::io_error : errc::not_found);
+}
+
+result<std::pair<std::uint64_t, std::uint64_t>> Transcript::frame_span_back(std::uint64_t pos) {
+    // Not counted yet: back from the nearest known frame after `pos` (a checkpoint, the oldest
+    // frame read so far, or the end), numbering as the reads from the end do.
+    const auto& p = *parts_;
+    const auto anchor = p.index.at_or_after(pos + 1, p.file.end());
+    detail::BackwardLines r(
+        p.file.fd(), anchor.offset, p.file.open_tail() && anchor.offset == p.file.end());
+    std::uint64_t at = anchor.pos;
+    while (auto l = r.prev()) {
+        if (!detail::is_frame_line(l->text)) {
+            continue;
+        }
+        if (--at == pos) {
+            return std::pair<std::uint64_t, std::uint64_t>{l->offset, l->text.size()};
+        }
+    }
+    return make_error_code(r.failed() ? errc::io_error : errc::not_found);
+}
+
+result<std::string> Transcript::read_bytes(std::uint64_t offset, std::uint64_t n) const {
+    return parts_->file.read(offset, n);
+}
 
 } // namespace sluice

@@ -6,10 +6,11 @@
 #include <sluice/conversation/frame_ref.hpp>
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/core/assert.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/wire.hpp>
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/json.hpp>
@@ -22,7 +23,6 @@
 namespace sluice::hub {
 
 namespace json = boost::json;
-namespace net = boost::asio;
 
 const char* state_name(SeatState s) noexcept {
     switch (s) {

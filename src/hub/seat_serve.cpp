@@ -8,7 +8,7 @@
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/wire.hpp>
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/json.hpp>

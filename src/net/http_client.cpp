@@ -31,7 +31,6 @@ namespace sluice::transport {
 
 namespace {
 
-namespace ssl = boost::asio::ssl;
 namespace bhttp = boost::beast::http;
 using boost::system::error_code;
 constexpr auto TUPLE = net::as_tuple(net::use_awaitable);

@@ -27,7 +27,6 @@
 
 namespace sluice::redis {
 
-namespace ssl = boost::asio::ssl;
 using boost::system::error_code;
 
 namespace {

@@ -1,7 +1,7 @@
 // FrameBuilder: a turn's semantic events → Claude Code stream-json rows; rows → provider history.
+#include <sluice/runtime/agents/stream_json.hpp>
 #include <sluice/runtime/frame_builder.hpp>
 #include <sluice/runtime/runtime.hpp>
-#include <sluice/runtime/stream_json.hpp>
 
 #include <boost/json.hpp>
 

@@ -4,7 +4,7 @@
 
 #include <sluice/core/error.hpp>
 #include <sluice/runtime/runtime.hpp>
-#include <sluice/runtime/tools.hpp>
+#include <sluice/runtime/tools/tools.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/json.hpp>

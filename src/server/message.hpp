@@ -3,6 +3,7 @@
 
 #include "shared_body.hpp"
 
+#include <sluice/detail/net.hpp>
 #include <sluice/server/auth.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -10,11 +11,6 @@
 #include <boost/beast/http/string_body.hpp>
 
 namespace sluice::server {
-
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
-using tcp = boost::asio::ip::tcp;
 
 /// A request as read (its body a string, bounded by `--max-body-bytes`).
 using Request = http::request<http::string_body>;

@@ -5,6 +5,7 @@
 
 #include "impl.hpp"
 
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/wire.hpp>
 #include <sluice/server/errors.hpp>
 #include <sluice/server/validate.hpp>
@@ -26,8 +27,6 @@
 namespace sluice::server {
 
 namespace stream_detail {
-
-namespace websocket = beast::websocket;
 
 /// Most batches written after a stream was told to end (shutdown or seat closed) before it
 /// ends anyway: what was queued goes out, a seat still publishing cannot hold shutdown open.

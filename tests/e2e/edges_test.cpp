@@ -3,6 +3,7 @@
 #include "support/hub_process.hpp"
 
 #include <sluice/conversation/frame_ref.hpp>
+#include <sluice/detail/net.hpp>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -27,12 +28,12 @@
 #include <sstream>
 #include <thread>
 
+// Inside sluice::test: its helpers (`http`) and sluice's aliases (`net`, `websocket`) both
+// resolve, the nearer first.
+namespace sluice::test {
 namespace {
 
-using namespace sluice::test;
 namespace json = boost::json;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
 
 std::string fake_agent_cmd() {
@@ -655,3 +656,4 @@ TEST(HubEdges, ASubscriberThatLagsPastTheWindowFrontIsToldWhy) {
 }
 
 } // namespace
+} // namespace sluice::test

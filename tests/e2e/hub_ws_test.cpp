@@ -1,6 +1,8 @@
 // End-to-end test of the hub's WebSocket: the same events as SSE, and the client's ops.
 #include "support/hub_process.hpp"
 
+#include <sluice/detail/net.hpp>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -13,12 +15,12 @@
 
 #include <thread>
 
+// Inside sluice::test: its helpers (`http`) and sluice's aliases (`net`, `websocket`) both
+// resolve, the nearer first.
+namespace sluice::test {
 namespace {
 
-using namespace sluice::test;
 namespace json = boost::json;
-namespace net = boost::asio;
-namespace websocket = boost::beast::websocket;
 
 json::value read_message(websocket::stream<net::ip::tcp::socket>& ws) {
     boost::beast::flat_buffer buf;
@@ -151,3 +153,4 @@ TEST(HubWebSocket, SigtermClosesTheSocketWithGoingAwayAndItsReason) {
 }
 
 } // namespace
+} // namespace sluice::test

@@ -1,6 +1,8 @@
 // End-to-end test of `sluice serve --redis` over WebSocket: a mirror's socket ops reach the owner.
 #include "e2e/redis_cluster.hpp"
 
+#include <sluice/detail/net.hpp>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
@@ -15,12 +17,12 @@
 #include <optional>
 #include <stdexcept>
 
+// Inside sluice::test: its helpers (`http`) and sluice's aliases (`net`, `websocket`) both
+// resolve, the nearer first.
+namespace sluice::test {
 namespace {
 
-using namespace sluice::test;
 namespace json = boost::json;
-namespace net = boost::asio;
-namespace websocket = boost::beast::websocket;
 using namespace std::chrono_literals;
 using Ws = websocket::stream<net::ip::tcp::socket>;
 
@@ -211,3 +213,4 @@ TEST(RedisClusterWs, OpsOnAMirrorsSocketReachTheOwnerAndAnswerAsItsOwnWould) {
 }
 
 } // namespace
+} // namespace sluice::test

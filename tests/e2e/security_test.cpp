@@ -2,6 +2,8 @@
 // default token, viewer tokens, expiry and revocation, the wrong-token backoff.
 #include "support/hub_process.hpp"
 
+#include <sluice/detail/net.hpp>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
@@ -14,12 +16,12 @@
 
 #include <fstream>
 
+// Inside sluice::test: its helpers (`http`) and sluice's aliases (`net`, `websocket`) both
+// resolve, the nearer first.
+namespace sluice::test {
 namespace {
 
-using namespace sluice::test;
 namespace json = boost::json;
-namespace net = boost::asio;
-namespace websocket = boost::beast::websocket;
 using namespace std::chrono_literals;
 
 std::vector<std::string> serve_args(const TempDir& dir, std::vector<std::string> extra = {}) {
@@ -513,3 +515,4 @@ TEST(HubSecurity, WithoutBehindProxyTheForwardedProtoIsIgnored) {
 }
 
 } // namespace
+} // namespace sluice::test

@@ -3,6 +3,8 @@
 #include "support/hub_process.hpp"
 #include "support/test_certs.hpp"
 
+#include <sluice/detail/net.hpp>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -16,13 +18,12 @@
 
 #include <gtest/gtest.h>
 
+// Inside sluice::test: its helpers (`http`) and sluice's aliases (`net`, `websocket`) both
+// resolve, the nearer first.
+namespace sluice::test {
 namespace {
 
-using namespace sluice::test;
 namespace json = boost::json;
-namespace net = boost::asio;
-namespace ssl = boost::asio::ssl;
-namespace websocket = boost::beast::websocket;
 using namespace std::chrono_literals;
 
 // A self-signed certificate for 127.0.0.1 and localhost, in `dir`; returns its PEM.
@@ -137,3 +138,4 @@ TEST(HubSecurityTls, WarnsWhenListeningBeyondLoopbackWithoutTls) {
 }
 
 } // namespace
+} // namespace sluice::test

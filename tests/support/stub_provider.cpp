@@ -1,6 +1,8 @@
 // StubProvider: the loopback canned-response HTTP server used by provider, runtime and CLI tests.
 #include "support/stub_provider.hpp"
 
+#include <sluice/detail/net.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -33,11 +35,6 @@ namespace sluice::test {
 
 namespace {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
-namespace ssl = boost::asio::ssl;
-using tcp = net::ip::tcp;
 using tls_stream = ssl::stream<tcp::socket>;
 
 tcp::socket& raw(tcp::socket& s) {
@@ -227,9 +224,9 @@ struct StubProvider::impl {
     template <class Stream>
     net::awaitable<void> serve(Stream& sock, const std::string& sni) {
         beast::flat_buffer buffer;
-        bhttp::request_parser<bhttp::string_body> parser;
+        http::request_parser<http::string_body> parser;
         parser.body_limit(64U << 20U);
-        auto [rec, rn] = co_await bhttp::async_read(sock, buffer, parser, TUPLE);
+        auto [rec, rn] = co_await http::async_read(sock, buffer, parser, TUPLE);
         if (rec) {
             co_return;
         }

@@ -68,6 +68,10 @@ struct TranscriptOptions {
 
 class Transcript;
 
+namespace detail {
+class TranscriptCounter;
+} // namespace detail
+
 /// The count of a transcript's file as it was when it was opened end-relative: every line
 /// before that end, validated as the opening count does, made apart from the transcript (on
 /// its own descriptor, a `dup` of the transcript's, so the same file even if the path is
@@ -93,9 +97,8 @@ public:
 
 private:
     friend class Transcript;
-    struct State;
-    explicit TranscriptCount(std::unique_ptr<State> s);
-    std::unique_ptr<State> state_;
+    explicit TranscriptCount(std::unique_ptr<detail::TranscriptCounter> counter);
+    std::unique_ptr<detail::TranscriptCounter> counter_;
 };
 
 /// A line that could not be read as JSON: its 1-based number and what was wrong.
@@ -120,6 +123,13 @@ struct BadLine {
 /// simdjson first: the only O(file) step; numbering needs the count), and
 /// the index is then written unless read-only — or, opened `end_relative`, it is numbered from
 /// its end instead and counted afterwards (`start_count`, `resolve`), so opening costs a window.
+///
+/// A transcript is made of parts, each with its own share of the state (all private to
+/// `src/conversation/`): the file (`TranscriptFile`: the descriptor, the torn tail, appends and
+/// byte reads), the numbering (`TranscriptIndex`: totals, checkpoints, turn openings, the sidecar,
+/// the count and the end-relative resolve), the row reader (`RowReader`: lines as held frames,
+/// bad lines) and the turn scan at the end. This class joins them: the reads from the end
+/// (window, page, frame span) and the whole-file scans are its own.
 ///
 /// @par Thread safety
 /// None: a single owner (the hub calls it from the seat's strand). Movable, not copyable.
@@ -156,19 +166,19 @@ public:
     boost::system::result<void> sync();
 
     /// Frames in the file.
-    std::uint64_t frame_count() const noexcept { return frames_; }
+    std::uint64_t frame_count() const noexcept;
 
     /// Lines in the file (frames and other rows), torn tail excluded.
-    std::uint64_t line_count() const noexcept { return lines_; }
+    std::uint64_t line_count() const noexcept;
 
     /// Bytes of complete lines in the file.
-    std::uint64_t size_bytes() const noexcept { return end_; }
+    std::uint64_t size_bytes() const noexcept;
 
     /// Bytes of a torn last line removed (or ignored, read-only) on open; 0 if none.
-    std::uint64_t torn_bytes() const noexcept { return torn_bytes_; }
+    std::uint64_t torn_bytes() const noexcept;
 
     /// The file's path.
-    const std::filesystem::path& path() const noexcept { return path_; }
+    const std::filesystem::path& path() const noexcept;
 
     /// The sidecar index path of a transcript.
     static std::filesystem::path index_path(const std::filesystem::path& transcript);
@@ -209,26 +219,26 @@ public:
     boost::system::result<void> build_index();
 
     /// The line that made the last read fail, if one did (strict only).
-    const std::optional<BadLine>& bad_line() const noexcept { return bad_line_; }
+    const std::optional<BadLine>& bad_line() const noexcept;
 
     /// Bad lines skipped by the reads so far (not strict), oldest found first; at most
     /// `TRANSCRIPT_BAD_LINES_KEPT` (see `bad_lines_total`). A full scan (`build_index`) finds
     /// them all.
-    const std::vector<BadLine>& bad_lines() const noexcept { return bad_lines_; }
+    const std::vector<BadLine>& bad_lines() const noexcept;
 
     /// Bad lines skipped so far, kept or not.
-    std::uint64_t bad_lines_total() const noexcept { return bad_lines_total_; }
+    std::uint64_t bad_lines_total() const noexcept;
 
     /// Whether the index was valid on open (else the file was counted, validating every line).
-    bool index_was_valid() const noexcept { return index_valid_; }
+    bool index_was_valid() const noexcept;
 
     /// Whether the numbering's start is known: counted on open, an index loaded, a read from
     /// the end that reached the file's start, or a `resolve`d count (see `end_relative`).
-    bool counted() const noexcept { return counted_; }
+    bool counted() const noexcept;
 
     /// The position of the file's first frame (0 unless opened `end_relative` and the file was
     /// longer than a window). Meaningful once `counted()`.
-    std::uint64_t origin() const noexcept { return origin_; }
+    std::uint64_t origin() const noexcept;
 
     /// Starts the count of a transcript not yet `counted()` (its file up to the end it was
     /// opened at). @return the count to `step` and then `resolve`; `errc::conflict` when
@@ -244,71 +254,22 @@ public:
     boost::system::result<void> resolve(TranscriptCount&& count);
 
 private:
-    struct Checkpoint {
-        std::uint64_t pos;    // frame position
-        std::uint64_t offset; // byte offset of its line
-        std::uint64_t line;   // 0-based line number
-    };
+    struct Parts; // transcript_parts.hpp
 
-    Transcript() = default;
-    boost::system::result<void> check_tail();
-    std::optional<std::pair<std::uint64_t, bool>> last_piece() const;
-    bool load_index();
+    explicit Transcript(std::unique_ptr<Parts> parts) noexcept;
+    /// Counts the whole file (the numbering from its start) and writes the index if kept.
     boost::system::result<void> count();
-    boost::system::result<void> write_index(bool with_openings);
+    /// Warms the turn scan at the end up from the newest frames (before the first append).
     boost::system::result<void> warm_scan();
-    void note(std::uint64_t pos, std::uint64_t offset, std::uint64_t line, bool opens);
-    void note_bad(BadLine bad);
-    boost::system::result<FramePtr> parse_line(std::string_view text, std::uint64_t line);
-
-    /// Where a whole-file scan found a frame.
-    struct ScannedFrame {
-        std::uint64_t pos;    ///< its frame number
-        std::uint64_t offset; ///< its line's byte offset
-        std::uint64_t line;   ///< its line number
-        bool opens_turn;      ///< it opens a turn
-    };
-
-    /// Reads the whole file from the start, calling `on_frame` for each frame; `scan` ends as
-    /// the turn scan of the whole file, `lines` as its line count.
-    boost::system::result<void> scan_file(
-        TurnScan& scan,
-        std::uint64_t& lines,
-        const std::function<void(const ScannedFrame&)>& on_frame);
     /// The full scan of `openings` and `build_index`: recounts everything, writes nothing.
     boost::system::result<void> rescan();
-    Checkpoint anchor_at_or_after(std::uint64_t pos) const;
-    void open_uncounted();
+    /// A read from the end reached the file's start: renumber from there and count.
     boost::system::result<void> reached_start(std::uint64_t line_origin);
-    void note_low(const Checkpoint& c);
+    /// `frame_span` not counted yet: back from the nearest known frame after `pos`.
     boost::system::result<std::pair<std::uint64_t, std::uint64_t>>
     frame_span_back(std::uint64_t pos);
-    std::filesystem::path index_file() const;
-    bool index_writable() const noexcept;
 
-    std::filesystem::path path_;
-    TranscriptOptions options_;
-    int fd_{-1};
-    int index_fd_{-1};
-    std::uint64_t end_{};
-    std::uint64_t frames_{};
-    std::uint64_t lines_{};
-    std::uint64_t torn_bytes_{};
-    bool open_tail_{};       // read-only: the last row is complete but has no newline
-    bool index_valid_{};     // the index was valid on open
-    bool counted_{true};     // positions are known from the file's start
-    std::uint64_t origin_{}; // position of the file's first frame
-    // Not counted yet (end_relative): the end, frames_ and lines_ as opened (bounds, not
-    // counts), and the oldest frame a read from the end reached (an anchor for pages).
-    std::uint64_t open_end_{}, open_frames_{}, open_lines_{};
-    std::optional<Checkpoint> low_;
-    std::vector<Checkpoint> checkpoints_; // ascending positions
-    std::vector<Checkpoint> openings_;    // known turn openings (index), ascending
-    std::vector<char> pending_index_;     // index records not yet written
-    std::optional<TurnScan> scan_;        // the scan at the end of the file, once warmed
-    std::optional<BadLine> bad_line_;
-    std::vector<BadLine> bad_lines_;
-    std::uint64_t bad_lines_total_{};
+    std::unique_ptr<Parts> parts_;
 };
 
 } // namespace sluice

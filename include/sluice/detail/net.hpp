@@ -8,11 +8,17 @@ namespace boost::asio::ip {
 class tcp;
 } // namespace boost::asio::ip
 
+namespace boost::asio::ssl {} // namespace boost::asio::ssl
+
 namespace boost::beast::http {} // namespace boost::beast::http
 
+namespace boost::beast::websocket {} // namespace boost::beast::websocket
+
 namespace sluice {
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
-using tcp = boost::asio::ip::tcp;
+namespace net = boost::asio;                   ///< Asio
+namespace ssl = boost::asio::ssl;              ///< Asio's TLS streams and contexts
+namespace beast = boost::beast;                ///< Beast
+namespace http = boost::beast::http;           ///< Beast's HTTP/1.1
+namespace websocket = boost::beast::websocket; ///< Beast's WebSocket
+using tcp = boost::asio::ip::tcp;              ///< TCP endpoints, sockets and acceptors
 } // namespace sluice

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <sluice/hub/failure.hpp>
-#include <sluice/runtime/agent_events.hpp>
+#include <sluice/runtime/agents/agent_events.hpp>
 
 #include <boost/container/deque.hpp>
 

@@ -20,7 +20,7 @@
 #include <sluice/hub/subscriber.hpp>
 #include <sluice/hub/turn_close.hpp>
 #include <sluice/hub/writer.hpp>
-#include <sluice/runtime/agent.hpp>
+#include <sluice/runtime/agents/agent.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>

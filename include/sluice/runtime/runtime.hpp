@@ -3,8 +3,8 @@
 
 #include <sluice/core/cancel.hpp>
 #include <sluice/core/relay.hpp>
-#include <sluice/runtime/provider.hpp>
-#include <sluice/runtime/tool.hpp>
+#include <sluice/runtime/providers/provider.hpp>
+#include <sluice/runtime/tools/tool.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/json/value.hpp>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <sluice/hub/failure.hpp>
-#include <sluice/runtime/agent.hpp>
+#include <sluice/runtime/agents/agent.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

@@ -1,6 +1,6 @@
 // AgentEvent: the frames an agent's protocol events are recorded as.
-#include <sluice/runtime/agent_events.hpp>
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/runtime/agents/agent_events.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/json.hpp>
 

@@ -2,7 +2,8 @@
 #include "agents/turn_queue.hpp"
 
 #include <sluice/core/relay_async.hpp>
-#include <sluice/runtime/agent.hpp>
+#include <sluice/detail/net.hpp>
+#include <sluice/runtime/agents/agent.hpp>
 #include <sluice/runtime/frame_builder.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -17,7 +18,6 @@
 namespace sluice::runtime {
 
 namespace json = boost::json;
-namespace net = boost::asio;
 
 namespace {
 

@@ -1,9 +1,9 @@
 // ControlRequests: a process agent's open control requests, both ways, kept without I/O.
 #pragma once
 
-#include <sluice/runtime/agent.hpp>
-#include <sluice/runtime/agent_events.hpp>
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/runtime/agents/agent.hpp>
+#include <sluice/runtime/agents/agent_events.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

@@ -4,8 +4,9 @@
 #include "agents/turn_queue.hpp"
 #include "process/child.hpp"
 
-#include <sluice/runtime/agent.hpp>
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/detail/net.hpp>
+#include <sluice/runtime/agents/agent.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -29,7 +30,6 @@
 namespace sluice::runtime {
 
 namespace json = boost::json;
-namespace net = boost::asio;
 using detail::Child;
 using detail::LineParser;
 using detail::PendingTurn;

@@ -1,5 +1,5 @@
 // stream-json decoding and encoding: pure functions over one line (no I/O).
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/json.hpp>
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <sluice/core/cancel.hpp>
-#include <sluice/runtime/agent.hpp>
+#include <sluice/runtime/agents/agent.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/post.hpp>

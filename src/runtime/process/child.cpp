@@ -1,6 +1,8 @@
 // Child: fork/exec into a process group; pipes, pidfd exit and terminate on the io_context.
 #include "process/child.hpp"
 
+#include <sluice/detail/net.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -17,8 +19,6 @@
 #include <string_view>
 
 namespace sluice::runtime::detail {
-
-namespace net = boost::asio;
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include "sse_request.hpp"
 
 #include <sluice/core/error.hpp>
-#include <sluice/runtime/anthropic.hpp>
+#include <sluice/runtime/providers/anthropic.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>

@@ -3,7 +3,7 @@
 #include "sse_request.hpp"
 
 #include <sluice/core/error.hpp>
-#include <sluice/runtime/openai.hpp>
+#include <sluice/runtime/providers/openai.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>

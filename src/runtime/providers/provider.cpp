@@ -1,8 +1,8 @@
 // make_provider, and the one stop-reason map every provider uses.
-#include <sluice/runtime/anthropic.hpp>
-#include <sluice/runtime/openai.hpp>
-#include <sluice/runtime/provider.hpp>
-#include <sluice/runtime/scripted.hpp>
+#include <sluice/runtime/providers/anthropic.hpp>
+#include <sluice/runtime/providers/openai.hpp>
+#include <sluice/runtime/providers/provider.hpp>
+#include <sluice/runtime/providers/scripted.hpp>
 
 #include <array>
 #include <stdexcept>

@@ -1,7 +1,8 @@
 // The scripted provider: replays a JSON script as a streamed response, paced by a steady_timer.
 #include <sluice/core/error.hpp>
 #include <sluice/core/utf8.hpp>
-#include <sluice/runtime/scripted.hpp>
+#include <sluice/detail/net.hpp>
+#include <sluice/runtime/providers/scripted.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -20,7 +21,6 @@
 namespace sluice::runtime {
 
 namespace json = boost::json;
-namespace net = boost::asio;
 
 namespace {
 

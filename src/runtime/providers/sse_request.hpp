@@ -4,7 +4,7 @@
 #include <sluice/core/error.hpp>
 #include <sluice/net/http_client.hpp>
 #include <sluice/net/sse.hpp>
-#include <sluice/runtime/provider.hpp>
+#include <sluice/runtime/providers/provider.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>

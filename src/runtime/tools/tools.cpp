@@ -2,8 +2,9 @@
 // read_file (bounded reads), echo.
 #include "process/child.hpp"
 
-#include <sluice/runtime/stream_json.hpp>
-#include <sluice/runtime/tools.hpp>
+#include <sluice/detail/net.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
+#include <sluice/runtime/tools/tools.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -29,7 +30,6 @@
 namespace sluice::runtime {
 
 namespace json = boost::json;
-namespace net = boost::asio;
 
 namespace {
 

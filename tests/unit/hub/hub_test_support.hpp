@@ -2,6 +2,7 @@
 // data dir, and a single-threaded io_context driver.
 #pragma once
 
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/seat.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -21,7 +22,6 @@
 
 namespace sluice::hub::test {
 
-namespace net = boost::asio;
 using namespace std::chrono_literals;
 
 /// A folder under the temp dir, removed at the end.

@@ -1,5 +1,5 @@
 // Tests of AgentEvent: each event's row, as the transcript and the page keep it.
-#include <sluice/runtime/agent_events.hpp>
+#include <sluice/runtime/agents/agent_events.hpp>
 
 #include <boost/json.hpp>
 

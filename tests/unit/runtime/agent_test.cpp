@@ -2,7 +2,7 @@
 #include "support/io_loop.hpp"
 #include "unit/runtime/turn_recorder.hpp"
 
-#include <sluice/runtime/agent.hpp>
+#include <sluice/runtime/agents/agent.hpp>
 
 #include <boost/json.hpp>
 

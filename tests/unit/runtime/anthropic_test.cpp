@@ -4,7 +4,7 @@
 #include "support/run_async.hpp"
 
 #include <sluice/core/error.hpp>
-#include <sluice/runtime/anthropic.hpp>
+#include <sluice/runtime/providers/anthropic.hpp>
 
 #include <boost/json/parse.hpp>
 

@@ -4,7 +4,7 @@
 #include "support/run_async.hpp"
 
 #include <sluice/core/error.hpp>
-#include <sluice/runtime/openai.hpp>
+#include <sluice/runtime/providers/openai.hpp>
 
 #include <boost/json/parse.hpp>
 

@@ -4,7 +4,7 @@
 #include "support/run_async.hpp"
 #include "support/stub_provider.hpp"
 
-#include <sluice/runtime/provider.hpp>
+#include <sluice/runtime/providers/provider.hpp>
 
 #include <boost/json/serialize.hpp>
 

@@ -3,9 +3,9 @@
 #include "support/stub_provider.hpp"
 
 #include <sluice/core/relay.hpp>
-#include <sluice/runtime/anthropic.hpp>
+#include <sluice/runtime/providers/anthropic.hpp>
 #include <sluice/runtime/runtime.hpp>
-#include <sluice/runtime/tools.hpp>
+#include <sluice/runtime/tools/tools.hpp>
 
 #include <boost/json.hpp>
 

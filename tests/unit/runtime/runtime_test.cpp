@@ -3,9 +3,9 @@
 #include "support/run_async.hpp"
 
 #include <sluice/core/relay_async.hpp>
+#include <sluice/runtime/providers/scripted.hpp>
 #include <sluice/runtime/runtime.hpp>
-#include <sluice/runtime/scripted.hpp>
-#include <sluice/runtime/tools.hpp>
+#include <sluice/runtime/tools/tools.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>

@@ -2,7 +2,7 @@
 #include "support/run_async.hpp"
 
 #include <sluice/core/error.hpp>
-#include <sluice/runtime/scripted.hpp>
+#include <sluice/runtime/providers/scripted.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

@@ -1,5 +1,5 @@
 // Tests of the stream-json decoder and encoders: tables, then real Claude Code captures.
-#include <sluice/runtime/stream_json.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/json.hpp>
 

@@ -1,7 +1,7 @@
 // Tests of the built-in tools: bash (working dir, exit status, cancel), read_file, echo, lists.
 #include "support/io_loop.hpp"
 
-#include <sluice/runtime/tools.hpp>
+#include <sluice/runtime/tools/tools.hpp>
 
 #include <boost/json.hpp>
 

@@ -1,7 +1,7 @@
 // TurnRecorder: a TurnSink for tests that records rows, events, previews and the end, with waits.
 #pragma once
 
-#include <sluice/runtime/agent.hpp>
+#include <sluice/runtime/agents/agent.hpp>
 
 #include <boost/json.hpp>
 

@@ -6,6 +6,7 @@
 #include "unit/conversation/fixtures.hpp"
 
 #include <sluice/cluster/mirror_source.hpp>
+#include <sluice/detail/net.hpp>
 #include <sluice/hub/forward.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
@@ -26,9 +27,6 @@ namespace {
 
 using namespace sluice;
 using namespace std::chrono_literals;
-namespace beast = boost::beast;
-namespace net = boost::asio;
-namespace websocket = beast::websocket;
 using server::Connections;
 
 // An agent that never runs a turn (nothing here sends a prompt).

@@ -3,7 +3,7 @@
 // Header-only by design: an interface; the built-in tools are in tools.hpp (src/runtime/tools/).
 
 #include <sluice/core/cancel.hpp>
-#include <sluice/runtime/provider.hpp>
+#include <sluice/runtime/providers/provider.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <sluice/net/http_client.hpp>
-#include <sluice/runtime/provider.hpp>
+#include <sluice/runtime/providers/provider.hpp>
 
 #include <cstddef>
 #include <memory>

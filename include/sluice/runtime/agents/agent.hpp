@@ -3,8 +3,8 @@
 
 #include <sluice/core/cancel.hpp>
 #include <sluice/core/event.hpp>
-#include <sluice/runtime/agent_events.hpp>
-#include <sluice/runtime/process_agent.hpp>
+#include <sluice/runtime/agents/agent_events.hpp>
+#include <sluice/runtime/agents/process_agent.hpp>
 #include <sluice/runtime/runtime.hpp>
 
 #include <boost/asio/any_io_executor.hpp>

@@ -1,7 +1,7 @@
 // The scripted provider: replays a response stream from a JSON script at a set pace, no network.
 #pragma once
 
-#include <sluice/runtime/provider.hpp>
+#include <sluice/runtime/providers/provider.hpp>
 
 #include <memory>
 #include <string>

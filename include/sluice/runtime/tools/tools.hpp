@@ -1,7 +1,7 @@
 // The built-in tools: bash (a shell command in a working directory), read_file, and echo.
 #pragma once
 
-#include <sluice/runtime/tool.hpp>
+#include <sluice/runtime/tools/tool.hpp>
 
 #include <memory>
 #include <string>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <sluice/core/event.hpp>
-#include <sluice/runtime/agent_events.hpp>
+#include <sluice/runtime/agents/agent_events.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
