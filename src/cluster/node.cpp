@@ -1,5 +1,9 @@
-// Cluster node: start and stop, and the owner's side (seed, append, turn states, previews).
+// Cluster node: start and stop, the owner's side (seed, append, turn states, previews), and the
+// messages and hooks handed to its parts.
 #include "node_detail.hpp"
+#include "node_forward.hpp"
+#include "node_mirror.hpp"
+#include "node_takeover.hpp"
 
 #include <sluice/cluster/node.hpp>
 #include <sluice/core/safe_write.hpp>
@@ -17,6 +21,7 @@
 
 namespace sluice::cluster {
 
+namespace json = boost::json;
 using boost::system::error_code;
 using redis::Reply;
 using namespace detail;
@@ -70,12 +75,33 @@ Node::Node(net::io_context& io, NodeConfig cfg)
     o.tls_key_file = cfg_.tls_key_file;
     cmd_ = redis::Client::create(io, o);
     sub_ = redis::Client::create(io, o);
+    const NodeContext ctx{
+        strand_, cfg_, id_, hub_, cmd_, sub_, mu_, [this]() -> std::shared_ptr<void> {
+            return shared_from_this();
+        }};
+    forwards_ = std::make_unique<Forwards>(ctx);
+    mirrors_ =
+        std::make_unique<Mirrors>(ctx, [this](const std::string& id) { takeover_->forget(id); });
+    takeover_ = std::make_unique<Takeover>(
+        ctx, [this](const std::string& id, Clock::time_point sent) { hosted(id, sent); });
 }
 
 Node::~Node() = default;
 
 std::string Node::key(const std::string& seat, const char* what) const {
-    return cfg_.prefix + "seat:" + seat + ":" + what;
+    return seat_key(cfg_.prefix, seat, what);
+}
+
+void Node::on_forwarded(std::function<void(hub::ForwardedRequest, hub::ForwardDone)> fn) {
+    forwards_->on_forwarded(std::move(fn));
+}
+
+void Node::forward(const std::string& owner, hub::ForwardedRequest req, hub::ForwardDone done) {
+    forwards_->forward(owner, std::move(req), std::move(done));
+}
+
+void Node::mirror_wanted(const std::shared_ptr<hub::Seat>& seat) {
+    mirrors_->wanted(seat);
 }
 
 std::optional<std::string> Node::start(hub::Hub& hub, std::chrono::milliseconds timeout) {
@@ -88,20 +114,7 @@ std::optional<std::string> Node::start(hub::Hub& hub, std::chrono::milliseconds 
     sub_->on_connect([weak = weak_from_this()] {
         // Messages may have been missed while disconnected: every followed mirror reads again.
         if (auto self = weak.lock()) {
-            net::post(self->strand_, [self] {
-                std::vector<std::shared_ptr<hub::Seat>> seats;
-                {
-                    std::lock_guard lock(self->mu_);
-                    for (auto& [id, w] : self->followed_) {
-                        if (auto s = w.lock()) {
-                            seats.push_back(std::move(s));
-                        }
-                    }
-                }
-                for (const auto& s : seats) {
-                    self->sync(s, /*full=*/false);
-                }
-            });
+            net::post(self->strand_, [self] { self->mirrors_->sync_followed(); });
         }
     });
     cmd_->on_connect([weak = weak_from_this()] {
@@ -115,7 +128,7 @@ std::optional<std::string> Node::start(hub::Hub& hub, std::chrono::milliseconds 
             }
             // Leases seen free before are seen afresh (a Redis that restarted empty lists no
             // lease until every live owner renewed).
-            net::post(self->strand_, [self] { self->unowned_.clear(); });
+            net::post(self->strand_, [self] { self->takeover_->forget_unowned(); });
         }
     });
     cmd_->start();
@@ -165,6 +178,87 @@ void Node::stop() {
         self->cmd_->stop();
         self->sub_->stop();
     });
+}
+
+// ---- messages ------------------------------------------------------------------------------
+
+void Node::on_message(const std::string& channel, const std::string& payload) {
+    if (channel == cfg_.prefix + "node:" + id_) {
+        on_node_message(payload);
+        return;
+    }
+    // <prefix>seat:<id>:c
+    const auto head = cfg_.prefix + "seat:";
+    if (!channel.starts_with(head) || !channel.ends_with(":c") || payload.empty()) {
+        return;
+    }
+    mirrors_->notice(channel.substr(head.size(), channel.size() - head.size() - 2), payload);
+}
+
+void Node::on_node_message(const std::string& payload) {
+    boost::system::error_code jec;
+    auto v = json::parse(payload, jec);
+    if (jec || !v.is_object()) {
+        return;
+    }
+    const auto& o = v.as_object();
+    if (const auto watch = str_of(o, "watch"); !watch.empty()) {
+        // A node follows one of this node's seats from now on: its previews go out at once,
+        // not from the next tick's count.
+        std::lock_guard lock(mu_);
+        if (auto it = owned_.find(watch); it != owned_.end()) {
+            it->second.watched = true;
+        }
+        return;
+    }
+    forwards_->received(o);
+}
+
+// ---- takeover (the rest in node_takeover.cpp) -----------------------------------------------
+
+void Node::fence() {
+    const auto now = Clock::now();
+    const auto limit = cfg_.lease - 2 * cfg_.tick;
+    std::vector<std::string> lost;
+    for (const auto& seat : hub_->list()) {
+        if (seat->mirror() || seat->foreign()) {
+            continue;
+        }
+        std::lock_guard lock(mu_);
+        auto& o = owned_[seat->id()];
+        if (o.renewed == Clock::time_point{}) {
+            o.renewed = now; // hosted since (made or opened here, not yet leased)
+        } else if (now - o.renewed > limit) {
+            lost.push_back(seat->id());
+        }
+    }
+    for (const auto& id : lost) {
+        release(
+            id,
+            "its lease was not renewed for "
+                + std::to_string(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(limit).count())
+                + " ms (Redis does not answer)");
+    }
+}
+
+void Node::release(const std::string& id, const std::string& why) {
+    {
+        std::lock_guard lock(mu_);
+        owned_.erase(id); // not `gone`: its keys are the next owner's
+    }
+    takeover_->release(id, why);
+}
+
+void Node::hosted(const std::string& id, Clock::time_point sent) {
+    {
+        std::lock_guard lock(mu_);
+        auto& o = owned_[id];
+        o.epoch.clear(); // seeded from its window at its first publish or the next tick
+        o.renewed = sent;
+        mirrors_->unfollow_locked(id);
+    }
+    mirrors_->hosted(id);
 }
 
 // ---- owner ---------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 // Cluster node, viewer side: mirrors follow other nodes' seats (subscribe, read, notices).
+#include "node_mirror.hpp"
+
 #include "node_detail.hpp"
 
 #include <sluice/cluster/mirror_source.hpp>
-#include <sluice/cluster/node.hpp>
 #include <sluice/conversation/frame.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/seat.hpp>
@@ -13,12 +14,11 @@
 
 #include <spdlog/spdlog.h>
 
-namespace sluice::cluster {
+namespace sluice::cluster::detail {
 
 namespace json = boost::json;
 using boost::system::error_code;
 using redis::Reply;
-using namespace detail;
 
 namespace {
 
@@ -30,42 +30,65 @@ bool ready(hub::Seat& seat) {
 
 } // namespace
 
-// ---- viewer --------------------------------------------------------------------------------
-
-void Node::mirror_wanted(const std::shared_ptr<hub::Seat>& seat) {
-    {
-        std::lock_guard lock(mu_);
-        followed_[seat->id()] = seat;
-    }
-    net::co_spawn(strand_, follow(seat), net::detached);
+Mirrors::Mirrors(NodeContext ctx, Dropped dropped)
+    : ctx_(std::move(ctx))
+    , dropped_(std::move(dropped)) {
 }
 
-net::awaitable<void> Node::follow(std::shared_ptr<hub::Seat> seat) {
+void Mirrors::wanted(const std::shared_ptr<hub::Seat>& seat) {
+    {
+        std::lock_guard lock(ctx_.mu);
+        followed_[seat->id()] = seat;
+    }
+    net::co_spawn(ctx_.strand, follow(seat), net::detached);
+}
+
+bool Mirrors::followed(const std::string& id) {
+    std::lock_guard lock(ctx_.mu);
+    return followed_.contains(id);
+}
+
+void Mirrors::sync_followed() {
+    std::vector<std::shared_ptr<hub::Seat>> seats;
+    {
+        std::lock_guard lock(ctx_.mu);
+        for (auto& [id, w] : followed_) {
+            if (auto s = w.lock()) {
+                seats.push_back(std::move(s));
+            }
+        }
+    }
+    for (const auto& s : seats) {
+        sync(s, /*full=*/false);
+    }
+}
+
+net::awaitable<void> Mirrors::follow(std::shared_ptr<hub::Seat> seat) {
     // Subscribe first, then read: a notice published in between is applied after the read
     // (or found a duplicate), never missed.
-    auto ec = co_await sub_->subscribe(key(seat->id(), "c"));
+    auto ec = co_await ctx_.sub->subscribe(ctx_.key(seat->id(), "c"));
     if (ec) {
         spdlog::warn("cluster: cannot follow seat {}: {}", seat->id(), ec.message());
     }
     // The owner publishes previews only while a node follows: it is told at once.
     std::vector<std::string> watch{
         "PUBLISH",
-        cfg_.prefix + "node:" + seat->owner(),
+        ctx_.cfg.prefix + "node:" + seat->owner(),
         json::serialize(json::object{{"watch", seat->id()}})};
-    cmd_->async_command(std::move(watch), [](error_code, const Reply&) {});
+    ctx_.cmd->async_command(std::move(watch), [](error_code, const Reply&) {});
     sync(seat, /*full=*/true);
 }
 
-void Node::sync(const std::shared_ptr<hub::Seat>& seat, bool full) {
+void Mirrors::sync(const std::shared_ptr<hub::Seat>& seat, bool full) {
     // Read on the seat's strand what the window needs: everything, or from its end.
-    net::post(seat->strand(), [self = shared_from_this(), seat, full] {
+    net::post(seat->strand(), [this, life = ctx_.hold(), seat, full] {
         const bool whole = full || !ready(*seat);
         const std::string from = whole ? "-" : std::to_string(seat->window().end());
         const std::string epoch = seat->epoch();
         std::vector<std::string> args{
-            "EVAL", READ_LUA, "2", self->key(seat->id(), "s"), self->key(seat->id(), "m"), from};
-        self->cmd_->async_command(
-            std::move(args), [self, seat, whole, epoch](error_code ec, const Reply& r) {
+            "EVAL", READ_LUA, "2", ctx_.key(seat->id(), "s"), ctx_.key(seat->id(), "m"), from};
+        ctx_.cmd->async_command(
+            std::move(args), [this, life, seat, whole, epoch](error_code ec, const Reply& r) {
                 if (ec || r.is_error() || r.elements.size() != 3) {
                     if (ec || r.is_error()) {
                         log_failure("reading a seat's stream", ec, r);
@@ -75,45 +98,36 @@ void Node::sync(const std::shared_ptr<hub::Seat>& seat, bool full) {
                 auto e = parse_entries(r.elements[2]);
                 const auto end = to_u64(r.elements[1].str);
                 const std::string ep = r.elements[0].str;
-                net::post(seat->strand(), [self, seat, whole, e = std::move(e), end, ep]() mutable {
-                    auto* mirror = MirrorSource::of(*seat);
-                    if (mirror == nullptr) {
-                        return; // not a mirror any more: hosted here now
-                    }
-                    if (whole || ep != seat->epoch() || !e.contiguous) {
-                        if (!whole) {
-                            self->sync(seat, /*full=*/true);
+                net::post(
+                    seat->strand(), [this, life, seat, whole, e = std::move(e), end, ep]() mutable {
+                        auto* mirror = MirrorSource::of(*seat);
+                        if (mirror == nullptr) {
+                            return; // not a mirror any more: hosted here now
+                        }
+                        if (whole || ep != seat->epoch() || !e.contiguous) {
+                            if (!whole) {
+                                sync(seat, /*full=*/true);
+                                return;
+                            }
+                            const auto first = end - std::min<std::uint64_t>(end, e.frames.size());
+                            mirror->reset(ep, first, std::move(e.frames));
                             return;
                         }
-                        const auto first = end - std::min<std::uint64_t>(end, e.frames.size());
-                        mirror->reset(ep, first, std::move(e.frames));
-                        return;
-                    }
-                    if (e.frames.empty()) {
-                        return;
-                    }
-                    if (!mirror->append(ep, e.first, std::move(e.frames))) {
-                        self->sync(seat, /*full=*/true); // trimmed past: read it whole
-                    }
-                });
+                        if (e.frames.empty()) {
+                            return;
+                        }
+                        if (!mirror->append(ep, e.first, std::move(e.frames))) {
+                            sync(seat, /*full=*/true); // trimmed past: read it whole
+                        }
+                    });
             });
     });
 }
 
-void Node::on_message(const std::string& channel, const std::string& payload) {
-    if (channel == cfg_.prefix + "node:" + id_) {
-        on_node_message(payload);
-        return;
-    }
-    // <prefix>seat:<id>:c
-    const auto head = cfg_.prefix + "seat:";
-    if (!channel.starts_with(head) || !channel.ends_with(":c") || payload.empty()) {
-        return;
-    }
-    const auto id = channel.substr(head.size(), channel.size() - head.size() - 2);
+void Mirrors::notice(const std::string& id, const std::string& payload) {
     std::shared_ptr<hub::Seat> seat;
     {
-        std::lock_guard lock(mu_);
+        std::lock_guard lock(ctx_.mu);
         if (auto it = followed_.find(id); it != followed_.end()) {
             seat = it->second.lock();
         }
@@ -125,7 +139,7 @@ void Node::on_message(const std::string& channel, const std::string& payload) {
     const std::string line = payload.substr(0, nl);
     const char kind = payload[0];
     if (kind == 'x') {
-        net::post(strand_, [self = shared_from_this(), id] { self->drop_mirror(id); });
+        net::post(ctx_.strand, [this, life = ctx_.hold(), id] { drop(id); });
         return;
     }
     if (kind == 'r') {
@@ -199,7 +213,8 @@ void Node::on_message(const std::string& channel, const std::string& payload) {
     }
     net::post(
         seat->strand(),
-        [self = shared_from_this(),
+        [this,
+         life = ctx_.hold(),
          seat,
          epoch = std::move(epoch),
          pos,
@@ -210,9 +225,76 @@ void Node::on_message(const std::string& channel, const std::string& payload) {
                 return; // the read after the subscribe brings them
             }
             if (!ok || !mirror->append(epoch, pos, std::move(frames))) {
-                self->sync(seat, epoch != seat->epoch()); // a hole: read from the end
+                sync(seat, epoch != seat->epoch()); // a hole: read from the end
             }
         });
 }
 
-} // namespace sluice::cluster
+void Mirrors::hosted(const std::string& id) {
+    missing_.erase(id);
+    idle_.erase(id);
+    ctx_.sub->unsubscribe(ctx_.key(id, "c"));
+}
+
+// A mirror goes when its seat has been out of the registry for MIRROR_MISSING_TICKS ticks
+// (not at once: a Redis that restarted empty lists nothing until the owners list again).
+void Mirrors::sweep_missing(const std::set<std::string>& remote) {
+    for (const auto& seat : ctx_.hub->list()) {
+        if (!seat->mirror()) {
+            continue;
+        }
+        if (remote.contains(seat->id())) {
+            missing_.erase(seat->id());
+        } else if (++missing_[seat->id()] >= MIRROR_MISSING_TICKS) {
+            drop(seat->id());
+        }
+    }
+}
+
+void Mirrors::unfollow_idle() {
+    std::vector<std::shared_ptr<hub::Seat>> followed;
+    {
+        std::lock_guard lock(ctx_.mu);
+        for (const auto& [id, w] : followed_) {
+            if (auto seat = w.lock()) {
+                followed.push_back(std::move(seat));
+            }
+        }
+    }
+    for (const auto& seat : followed) {
+        if (seat->summary().subscribers > 0) {
+            idle_.erase(seat->id());
+            continue;
+        }
+        if (++idle_[seat->id()] < MIRROR_IDLE_TICKS) {
+            continue;
+        }
+        // Unfollowed here first (its notices ignored from now on), then on the seat's strand:
+        // a viewer that came meanwhile has it followed again at once.
+        idle_.erase(seat->id());
+        {
+            std::lock_guard lock(ctx_.mu);
+            followed_.erase(seat->id());
+        }
+        ctx_.sub->unsubscribe(ctx_.key(seat->id(), "c"));
+        net::post(seat->strand(), [this, life = ctx_.hold(), seat] {
+            if (auto* mirror = MirrorSource::of(*seat); mirror && !mirror->unfollow()) {
+                wanted(seat);
+            }
+        });
+    }
+}
+
+void Mirrors::drop(const std::string& id) {
+    {
+        std::lock_guard lock(ctx_.mu);
+        followed_.erase(id);
+    }
+    missing_.erase(id);
+    idle_.erase(id);
+    dropped_(id); // no longer a seat this run let go
+    ctx_.sub->unsubscribe(ctx_.key(id, "c"));
+    ctx_.hub->remove_mirror(id);
+}
+
+} // namespace sluice::cluster::detail

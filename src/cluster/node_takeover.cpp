@@ -1,5 +1,6 @@
 // Cluster node: taking seats over from shared storage (`serve --shared-seats`) — the owner lets
-// a seat go before its lease can run out, and a node claims a seat whose lease ran out.
+// a seat go before its lease can run out (when: the node's fence and renew, in node.cpp and
+// node_tick.cpp), and a node claims a seat whose lease ran out.
 //
 // Why this is safe: one node writes a seat's folder at a time. An owner renews each lease every
 // tick and lets a seat go (Hub::release: its turn cancelled, its transcript synced, nothing more
@@ -8,19 +9,21 @@
 // (Redis is the arbiter) and, unless the seat is its own from an earlier run, only after seeing
 // it free for a whole lease more; so a Redis that restarted empty (every lease gone, every owner
 // alive and about to renew) hands nobody's seat to another node.
+#include "node_takeover.hpp"
+
 #include "node_detail.hpp"
 
 #include <sluice/cluster/mirror_source.hpp>
-#include <sluice/cluster/node.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/seat.hpp>
 
 #include <spdlog/spdlog.h>
 
-namespace sluice::cluster {
+#include <utility>
+
+namespace sluice::cluster::detail {
 
 using redis::Reply;
-using namespace detail;
 
 namespace {
 
@@ -30,44 +33,19 @@ std::string released_reason(const std::string& why) {
 
 } // namespace
 
-void Node::fence() {
-    const auto now = Clock::now();
-    const auto limit = cfg_.lease - 2 * cfg_.tick;
-    std::vector<std::string> lost;
-    for (const auto& seat : hub_->list()) {
-        if (seat->mirror() || seat->foreign()) {
-            continue;
-        }
-        std::lock_guard lock(mu_);
-        auto& o = owned_[seat->id()];
-        if (o.renewed == Clock::time_point{}) {
-            o.renewed = now; // hosted since (made or opened here, not yet leased)
-        } else if (now - o.renewed > limit) {
-            lost.push_back(seat->id());
-        }
-    }
-    for (const auto& id : lost) {
-        release(
-            id,
-            "its lease was not renewed for "
-                + std::to_string(
-                    std::chrono::duration_cast<std::chrono::milliseconds>(limit).count())
-                + " ms (Redis does not answer)");
-    }
+Takeover::Takeover(NodeContext ctx, Hosted hosted)
+    : ctx_(std::move(ctx))
+    , hosted_(std::move(hosted)) {
 }
 
-void Node::release(const std::string& id, const std::string& why) {
-    {
-        std::lock_guard lock(mu_);
-        owned_.erase(id); // not `gone`: its keys are the next owner's
-    }
+void Takeover::release(const std::string& id, const std::string& why) {
     released_.insert(id);
-    if (!hub_->release(id, std::make_unique<MirrorSource>(id_))) {
+    if (!ctx_.hub->release(id, std::make_unique<MirrorSource>(ctx_.id))) {
         return;
     }
     spdlog::warn("cluster: seat {} let go: {}; the node that takes its lease hosts it", id, why);
     // Listed here meanwhile, unavailable with why (its window readable once Redis answers).
-    if (auto placeholder = hub_->find(id); placeholder && placeholder->mirror()) {
+    if (auto placeholder = ctx_.hub->find(id); placeholder && placeholder->mirror()) {
         auto head = placeholder->summary();
         head.state = hub::SeatState::unavailable;
         net::post(
@@ -81,7 +59,7 @@ void Node::release(const std::string& id, const std::string& why) {
 }
 
 net::awaitable<void>
-Node::claim(std::map<std::string, Claimable> candidates, const std::set<std::string>& local) {
+Takeover::claim(std::map<std::string, Claimable> candidates, const std::set<std::string>& local) {
     const auto now = Clock::now();
     for (auto it = unowned_.begin(); it != unowned_.end();) {
         it = candidates.contains(it->first) ? std::next(it) : unowned_.erase(it);
@@ -91,28 +69,31 @@ Node::claim(std::map<std::string, Claimable> candidates, const std::set<std::str
             continue;
         }
         const auto since = unowned_.try_emplace(id, now).first->second;
-        if (!c.now && now - since < cfg_.lease) {
+        if (!c.now && now - since < ctx_.cfg.lease) {
             continue; // not yet seen free for a whole lease
         }
         const auto sent = Clock::now();
         std::vector<std::string> args{
-            "EVAL", CLAIM_LUA, "1", key(id, "owner"), id_, std::to_string(cfg_.lease.count())};
-        auto [ec, r] = co_await cmd_->command(std::move(args));
+            "EVAL",
+            CLAIM_LUA,
+            "1",
+            ctx_.key(id, "owner"),
+            ctx_.id,
+            std::to_string(ctx_.cfg.lease.count())};
+        auto [ec, r] = co_await ctx_.cmd->command(std::move(args));
         if (ec || r.type != Reply::Type::integer || r.integer != 1) {
             continue; // another node was first, or Redis went away
         }
         adopting_.insert(id);
-        hub_->adopt(
+        ctx_.hub->adopt(
             id,
-            strand_,
-            [self = shared_from_this(), id = id, sent](
-                const hub::Result<std::shared_ptr<hub::Seat>>& seat) {
-                self->adopted(id, sent, seat);
-            });
+            ctx_.strand,
+            [this, life = ctx_.hold(), id = id, sent](
+                const hub::Result<std::shared_ptr<hub::Seat>>& seat) { adopted(id, sent, seat); });
     }
 }
 
-void Node::adopted(
+void Takeover::adopted(
     const std::string& id,
     Clock::time_point sent,
     const hub::Result<std::shared_ptr<hub::Seat>>& r) {
@@ -123,23 +104,27 @@ void Node::adopted(
             return; // hosted here already
         }
         spdlog::warn("cluster: seat {} was claimed but not opened: {}", id, r.error().message);
-        std::vector<std::string> args{"EVAL", UNCLAIM_LUA, "1", key(id, "owner"), id_};
-        cmd_->async_command(std::move(args), [](boost::system::error_code, const Reply&) {});
+        std::vector<std::string> args{"EVAL", UNCLAIM_LUA, "1", ctx_.key(id, "owner"), ctx_.id};
+        ctx_.cmd->async_command(std::move(args), [](boost::system::error_code, const Reply&) {});
         return;
     }
-    {
-        std::lock_guard lock(mu_);
-        auto& o = owned_[id];
-        o.epoch.clear(); // seeded from its window at its first publish or the next tick
-        o.renewed = sent;
-        followed_.erase(id);
-    }
-    missing_.erase(id);
-    idle_.erase(id);
+    hosted_(id, sent); // the node's own now, no longer a mirror
     released_.erase(id);
-    sub_->unsubscribe(key(id, "c"));
     spdlog::info(
         "cluster: seat {} taken over from its shared folder (its lease was free); hosted here", id);
 }
 
-} // namespace sluice::cluster
+void Takeover::list_folders() {
+    if (std::exchange(listing_, true)) {
+        return; // the last one still runs
+    }
+    ctx_.hub->folder_ids(
+        ctx_.strand, [this, life = ctx_.hold()](hub::Result<std::vector<std::string>> ids) {
+            listing_ = false;
+            if (ids) {
+                folders_ = std::set<std::string>(ids->begin(), ids->end());
+            }
+        });
+}
+
+} // namespace sluice::cluster::detail

@@ -1,5 +1,7 @@
 // Cluster node: the tick — leases, the registry, mirrors of other nodes' seats, position check.
 #include "node_detail.hpp"
+#include "node_mirror.hpp"
+#include "node_takeover.hpp"
 
 #include <sluice/cluster/mirror_source.hpp>
 #include <sluice/cluster/node.hpp>
@@ -39,11 +41,11 @@ net::awaitable<void> Node::tick() {
     const auto local = co_await renew();
     co_await count_followers(local);
     co_await drop_gone();
-    std::map<std::string, Claimable> claimable; // takeover
+    std::map<std::string, detail::Claimable> claimable; // takeover
     co_await follow_registry(local, claimable);
-    unfollow_idle();
+    mirrors_->unfollow_idle();
     if (cfg_.takeover) {
-        co_await claim(std::move(claimable), local);
+        co_await takeover_->claim(std::move(claimable), local);
     }
 }
 
@@ -163,7 +165,7 @@ net::awaitable<void> Node::drop_gone() {
 // Other nodes' seats: mirrors, their heads, and a position check for the followed ones; with
 // takeover, the seats this node may claim.
 net::awaitable<void> Node::follow_registry(
-    const std::set<std::string>& local, std::map<std::string, Claimable>& claimable) {
+    const std::set<std::string>& local, std::map<std::string, detail::Claimable>& claimable) {
     const auto registry = cfg_.prefix + "seats";
     std::vector<std::string> list{"EVAL", LIST_LUA, "1", registry, cfg_.prefix + "seat:"};
     auto [ec, r] = co_await cmd_->command(std::move(list));
@@ -190,13 +192,13 @@ net::awaitable<void> Node::follow_registry(
             if (owner.empty() || owner == id_) {
                 // Free, or this node's from an earlier run: this node's own seat is claimed at
                 // once (unless this run let it go), another's once seen free for a lease.
-                claimable[id].now = (node == id_ || owner == id_) && !released_.contains(id);
+                claimable[id].now = (node == id_ || owner == id_) && !takeover_->let_go(id);
             }
         }
         if (node == id_) {
             // Listed by this node's earlier run, or let go by this one: never a mirror of
             // itself; one it let go stays listed (unavailable, with why) until another holds it.
-            if (released_.contains(id)) {
+            if (takeover_->let_go(id)) {
                 remote.insert(id);
             }
             continue;
@@ -234,13 +236,8 @@ net::awaitable<void> Node::follow_registry(
             seat->strand(), [seat, mirror, head = std::move(head), why = std::move(why)]() mutable {
                 mirror->owner_head(std::move(head), std::move(why));
             });
-        bool followed = false;
-        {
-            std::lock_guard lock(mu_);
-            followed = followed_.contains(id);
-        }
-        if (followed) {
-            sync(seat, /*full=*/false); // the position check: a lost notice shows here
+        if (mirrors_->followed(id)) {
+            mirrors_->sync(seat, /*full=*/false); // the position check: a lost notice shows here
         }
     }
     if (cfg_.takeover) {
@@ -248,9 +245,9 @@ net::awaitable<void> Node::follow_registry(
         // are written together): a seat whose owner died while Redis lost everything. One this
         // node let go stays listed while its folder is there. The folder is listed on the
         // hub's writer (shared storage may be slow), its last listing used here.
-        list_folders();
-        for (const auto& id : folders_) {
-            if (released_.contains(id)) {
+        takeover_->list_folders();
+        for (const auto& id : takeover_->folders()) {
+            if (takeover_->let_go(id)) {
                 remote.insert(id);
             }
             if (!local.contains(id) && !registered.contains(id)) {
@@ -258,77 +255,7 @@ net::awaitable<void> Node::follow_registry(
             }
         }
     }
-    // A mirror goes when its seat has been out of the registry for MIRROR_MISSING_TICKS ticks
-    // (not at once: a Redis that restarted empty lists nothing until the owners list again).
-    for (const auto& seat : hub_->list()) {
-        if (!seat->mirror()) {
-            continue;
-        }
-        if (remote.contains(seat->id())) {
-            missing_.erase(seat->id());
-        } else if (++missing_[seat->id()] >= MIRROR_MISSING_TICKS) {
-            drop_mirror(seat->id());
-        }
-    }
-}
-
-void Node::list_folders() {
-    if (std::exchange(listing_, true)) {
-        return; // the last one still runs
-    }
-    hub_->folder_ids(
-        strand_, [self = shared_from_this()](hub::Result<std::vector<std::string>> ids) {
-            self->listing_ = false;
-            if (ids) {
-                self->folders_ = std::set<std::string>(ids->begin(), ids->end());
-            }
-        });
-}
-
-void Node::unfollow_idle() {
-    std::vector<std::shared_ptr<hub::Seat>> followed;
-    {
-        std::lock_guard lock(mu_);
-        for (const auto& [id, w] : followed_) {
-            if (auto seat = w.lock()) {
-                followed.push_back(std::move(seat));
-            }
-        }
-    }
-    for (const auto& seat : followed) {
-        if (seat->summary().subscribers > 0) {
-            idle_.erase(seat->id());
-            continue;
-        }
-        if (++idle_[seat->id()] < MIRROR_IDLE_TICKS) {
-            continue;
-        }
-        // Unfollowed here first (its notices ignored from now on), then on the seat's strand:
-        // a viewer that came meanwhile has it followed again at once.
-        idle_.erase(seat->id());
-        {
-            std::lock_guard lock(mu_);
-            followed_.erase(seat->id());
-        }
-        sub_->unsubscribe(key(seat->id(), "c"));
-        net::post(seat->strand(), [self = shared_from_this(), seat] {
-            if (auto* mirror = MirrorSource::of(*seat); mirror && !mirror->unfollow()) {
-                self->mirror_wanted(seat);
-            }
-        });
-    }
-}
-
-void Node::drop_mirror(const std::string& id) {
-    {
-        std::lock_guard lock(mu_);
-        followed_.erase(id);
-    }
-    missing_.erase(id);
-    idle_.erase(id);
-    released_.erase(id);
-    sub_->unsubscribe(key(id, "c"));
-    hub_->remove_mirror(id);
+    mirrors_->sweep_missing(remote);
 }
 
 } // namespace sluice::cluster

@@ -21,6 +21,13 @@
 
 namespace sluice::cluster {
 
+namespace detail {
+class Forwards;
+class Mirrors;
+class Takeover;
+struct Claimable;
+} // namespace detail
+
 /// A node's settings.
 struct NodeConfig {
     redis::Url url;                          ///< the Redis server
@@ -52,6 +59,11 @@ struct NodeConfig {
 /// position it follows and the bytes published there before it, so a mirror shows it in order
 /// or drops it, and reports what it missed as a `gap` (pub/sub is lossy).
 ///
+/// The Node is the engine: it owns the Redis connections, the tick and the owner's side, and
+/// delegates to its parts (src/cluster/): detail::Forwards (commands forwarded between nodes),
+/// detail::Mirrors (following other nodes' seats), detail::Takeover (`takeover`: claiming seats
+/// whose owner is gone).
+///
 /// @par Thread safety
 /// Safe from any thread (the Broker hooks come from seats' strands).
 class Node : public hub::Broker, public hub::Forwarder, public std::enable_shared_from_this<Node> {
@@ -76,9 +88,7 @@ public:
 
     /// Commands forwarded to this node (for its seats) go to `fn`, which answers through its
     /// `done` (the app runs them as its own API would). Set before `start`.
-    void on_forwarded(std::function<void(hub::ForwardedRequest, hub::ForwardDone)> fn) {
-        on_forwarded_ = std::move(fn);
-    }
+    void on_forwarded(std::function<void(hub::ForwardedRequest, hub::ForwardDone)> fn);
 
     /// Sends a command to the owner over Redis pub/sub (`<prefix>node:<owner>`), its answer
     /// back on this node's channel; no subscriber (the owner is gone) or no answer within
@@ -101,41 +111,24 @@ private:
         bool watched{true}; // a node follows its channel (PUBSUB NUMSUB each tick): previews go
     };
 
-    // A seat that may be claimed (takeover): its lease is free, or this node's.
-    struct Claimable {
-        bool now{false}; // this node's own seat (its lease, or its registry entry): no wait
-    };
-
-    struct Forward;
-
     Node(boost::asio::io_context& io, NodeConfig cfg);
-    void drop_mirror(const std::string& id); // on strand_
-    void unfollow_idle();                    // on strand_
-    void list_folders();                     // on strand_
-    void finish_forward(std::uint64_t rid, unsigned status, std::string body);
     void on_node_message(const std::string& payload);
     [[nodiscard]] std::string key(const std::string& seat, const char* what) const;
     void seed(hub::Seat& seat);
     void append(hub::Seat& seat, std::uint64_t first);
     void on_message(const std::string& channel, const std::string& payload);
-    void sync(const std::shared_ptr<hub::Seat>& seat, bool full);
+    void hosted(const std::string& id, Clock::time_point sent); // taken over (on strand_)
+    // Takeover, on strand_: an owner cut off from Redis lets its seats go before their leases
+    // can run out (fence); a seat let go is this node's no more (release).
+    void fence();
+    void release(const std::string& id, const std::string& why);
     boost::asio::awaitable<void> tick_loop();
     boost::asio::awaitable<void> tick();
     boost::asio::awaitable<std::set<std::string>> renew();
     boost::asio::awaitable<void> count_followers(const std::set<std::string>& local);
     boost::asio::awaitable<void> drop_gone();
     boost::asio::awaitable<void> follow_registry(
-        const std::set<std::string>& local, std::map<std::string, Claimable>& claimable);
-    boost::asio::awaitable<void> follow(std::shared_ptr<hub::Seat> seat);
-    // Takeover (node_takeover.cpp), on strand_.
-    void fence();
-    void release(const std::string& id, const std::string& why);
-    boost::asio::awaitable<void>
-    claim(std::map<std::string, Claimable> candidates, const std::set<std::string>& local);
-    void adopted(
-        const std::string& id,
-        Clock::time_point sent,
-        const hub::Result<std::shared_ptr<hub::Seat>>& r);
+        const std::set<std::string>& local, std::map<std::string, detail::Claimable>& claimable);
 
     boost::asio::io_context& io_;
     boost::asio::strand<boost::asio::io_context::executor_type> strand_;
@@ -145,18 +138,10 @@ private:
     std::shared_ptr<redis::Client> cmd_, sub_;
     boost::asio::steady_timer timer_;
     std::mutex mu_;
-    std::map<std::string, Owned> owned_;                       // local seats, by id
-    std::map<std::string, std::weak_ptr<hub::Seat>> followed_; // mirrors with viewers
-    std::function<void(hub::ForwardedRequest, hub::ForwardDone)> on_forwarded_;
-    std::map<std::uint64_t, std::shared_ptr<Forward>> forwards_; // on strand_
-    std::map<std::string, int> missing_; // mirrors out of the registry, ticks (on strand_)
-    std::map<std::string, int> idle_;    // followed mirrors without a viewer, ticks (on strand_)
-    std::map<std::string, Clock::time_point> unowned_; // takeover: lease seen free since
-    std::set<std::string> adopting_;                   // takeover: claimed, being opened
-    std::set<std::string> released_;                   // takeover: let go by this run
-    std::set<std::string> folders_; // takeover: the shared seats folder, as last listed
-    bool listing_{false};           // takeover: a listing runs on the hub's writer
-    std::uint64_t next_rid_{0};
+    std::map<std::string, Owned> owned_;         // local seats, by id
+    std::unique_ptr<detail::Forwards> forwards_; // commands to and from other nodes
+    std::unique_ptr<detail::Mirrors> mirrors_;   // other nodes' seats followed here
+    std::unique_ptr<detail::Takeover> takeover_; // seats let go and claimed (`takeover`)
     bool stopped_{false};
 };
 
