@@ -505,13 +505,16 @@
     const box = $('prompt');
     const text = box.value;
     if (!v || !text.trim()) return;
+    // Cleared at once: the prompt's own frame can arrive over the stream before the POST answers,
+    // and a second Enter must not send it twice. A refusal puts the text back if nothing was typed since.
+    box.value = '';
     try {
       const r = await api('POST', `/v1/seats/${enc(v.id)}/messages`, { text });
-      box.value = '';
       if (r && r.queued) { v.queuedTurn = Number(r.turn); setNote(`Queued as turn ${r.turn}; it starts when this one ends.`, 'queued'); }
       else setNote('');
       refreshStats();
     } catch (e) {
+      if (view === v && box.value === '') box.value = text;
       setNote(`not sent: ${e.message}`);
     }
   }
