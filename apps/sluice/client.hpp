@@ -18,10 +18,14 @@ namespace sluice::app::client {
 
 /// Where the hub is and how to authenticate to it: the flags every client command takes.
 struct ClientOptions {
-    std::string hub{"http://127.0.0.1:8420"}; ///< --hub: the hub's URL
-    std::string token;                        ///< --token (else SLUICE_TOKEN, else `data`'s)
-    std::string data{"sluice-data"};          ///< --data: the hub's data dir, to read its token
+    std::string hub;   ///< --hub: the hub's URL (resolved by resolve(): locations.hpp)
+    std::string token; ///< --token (else SLUICE_TOKEN, else `data`'s)
+    std::string data;  ///< --data: the hub's data dir, to read its token and hub.json
 };
+
+/// Fills what the flags left: the data dir (the hub's default), then the hub's URL (--hub,
+/// SLUICE_HUB, the data dir's hub.json, http://127.0.0.1:8420), a missing scheme added.
+void resolve(ClientOptions& o);
 
 // ---- the hub's HTTP API (client_http.cpp) ------------------------------------------------------
 

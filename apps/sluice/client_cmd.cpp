@@ -116,9 +116,17 @@ int cmd_answer(
 void add_client_commands(CLI::App& app) {
     auto o = std::make_shared<client::ClientOptions>();
     auto common = [o](CLI::App* sub) {
-        sub->add_option("--hub", o->hub, "the hub's URL");
+        sub->add_option(
+            "--hub",
+            o->hub,
+            "the hub's URL or host:port (default: SLUICE_HUB, else the running hub's hub.json in "
+            "the data dir, else http://127.0.0.1:8420)");
         sub->add_option("--token", o->token, "bearer token (or SLUICE_TOKEN)");
-        sub->add_option("--data", o->data, "the hub's data dir, to read its token from");
+        sub->add_option(
+            "--data",
+            o->data,
+            "the hub's data dir, to read its token and address from (default: serve's)");
+        sub->parse_complete_callback([o] { client::resolve(*o); });
     };
     auto* seats = app.add_subcommand("seats", "List the hub's seats");
     common(seats);

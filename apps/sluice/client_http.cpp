@@ -1,6 +1,7 @@
 // The client commands' side of the hub's HTTP API: the token, one JSON call, an oversize frame
 // fetched whole, and a seat's event stream followed across reconnects.
 #include "client.hpp"
+#include "locations.hpp"
 
 #include <sluice/core/error.hpp>
 #include <sluice/net/http_client.hpp>
@@ -54,6 +55,11 @@ bool is_reference_form(const json::value& row) {
 }
 
 } // namespace
+
+void resolve(ClientOptions& o) {
+    o.data = resolve_data_dir(o.data, false).string();
+    o.hub = resolve_hub_url(o.hub, o.data);
+}
 
 std::optional<json::value> call(
     const ClientOptions& o,

@@ -28,4 +28,7 @@ void add_client_commands(CLI::App& app);
 /// `sluice token new|list|revoke`: viewer tokens in the hub's data dir.
 void add_token_command(CLI::App& app);
 
+/// `sluice config show` and `sluice data move`: the hub's settings and data dir.
+void add_config_commands(CLI::App& app);
+
 } // namespace sluice::app

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
         sluice::app::add_run_command(app);
         sluice::app::add_client_commands(app);
         sluice::app::add_token_command(app);
+        sluice::app::add_config_commands(app);
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {

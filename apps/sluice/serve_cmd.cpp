@@ -1,7 +1,8 @@
 // `sluice serve`: runs the hub (seats, SSE/WebSocket fan-out, the page) until SIGINT/SIGTERM.
-#include "cluster_flags.hpp"
 #include "commands.hpp"
-#include "runtime_flags.hpp"
+#include "locations.hpp"
+#include "serve_options.hpp"
+#include "settings.hpp"
 
 #include <sluice/cluster/node.hpp>
 #include <sluice/conversation/frame_ref.hpp>
@@ -18,6 +19,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -47,30 +49,6 @@ std::map<const CLI::App*, std::function<int()>>& actions() {
     static std::map<const CLI::App*, std::function<int()>> a;
     return a;
 }
-
-struct ServeOptions {
-    std::string listen{"127.0.0.1:8420"};
-    std::string data{"sluice-data"};
-    RuntimeFlags runtime;
-    std::string token;
-    bool no_token{false};
-    std::vector<std::string> allow_hosts;
-    std::vector<std::string> allow_origins;
-    std::string public_url;
-    unsigned auth_free_failures{8};
-    std::string tls_cert;
-    std::string tls_key;
-    bool behind_proxy{false};
-    std::size_t threads{2};
-    std::uint64_t window_cap{0};
-    std::uint64_t window_cap_bytes{0};
-    std::size_t max_connections{20'000};
-    std::uint64_t header_timeout_ms{10'000};
-    std::string workspace_root; // claude seats' working directories lie inside (default: data)
-    std::uint64_t write_timeout_ms{30'000};
-    ClusterFlags cluster; // --redis and the flags that go with it (cluster_flags.hpp)
-    std::vector<std::string> claude_projects; // Claude Code projects folders served read-only
-};
 
 // Permission modes are Claude Code's words; a request may only name one of them.
 bool valid_permission_mode(const std::string& m) {
@@ -324,17 +302,24 @@ void print_start_error(const ServeOptions& o, const boost::system::error_code& e
 
 // The server's configuration from the flags; --max-connections is clamped to what the
 // descriptor limit leaves after `seats` seats.
-server::ServerConfig
-server_config(const ServeOptions& o, const std::string& token, std::size_t seats) {
+// The warning names --max-connections only when someone set it; the default is clamped quietly.
+server::ServerConfig server_config(
+    const ServeOptions& o, const Settings& settings, const std::string& token, std::size_t seats) {
     server::ServerConfig sc;
     sc.listen = o.listen;
     sc.max_connections = o.max_connections;
     if (const auto budget = descriptor_budget(seats); budget < sc.max_connections) {
-        spdlog::warn(
-            "--max-connections {} is above what the descriptor limit allows; using {} "
-            "(raise `ulimit -n` for more)",
-            sc.max_connections,
-            budget);
+        if (settings.given("max-connections")) {
+            spdlog::warn(
+                "--max-connections {} is above what the descriptor limit allows; using {} "
+                "(raise `ulimit -n` for more)",
+                sc.max_connections,
+                budget);
+        } else {
+            spdlog::info(
+                "connections at most: {} (the descriptor limit's; raise `ulimit -n` for more)",
+                budget);
+        }
         sc.max_connections = budget;
     }
     sc.header_timeout = std::chrono::milliseconds(o.header_timeout_ms);
@@ -351,9 +336,35 @@ server_config(const ServeOptions& o, const std::string& token, std::size_t seats
     return sc;
 }
 
-int run_serve(const ServeOptions& o) {
+int run_serve(const ServeOptions& o, const Settings& settings) {
     fix_malloc_thresholds();    // before the first thread (and its arena) starts
     (void)descriptor_budget(0); // raise the soft limit before any seat opens its files
+    {
+        std::error_code ec;
+        const bool made = std::filesystem::create_directories(o.data, ec);
+        if (ec) {
+            std::fprintf(
+                stderr,
+                "sluice serve: cannot create the data dir %s: %s\n",
+                o.data.c_str(),
+                ec.message().c_str());
+            return 2;
+        }
+        if (made) { // a data dir this hub makes is its user's alone (tokens, transcripts)
+            std::filesystem::permissions(
+                o.data,
+                std::filesystem::perms::owner_all,
+                std::filesystem::perm_options::replace,
+                ec);
+        }
+    }
+    // One hub per data dir: a second one would interleave writes to the same transcripts.
+    std::string locked_why;
+    const auto lock = HubLock::acquire(o.data, locked_why);
+    if (!lock) {
+        std::fprintf(stderr, "sluice serve: %s\n", locked_why.c_str());
+        return 1;
+    }
     bool created = false;
     const auto token = serve_token(o, created);
     if (!token) {
@@ -395,7 +406,7 @@ int run_serve(const ServeOptions& o) {
         const auto listed = projects->start();
         std::printf("claude sessions listed: %zu\n", listed);
     }
-    server::ServerConfig sc = server_config(o, *token, hub.stats().seats);
+    server::ServerConfig sc = server_config(o, settings, *token, hub.stats().seats);
     if (o.tls_cert.empty() != o.tls_key.empty()) {
         std::fprintf(stderr, "sluice serve: --tls-cert and --tls-key go together\n");
         return 2;
@@ -417,29 +428,34 @@ int run_serve(const ServeOptions& o) {
             "clear (--tls-cert/--tls-key, or --behind-proxy when a TLS proxy is in front)\n");
     }
     {
-        // The page's address, once: with the token in its fragment (never sent to a server;
-        // the page keeps it and cleans the address bar).
-        std::string page = o.public_url;
-        if (page.empty()) {
-            const bool wildcard = listen_host == "0.0.0.0" || listen_host == "[::]";
-            page = std::string(scheme) + "://" + (wildcard ? std::string("127.0.0.1") : listen_host)
-                   + ":" + std::to_string(srv.port());
-        }
-        while (!page.empty() && page.back() == '/') {
-            page.pop_back();
+        // The page's addresses, once: with the token in their fragment (never sent to a server;
+        // the page keeps it and cleans the address bar). For a wildcard listen, each address of
+        // this machine; hub.json tells the CLI where this hub is (and token new what to print).
+        HubFile hf;
+        hf.pages = page_addresses(scheme, listen_host, srv.port(), o.public_url);
+        hf.url = page_addresses(scheme, listen_host, srv.port(), {}).back();
+        hf.public_url = o.public_url;
+        hf.pid = static_cast<long>(::getpid());
+        hf.started = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+        (void)write_hub_file(o.data, hf); // warned on failure; `--hub` still finds the hub
+        for (const auto& page : hf.pages) {
+            if (token->empty()) {
+                std::printf("page: %s/\n", page.c_str());
+            } else {
+                std::printf("page: %s/#token=%s\n", page.c_str(), token->c_str());
+            }
         }
         if (token->empty()) {
             std::printf(
-                "no token (--no-token): anyone who can reach %s can use this hub\n", page.c_str());
-            std::printf("page: %s/\n", page.c_str());
-        } else {
-            std::printf("page: %s/#token=%s\n", page.c_str(), token->c_str());
-            if (created) {
-                std::printf(
-                    "a new token was written to %s/%s (the CLI reads it from there)\n",
-                    o.data.c_str(),
-                    std::string(server::auth::OWNER_TOKEN_FILE).c_str());
-            }
+                "no token (--no-token): anyone who can reach %s can use this hub\n",
+                hf.pages.front().c_str());
+        } else if (created) {
+            std::printf(
+                "a new token was written to %s/%s (the CLI reads it from there)\n",
+                o.data.c_str(),
+                std::string(server::auth::OWNER_TOKEN_FILE).c_str());
         }
     }
     std::printf(
@@ -484,6 +500,7 @@ int run_serve(const ServeOptions& o) {
     for (auto& t : threads) {
         t.join();
     }
+    remove_hub_file(o.data);
     return 0;
 }
 
@@ -513,58 +530,14 @@ void add_serve_command(CLI::App& app) {
     auto* sub =
         app.add_subcommand("serve", "Run the hub: seats, SSE and WebSocket fan-out, the page");
     auto o = std::make_shared<ServeOptions>();
-    sub->add_option("--listen", o->listen, "address:port to listen on (port 0: any free port)");
-    sub->add_option("--data", o->data, "data directory (one folder per seat)");
-    add_runtime_flags(*sub, o->runtime);
-    sub->add_option(
-        "--token",
-        o->token,
-        "owner token (or SLUICE_TOKEN); default: the data dir's, created at first start");
-    sub->add_flag("--no-token", o->no_token, "require no token (loopback only; says so at start)");
-    sub->add_option("--allow-host", o->allow_hosts, "another name the Host header may carry");
-    sub->add_option(
-        "--allow-origin", o->allow_origins, "a foreign origin let in (scheme://host[:port], or *)");
-    add_cluster_flags(*sub, o->cluster);
-    sub->add_option(
-        "--public-url", o->public_url, "the URL people reach the hub at (its host is allowed)");
-    sub->add_option("--tls-cert", o->tls_cert, "PEM certificate chain: serve HTTPS and WSS");
-    sub->add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert");
-    sub->add_flag(
-        "--behind-proxy",
-        o->behind_proxy,
-        "a TLS proxy is in front: no warning for plain HTTP beyond loopback, and its "
-        "X-Forwarded-Proto (from loopback only) says the page's scheme");
-    sub->add_option(
-        "--auth-free-failures",
-        o->auth_free_failures,
-        "wrong tokens one address may send before it is held back (429)");
-    sub->add_option("--threads", o->threads, "I/O threads")->check(CLI::Range(1, 64));
-    sub->add_option("--window-cap", o->window_cap, "window cap in frames (slack = cap/4)");
-    sub->add_option(
-        "--window-cap-bytes", o->window_cap_bytes, "window cap in wire bytes (slack = cap/4)");
-    sub->add_option(
-        "--max-connections", o->max_connections, "open connections at most (more get 503)");
-    sub->add_option(
-        "--header-timeout-ms", o->header_timeout_ms, "slow-header guard in milliseconds");
-    sub->add_option(
-        "--workspace-root",
-        o->workspace_root,
-        "claude seats' cwd must lie inside this folder (default: <data>/workspaces)");
-    sub->add_option(
-        "--write-timeout-ms",
-        o->write_timeout_ms,
-        "let a subscriber go when a write makes no progress this long (default 30000: twice "
-        "the heartbeat)");
-    sub->add_option(
-           "--claude-projects",
-           o->claude_projects,
-           "serve Claude Code's session files under DIR as read-only seats, followed live "
-           "(repeatable; no DIR: ~/.claude/projects); nothing is written there")
-        ->expected(0, 1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll) // repeatable, each with 0 or 1
-        ->allow_extra_args(false)
-        ->type_name("[DIR]");
-    on_selected(sub, [o] { return run_serve(*o); });
+    add_serve_options(*sub, *o);
+    on_selected(sub, [sub, o] {
+        Settings settings;
+        if (!resolve_serve_options(*sub, *o, settings, true)) {
+            return 2;
+        }
+        return run_serve(*o, settings);
+    });
 }
 
 } // namespace sluice::app

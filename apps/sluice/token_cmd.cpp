@@ -1,5 +1,6 @@
 // `sluice token new|list|revoke`: viewer tokens, stored hashed in the hub's data dir.
 #include "commands.hpp"
+#include "locations.hpp"
 
 #include <sluice/core/clock.hpp>
 #include <sluice/server/auth.hpp>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sluice::app {
 
@@ -21,11 +23,11 @@ std::string when(std::int64_t unix) {
 }
 
 struct TokenOptions {
-    std::string data{"sluice-data"};
+    std::string data; // resolved by resolve_data_dir() (locations.hpp)
     bool viewer{false};
     std::string seat;
     std::string expires;
-    std::string hub{"http://127.0.0.1:8420"};
+    std::string hub; // --hub, for the link; else the running hub's own addresses (hub.json)
     std::string id;
 };
 
@@ -58,19 +60,26 @@ int cmd_new(const TokenOptions& o) {
             m.error().message().c_str());
         return 1;
     }
-    std::string page = o.hub;
-    while (!page.empty() && page.back() == '/') {
-        page.pop_back();
+    // The links go to where the hub really is: --hub, else what the running hub wrote about
+    // itself (its public URL, or each address it listens on), else the default address.
+    std::vector<std::string> pages;
+    if (!o.hub.empty()) {
+        pages.push_back(normalize_hub_url(o.hub));
+    } else if (auto f = read_hub_file(o.data); f && !f->pages.empty()) {
+        pages = f->pages;
+    } else {
+        pages.push_back(resolve_hub_url({}, o.data));
     }
     std::printf("%s\n", m->token.c_str());
     std::fprintf(
         stderr,
-        "viewer token %s (seat %s, expires %s); share: %s/#token=%s\n",
+        "viewer token %s (seat %s, expires %s); share:\n",
         m->entry.id.c_str(),
         m->entry.seat.empty() ? "any" : m->entry.seat.c_str(),
-        when(m->entry.expires).c_str(),
-        page.c_str(),
-        m->token.c_str());
+        when(m->entry.expires).c_str());
+    for (const auto& page : pages) {
+        std::fprintf(stderr, "  %s/#token=%s\n", page.c_str(), m->token.c_str());
+    }
     return 0;
 }
 
@@ -122,7 +131,9 @@ void add_token_command(CLI::App& app) {
     token->require_subcommand(1);
     auto o = std::make_shared<TokenOptions>();
     auto data = [o](CLI::App* sub) {
-        sub->add_option("--data", o->data, "the hub's data dir (where tokens are stored)");
+        sub->add_option(
+            "--data", o->data, "the hub's data dir (where tokens are stored; default: serve's)");
+        sub->parse_complete_callback([o] { o->data = resolve_data_dir(o->data, false).string(); });
     };
     auto* made = token->add_subcommand("new", "Mint a viewer token and print it");
     data(made);

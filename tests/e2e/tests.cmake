@@ -12,6 +12,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/security_test.cpp
     e2e/security_tls_test.cpp
     e2e/edges_test.cpp
+    e2e/settings_test.cpp
     e2e/redis_cluster_test.cpp
     e2e/redis_cluster_ws_test.cpp
     e2e/redis_cluster_live_test.cpp

@@ -1,0 +1,216 @@
+// End-to-end tests of a hub installed once: the config file, SLUICE_<FLAG> variables and flags
+// in that order; the standard data dir found from any folder; hub.json telling the CLI where the
+// hub is; one hub per data dir; links with the hub's real address.
+#include "support/hub_process.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace sluice::test {
+namespace {
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+struct Run {
+    int status{-1};
+    std::string out;
+    std::string err;
+};
+
+// `cd <cwd> && <env> sluice <args>` (bounded by `timeout` seconds; SIGTERM then) with stdout and
+// stderr captured.
+Run sluice(const TempDir& dir, const std::string& cwd, const std::string& args, int timeout = 30) {
+    const std::string cmd = "cd '" + cwd + "' && timeout " + std::to_string(timeout)
+                            + " " SLUICE_BINARY " " + args + " >" + dir.file("out") + " 2>"
+                            + dir.file("err");
+    const int st = std::system(cmd.c_str());
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(dir.file("out")), slurp(dir.file("err"))};
+}
+
+// Points XDG_STATE_HOME and XDG_CONFIG_HOME into `dir` for this test (ctest runs each test in its
+// own process) and clears what would leak in from the machine.
+void scratch_home(const TempDir& dir) {
+    std::filesystem::create_directories(dir.file("state"));
+    std::filesystem::create_directories(dir.file("conf/sluice"));
+    ::setenv("XDG_STATE_HOME", dir.file("state").c_str(), 1);
+    ::setenv("XDG_CONFIG_HOME", dir.file("conf").c_str(), 1);
+    ::unsetenv("SLUICE_HUB");
+    ::unsetenv("SLUICE_TOKEN");
+    ::unsetenv("SLUICE_CONFIG");
+}
+
+void write(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+}
+
+// The `key = value  # origin` line of `config show`'s output for `key`.
+std::string line_of(const std::string& out, const std::string& key) {
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind(key + " = ", 0) == 0) {
+            return line;
+        }
+    }
+    return {};
+}
+
+TEST(Settings, FileThenEnvironmentThenFlagsAndConfigShowSaysWhereEachCameFrom) {
+    TempDir dir;
+    scratch_home(dir);
+    write(
+        dir.file("conf/sluice/config.toml"),
+        "# a hub's settings\nthreads = 3\nwindow_cap = 10\nallow_host = [\"a.example\", "
+        "\"b.example\"]\ntoken = \"secret-in-file\"\nwrite_timeout_ms = 5000\n");
+    ::setenv("SLUICE_WINDOW_CAP", "20", 1);
+    ::setenv("SLUICE_WRITE_TIMEOUT_MS", "6000", 1);
+    const auto r = sluice(dir, dir.path(), "config show --write-timeout-ms 7000");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string file = dir.file("conf/sluice/config.toml");
+    EXPECT_NE(line_of(r.out, "threads").find("threads = 3"), std::string::npos) << r.out;
+    EXPECT_NE(line_of(r.out, "threads").find("# file " + file + ":2"), std::string::npos);
+    EXPECT_NE(line_of(r.out, "window_cap").find("= 20"), std::string::npos) << r.out;
+    EXPECT_NE(line_of(r.out, "window_cap").find("# env SLUICE_WINDOW_CAP"), std::string::npos);
+    EXPECT_NE(line_of(r.out, "write_timeout_ms").find("= 7000"), std::string::npos) << r.out;
+    EXPECT_NE(line_of(r.out, "write_timeout_ms").find("# flag"), std::string::npos);
+    EXPECT_NE(
+        line_of(r.out, "allow_host").find(R"(["a.example", "b.example"])"), std::string::npos);
+    EXPECT_NE(line_of(r.out, "listen").find("# default"), std::string::npos);
+    EXPECT_NE(line_of(r.out, "data").find(dir.file("state") + "/sluice"), std::string::npos)
+        << "the standard data dir: " << r.out;
+    EXPECT_EQ(r.out.find("secret-in-file"), std::string::npos) << "the token is never shown";
+    EXPECT_NE(line_of(r.out, "token").find("not shown"), std::string::npos) << r.out;
+}
+
+TEST(Settings, AnUnknownKeyOrABadValueStopsTheStartNamingItsLine) {
+    TempDir dir;
+    scratch_home(dir);
+    const std::string file = dir.file("conf/sluice/config.toml");
+    write(file, "threads = 2\n\nworkspace_rot = \"/src\"\n");
+    auto r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(file + ":3: key 'workspace_rot'"), std::string::npos) << r.err;
+    write(file, "listen = \"127.0.0.1:0\"\nthreads = 100\n");
+    r = sluice(dir, dir.path(), "serve");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(file + ":2: key 'threads': "), std::string::npos) << r.err;
+    write(file, "no_token = \"yes\"\n");
+    r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(":1: key 'no_token': expects true or false"), std::string::npos) << r.err;
+    write(file, "threads = [1\n");
+    r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(file + ":1: "), std::string::npos) << r.err;
+    std::filesystem::remove(file);
+    ::setenv("SLUICE_THREADS", "many", 1);
+    r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("SLUICE_THREADS: "), std::string::npos) << r.err;
+    ::unsetenv("SLUICE_THREADS");
+    r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0 --config " + dir.file("missing.toml"));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("missing.toml: no such config file"), std::string::npos) << r.err;
+}
+
+TEST(Settings, ServedFromTwoFoldersTheHubHasTheSameSeatsAndTheCliFindsItOnARandomPort) {
+    TempDir dir;
+    scratch_home(dir);
+    std::filesystem::create_directories(dir.file("a"));
+    std::filesystem::create_directories(dir.file("b"));
+    std::string seat;
+    {
+        SluiceProcess hub(
+            {"serve", "--listen", "127.0.0.1:0", "--pace", "0"},
+            true,
+            HubAuth::as_given,
+            dir.file("a"));
+        ASSERT_NE(hub.port(), 8420U);
+        // No --hub, no --token, another folder: hub.json and the token are in the data dir.
+        auto r = sluice(dir, dir.file("b"), "new from-b");
+        ASSERT_EQ(r.status, 0) << r.err;
+        seat = r.out.substr(0, r.out.find('\n'));
+        ASSERT_FALSE(seat.empty());
+        r = sluice(dir, dir.file("b"), "seats --hub 127.0.0.1:" + std::to_string(hub.port()));
+        ASSERT_EQ(r.status, 0) << "--hub without a scheme: " << r.err;
+        EXPECT_NE(r.out.find(seat), std::string::npos);
+        EXPECT_EQ(hub.terminate(), 0);
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir.file("state/sluice/hub.json")))
+        << "a clean exit removes hub.json";
+    SluiceProcess hub(
+        {"serve", "--listen", "127.0.0.1:0", "--pace", "0"},
+        true,
+        HubAuth::as_given,
+        dir.file("b"));
+    const auto r = sluice(dir, dir.path(), "seats");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(seat), std::string::npos) << "the same data dir from another folder";
+}
+
+TEST(Settings, ASecondHubOnOneDataDirRefusesNamingTheFirst) {
+    TempDir dir;
+    scratch_home(dir);
+    SluiceProcess first(hub_args(dir));
+    const auto r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0 --data " + dir.path());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("pid " + std::to_string(first.pid())), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(first.base()), std::string::npos) << r.err;
+    EXPECT_EQ(http("GET", first.base() + "/healthz").status, 200U) << "the first goes on";
+}
+
+TEST(Settings, AViewerLinkCarriesTheHubsRealPort) {
+    TempDir dir;
+    scratch_home(dir);
+    SluiceProcess hub({"serve", "--listen", "127.0.0.1:0", "--pace", "0"}, true, HubAuth::as_given);
+    const auto r = sluice(dir, dir.path(), "token new --viewer");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find(hub.base() + "/#token="), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(":8420"), std::string::npos) << r.err;
+}
+
+TEST(Settings, AnEarlierVersionsDataDirIsUsedWithANoticeAndMovedOnlyWhenAsked) {
+    TempDir dir;
+    scratch_home(dir);
+    std::filesystem::create_directories(dir.file("old/sluice-data/seats"));
+    write(dir.file("old/sluice-data/token"), "tok\n");
+    // `timeout` ends the hub with SIGTERM after 3 s: a clean exit.
+    auto r = sluice(dir, dir.file("old"), "serve --listen 127.0.0.1:0", 3);
+    EXPECT_NE(r.err.find("notice: using " + dir.file("old/sluice-data")), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("sluice data move"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("data in " + dir.file("old/sluice-data")), std::string::npos) << r.out;
+    r = sluice(dir, dir.file("old"), "data move");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("old/sluice-data")));
+    EXPECT_EQ(slurp(dir.file("state/sluice/token")), "tok\n");
+    r = sluice(dir, dir.file("old"), "data move");
+    EXPECT_EQ(r.status, 2) << "nothing left to move";
+}
+
+TEST(Settings, TheConnectionsWarningAppearsOnlyWhenTheFlagWasGiven) {
+    TempDir dir;
+    scratch_home(dir);
+    auto r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0 --data " + dir.file("d"), 2);
+    EXPECT_EQ((r.out + r.err).find("--max-connections"), std::string::npos) << r.out << r.err;
+    const std::string limited = "prlimit --nofile=512:512 " SLUICE_BINARY;
+    const std::string cmd = "cd '" + dir.path() + "' && timeout 2 " + limited
+                            + " serve --listen 127.0.0.1:0 --max-connections 5000 --data "
+                            + dir.file("d") + " >" + dir.file("err2")
+                            + " 2>&1"; // spdlog writes to stdout
+    (void)std::system(cmd.c_str());
+    EXPECT_NE(slurp(dir.file("err2")).find("--max-connections 5000"), std::string::npos);
+}
+
+} // namespace
+} // namespace sluice::test
