@@ -207,7 +207,15 @@ HubLock& HubLock::operator=(HubLock&& o) noexcept {
 
 std::optional<HubLock> HubLock::acquire(const fs::path& dir, std::string& why) {
     const fs::path p = dir / LOCK_FILE;
-    const int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EROFS || errno == EACCES)) {
+        // A read-only data dir (it serves history, refuses prompts): an existing lock file is
+        // still lockable read-only; without one, no hub can write there, so none is needed.
+        fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            return HubLock{};
+        }
+    }
     if (fd < 0) {
         why = "cannot open " + p.string() + ": " + std::strerror(errno);
         return std::nullopt;
