@@ -2,6 +2,7 @@
 list(APPEND SLUICE_TEST_SOURCES
     e2e/durability_test.cpp
     e2e/hub_test.cpp
+    e2e/hub_shutdown_test.cpp
     e2e/hub_ws_test.cpp
     e2e/page_hub_test.cpp
     e2e/claude_test.cpp
@@ -12,6 +13,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/security_test.cpp
     e2e/security_tls_test.cpp
     e2e/edges_test.cpp
+    e2e/edges_connections_test.cpp
     e2e/settings_test.cpp
     e2e/redis_cluster_test.cpp
     e2e/redis_cluster_ws_test.cpp

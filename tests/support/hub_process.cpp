@@ -202,6 +202,25 @@ std::vector<std::string> hub_args(const TempDir& dir, std::vector<std::string> e
     return a;
 }
 
+int connect_raw(unsigned port, int rcvbuf) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) {
+        return -1;
+    }
+    if (rcvbuf > 0) {
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    }
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 transport::HttpHeaders bearer(const std::string& token) {
     return {{"Authorization", "Bearer " + token}};
 }

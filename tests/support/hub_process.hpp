@@ -111,6 +111,10 @@ std::vector<std::string> hub_args(const TempDir& dir, std::vector<std::string> e
 /// `Authorization: Bearer <token>`.
 transport::HttpHeaders bearer(const std::string& token);
 
+/// A raw client socket connected to 127.0.0.1:`port` (with SO_RCVBUF `rcvbuf` when non-zero),
+/// for requests an HTTP library would refuse to send; -1 when the connect fails.
+int connect_raw(unsigned port, int rcvbuf = 0);
+
 /// What `new_seat` asks for.
 struct NewSeat {
     std::string name{"t"}; ///< the seat's name

@@ -1,6 +1,8 @@
-// Tests of the HTTP client (and of the loopback StubProvider it is tested against).
+// Tests of the HTTP client (and of the loopback StubProvider it is tested against); through a
+// proxy: http_client_proxy_test.cpp.
 #include "support/run_async.hpp"
 #include "support/stub_provider.hpp"
+#include "unit/net/http_client_helpers.hpp"
 
 #include <sluice/core/error.hpp>
 #include <sluice/detail/net.hpp>
@@ -25,6 +27,8 @@ namespace {
 
 using namespace sluice;
 using namespace std::chrono_literals;
+using test::fast_options;
+using test::request;
 
 // A raw socket exchange, so the stub is checked without the client under test.
 std::string raw_exchange(std::uint16_t port, const std::string& request) {
@@ -91,26 +95,6 @@ TEST(StubProvider, FramesDataLinesAsServerSentEvents) {
     EXPECT_EQ(
         test::StubProvider::sse_from_data_lines("{\"a\":1}\n\n{\"b\":2}\r\n"),
         "data: {\"a\":1}\n\ndata: {\"b\":2}\n\n");
-}
-
-// Runs one request to completion on a fresh single-threaded io_context (the coroutine form).
-boost::system::result<transport::HttpResponse> request(
-    transport::HttpClient& client,
-    transport::HttpRequest req,
-    CancellationToken cancel,
-    transport::BodyCallback on_body) {
-    net::io_context io;
-    return test::run_async(
-        io, [&] { return client.request(std::move(req), std::move(cancel), std::move(on_body)); });
-}
-
-transport::HttpOptions fast_options() {
-    transport::HttpOptions o;
-    o.proxy = "";
-    o.backoff_initial = 1ms;
-    o.backoff_max = 5ms;
-    o.max_attempts = 3;
-    return o;
 }
 
 std::uint16_t unused_port() {
@@ -400,71 +384,6 @@ TEST(HttpClient, ReturnsAtOnceWhenAlreadyCancelled) {
     EXPECT_EQ(stub.request_count(), 0U);
 }
 
-TEST(HttpClient, SendsAbsoluteFormThroughAPlainHttpProxy) {
-    test::StubProvider proxy;
-    proxy.enqueue({.body = "data: via proxy\n\n"});
-    auto options = fast_options();
-    options.proxy = "http://user:pw@127.0.0.1:" + std::to_string(proxy.port());
-    transport::HttpClient client(options);
-    std::string got;
-    const auto r =
-        request(client, {.url = "http://api.example.invalid/v1/chat"}, {}, [&](std::string_view c) {
-            got += c;
-            return true;
-        });
-    ASSERT_TRUE(r) << client.error_message();
-    EXPECT_EQ(got, "data: via proxy\n\n");
-    const auto reqs = proxy.requests();
-    ASSERT_EQ(reqs.size(), 1U);
-    EXPECT_EQ(reqs[0].target, "http://api.example.invalid/v1/chat");
-    EXPECT_EQ(reqs[0].header("host"), "api.example.invalid");
-    EXPECT_EQ(reqs[0].header("proxy-authorization"), "Basic dXNlcjpwdw==");
-}
-
-TEST(HttpClient, TunnelsHttpsThroughConnectAndReportsARefusal) {
-    test::StubProvider proxy;
-    proxy.enqueue({.status = 403, .body = "no", .content_length = true});
-    auto options = fast_options();
-    options.proxy = proxy.base_url();
-    transport::HttpClient client(options);
-    const auto r = request(
-        client, {.url = "https://api.example.invalid/v1/messages"}, {}, [](std::string_view) {
-            return true;
-        });
-    ASSERT_FALSE(r);
-    EXPECT_EQ(r.error(), errc::protocol_error);
-    EXPECT_NE(
-        client.error_message().find("refused CONNECT api.example.invalid:443"), std::string::npos)
-        << client.error_message();
-    const auto reqs = proxy.requests();
-    ASSERT_EQ(reqs.size(), 1U);
-    EXPECT_EQ(reqs[0].method, "CONNECT");
-    EXPECT_EQ(reqs[0].target, "api.example.invalid:443");
-}
-
-TEST(HttpClient, MatchesNoProxyEntries) {
-    struct Row {
-        const char* no_proxy;
-        const char* host;
-        bool excluded;
-    };
-
-    const Row rows[] = {
-        {"", "api.openai.com", false},
-        {"*", "api.openai.com", true},
-        {"localhost,127.0.0.1", "127.0.0.1", true},
-        {"example.com", "api.example.com", true},
-        {".example.com", "api.example.com", true},
-        {"example.com", "badexample.com", false},
-        {" openai.com:443 , x", "api.openai.com", true},
-        {"anthropic.com", "api.openai.com", false},
-    };
-    for (const auto& row : rows) {
-        EXPECT_EQ(transport::no_proxy_matches(row.no_proxy, row.host), row.excluded)
-            << row.no_proxy << " / " << row.host;
-    }
-}
-
 TEST(HttpClient, SpeaksTlsWithSniAndATrustedCertificate) {
     test::StubProvider stub({.tls = true});
     stub.enqueue({.body = "data: secret\n\n", .chunk_size = 5});
@@ -532,64 +451,6 @@ TEST(HttpClient, TimesOutABodyThatStalls) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::timed_out);
     EXPECT_NE(client.error_message().find("stalled"), std::string::npos) << client.error_message();
-}
-
-// Sets environment variables for one test and restores them after.
-class ScopedEnv {
-public:
-    ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
-        for (const auto& [k, v] : vars) {
-            const char* old = std::getenv(k); // NOLINT(concurrency-mt-unsafe)
-            saved_.emplace_back(k, old != nullptr ? std::optional<std::string>(old) : std::nullopt);
-            ::setenv(k, v, 1); // NOLINT(concurrency-mt-unsafe)
-        }
-    }
-
-    ~ScopedEnv() {
-        for (const auto& [k, v] : saved_) {
-            if (v) {
-                ::setenv(k.c_str(), v->c_str(), 1); // NOLINT(concurrency-mt-unsafe)
-            } else {
-                ::unsetenv(k.c_str()); // NOLINT(concurrency-mt-unsafe)
-            }
-        }
-    }
-
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
-TEST(HttpClient, HonoursTheProxyEnvironmentAndNoProxy) {
-    test::StubProvider proxy;
-    test::StubProvider direct;
-    proxy.enqueue({.body = "data: proxied\n\n"});
-    direct.enqueue({.body = "data: direct\n\n"});
-    const ScopedEnv env{
-        {"HTTP_PROXY", proxy.base_url().c_str()},
-        {"http_proxy", proxy.base_url().c_str()},
-        {"NO_PROXY", "127.0.0.1"},
-        {"no_proxy", "127.0.0.1"}};
-    auto options = fast_options();
-    options.proxy.reset(); // from the environment
-    transport::HttpClient client(options);
-    std::string got;
-    const auto sink = [&](std::string_view c) {
-        got += c;
-        return true;
-    };
-    ASSERT_TRUE(client.request_blocking({.url = "http://api.example.invalid/v1"}, {}, sink))
-        << client.error_message();
-    EXPECT_EQ(got, "data: proxied\n\n");
-    got.clear();
-    ASSERT_TRUE(client.request_blocking({.url = direct.base_url() + "/v1"}, {}, sink))
-        << client.error_message();
-    EXPECT_EQ(got, "data: direct\n\n");
-    ASSERT_EQ(proxy.request_count(), 1U);
-    EXPECT_EQ(proxy.requests()[0].target, "http://api.example.invalid/v1");
-    EXPECT_EQ(direct.request_count(), 1U);
 }
 
 TEST(HttpClient, CancelFromTheReaderEndsAFullSpeedFlood) {
