@@ -203,7 +203,7 @@ std::vector<std::string> hub_args(const TempDir& dir, std::vector<std::string> e
 }
 
 int connect_raw(unsigned port, int rcvbuf) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         return -1;
     }
@@ -294,16 +294,8 @@ Reply http(
 }
 
 std::string raw_http(unsigned port, const std::string& request, std::chrono::milliseconds timeout) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int fd = connect_raw(port);
     if (fd < 0) {
-        throw std::runtime_error("socket failed");
-    }
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-        ::close(fd);
         throw std::runtime_error("connect failed");
     }
     (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);

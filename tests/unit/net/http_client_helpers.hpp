@@ -14,8 +14,6 @@
 
 namespace sluice::test {
 
-using namespace std::chrono_literals;
-
 // Runs one request to completion on a fresh single-threaded io_context (the coroutine form).
 inline boost::system::result<transport::HttpResponse> request(
     transport::HttpClient& client,
@@ -29,6 +27,7 @@ inline boost::system::result<transport::HttpResponse> request(
 
 /// No proxy, quick backoff, three attempts.
 inline transport::HttpOptions fast_options() {
+    using namespace std::chrono_literals;
     transport::HttpOptions o;
     o.proxy = "";
     o.backoff_initial = 1ms;
