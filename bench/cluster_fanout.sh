@@ -29,7 +29,7 @@ cleanup() {
 trap cleanup EXIT
 ulimit -n 16384
 
-g++ -std=c++20 -O2 -pthread "$HERE/fanout_client.cpp" -o "$WORK/fanout_client"
+g++ -std=c++20 -O2 -pthread "$HERE/fanout_client.cpp" "$HERE/fanout_conn.cpp" -o "$WORK/fanout_client"
 CLIENT=$WORK/fanout_client
 TCK=$(getconf CLK_TCK)
 

@@ -2,4 +2,5 @@
 list(APPEND SLUICE_TEST_SOURCES
     support/stub_provider.cpp
     unit/runtime/anthropic_test.cpp
+    unit/runtime/anthropic_errors_test.cpp
     unit/runtime/openai_test.cpp)
