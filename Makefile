@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc)
 PRESET ?= release
 
-.PHONY: run test deps build lint format test-tsan bench fuzz clean
+.PHONY: run test deps build install deb lint format test-tsan bench fuzz clean
 
 deps:
 	./scripts/install-deps
@@ -16,6 +16,18 @@ run: build
 
 test: deps
 	./scripts/run-tests
+
+# Installs the release build under PREFIX (default /usr/local; DESTDIR is honoured): the binary
+# (the page is inside it), its man page, bash completion and systemd units.
+PREFIX ?= /usr/local
+install: build
+	cmake --build --preset $(PRESET) -j $(JOBS) --target sluice_man
+	cmake --install build/$(PRESET) --prefix $(PREFIX)
+
+# A .deb of the release build in build/deb/ (scripts/make-deb: Depends from the binary).
+deb: build
+	cmake --build --preset $(PRESET) -j $(JOBS) --target sluice_man
+	./scripts/make-deb build/$(PRESET) build/deb
 
 # The whole suite under ThreadSanitizer (make test runs it too, after ASan+UBSan).
 test-tsan: deps

@@ -1,4 +1,4 @@
-// `sluice seats|new|continue|send|approve|deny|tail|cancel|reset|stats`: clients of a running
+// `sluice seats|rm|new|continue|send|approve|deny|tail|cancel|reset|stats`: clients of a running
 // hub over its HTTP API. The verbs are here; `send` and `tail` stream (client_stream.cpp); the
 // HTTP calls they share are in client_http.cpp.
 #include "client.hpp"
@@ -6,8 +6,11 @@
 
 #include <boost/json.hpp>
 
+#include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace sluice::app {
@@ -18,26 +21,72 @@ namespace client {
 
 namespace {
 
-int cmd_seats(const ClientOptions& o) {
+// Bytes for a person: 1023 B, 1.5 KiB, 12.0 MiB.
+std::string human_bytes(std::uint64_t n) {
+    if (n < 1024) {
+        return std::to_string(n) + " B";
+    }
+    const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(n) / 1024;
+    std::size_t u = 0;
+    while (v >= 1024 && u + 1 < std::size(units)) {
+        v /= 1024;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+int cmd_seats(const ClientOptions& o, bool du) {
     auto v = call(o, "GET", "/v1/seats");
     if (!v) {
         return 1;
     }
-    std::printf(
-        "%-16s %-8s %-8s %6s %7s  %s\n", "SEAT", "AGENT", "STATE", "TURNS", "FRAMES", "NAME");
+    // --du: each seat's folder from /v1/stats ("-" for a seat with none here: a Claude Code
+    // session read in place, a mirror of another node's seat).
+    json::object disk;
+    if (du) {
+        auto st = call(o, "GET", "/v1/stats");
+        if (!st) {
+            return 1;
+        }
+        disk = st->at("disk").as_object();
+    }
+    const auto disk_of = [&](const json::value& s) -> std::string {
+        const auto* b = disk.at("seats").as_object().if_contains(s.at("id").as_string());
+        return b != nullptr ? human_bytes(b->to_number<std::uint64_t>()) : "-";
+    };
+    if (du) {
+        std::printf(
+            "%-16s %-8s %-8s %6s %7s %10s  %s\n",
+            "SEAT",
+            "AGENT",
+            "STATE",
+            "TURNS",
+            "FRAMES",
+            "DISK",
+            "NAME");
+    } else {
+        std::printf(
+            "%-16s %-8s %-8s %6s %7s  %s\n", "SEAT", "AGENT", "STATE", "TURNS", "FRAMES", "NAME");
+    }
     for (const auto& s : v->at("seats").as_array()) {
         // A Claude Code session not opened yet has no known turn count ("turns": null).
         const auto& turns = s.at("turns");
         const std::string t =
             turns.is_null() ? "-" : std::to_string(turns.to_number<std::uint64_t>());
         std::printf(
-            "%-16s %-8s %-8s %6s %7llu  %s\n",
+            "%-16s %-8s %-8s %6s %7llu ",
             std::string(s.at("id").as_string()).c_str(),
             std::string(s.at("agent").as_string()).c_str(),
             std::string(s.at("state").as_string()).c_str(),
             t.c_str(),
-            static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()),
-            std::string(s.at("name").as_string()).c_str());
+            static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()));
+        if (du) {
+            std::printf("%10s ", disk_of(s).c_str());
+        }
+        std::printf(" %s\n", std::string(s.at("name").as_string()).c_str());
         const auto& so = s.as_object();
         if (const auto* why = so.if_contains("reason"); why != nullptr && why->is_string()) {
             std::printf("  reason: %s\n", std::string(why->as_string()).c_str());
@@ -50,6 +99,12 @@ int cmd_seats(const ClientOptions& o) {
                     std::string(b.at("reason").as_string()).c_str());
             }
         }
+    }
+    if (du) {
+        std::printf(
+            "disk: %s in all, %s of it removed seats kept in archive/\n",
+            human_bytes(disk.at("bytes").to_number<std::uint64_t>()).c_str(),
+            human_bytes(disk.at("archive_bytes").to_number<std::uint64_t>()).c_str());
     }
     return 0;
 }
@@ -130,7 +185,29 @@ void add_client_commands(CLI::App& app) {
     };
     auto* seats = app.add_subcommand("seats", "List the hub's seats");
     common(seats);
-    on_selected(seats, [o] { return client::cmd_seats(*o); });
+    auto du = std::make_shared<bool>(false);
+    seats->add_flag("--du", *du, "also each seat's disk use (its folder in the data dir)");
+    on_selected(seats, [o, du] { return client::cmd_seats(*o, *du); });
+
+    auto* rm = app.add_subcommand(
+        "rm", "Remove a seat (its folder archived in the data dir, or deleted with --purge)");
+    common(rm);
+    auto rm_seat = std::make_shared<std::string>();
+    auto purge = std::make_shared<bool>(false);
+    rm->add_option("seat", *rm_seat, "seat id")->required();
+    rm->add_flag("--purge", *purge, "delete the seat's folder instead of archiving it");
+    on_selected(rm, [o, rm_seat, purge] {
+        auto v =
+            client::call(*o, "DELETE", "/v1/seats/" + *rm_seat + (*purge ? "?purge=true" : ""));
+        if (!v) {
+            return 1;
+        }
+        std::printf(
+            "removed %s (%s)\n",
+            rm_seat->c_str(),
+            *purge ? "its folder deleted" : "its folder archived");
+        return 0;
+    });
 
     auto* create = app.add_subcommand("new", "Create a seat and print its id");
     common(create);

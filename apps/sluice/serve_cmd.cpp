@@ -1,6 +1,8 @@
 // `sluice serve`: runs the hub (seats, SSE/WebSocket fan-out, the page) until SIGINT/SIGTERM.
+#include "archive_pruning.hpp"
 #include "commands.hpp"
 #include "locations.hpp"
+#include "logging.hpp"
 #include "serve_options.hpp"
 #include "settings.hpp"
 
@@ -337,6 +339,9 @@ server::ServerConfig server_config(
 }
 
 int run_serve(const ServeOptions& o, const Settings& settings) {
+    if (LogFormat lf{}; parse_log_format(o.log_format, lf)) {
+        configure_logging(lf); // before the first log line
+    }
     fix_malloc_thresholds();    // before the first thread (and its arena) starts
     (void)descriptor_budget(0); // raise the soft limit before any seat opens its files
     {
@@ -399,6 +404,8 @@ int run_serve(const ServeOptions& o, const Settings& settings) {
     // With shared seats a node hosts only the seats whose lease it holds: it claims its own at
     // its first tick, and the others' once their leases ran out (src/cluster/node_takeover.cpp).
     const auto restored = o.cluster.shared_seats.empty() ? hub.restore() : 0;
+    ArchivePruning pruning(io, hub, o.retain_archives_days);
+    pruning.start();
     std::optional<hub::ClaudeProjects> projects;
     if (!o.claude_projects.empty()) {
         auto dirs = claude_projects_dirs(o.claude_projects);

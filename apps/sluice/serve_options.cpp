@@ -69,6 +69,13 @@ void add_serve_options(CLI::App& sub, ServeOptions& o) {
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll) // repeatable, each with 0 or 1
         ->allow_extra_args(false)
         ->type_name("[DIR]");
+    sub.add_option(
+        "--retain-archives-days",
+        o.retain_archives_days,
+        "delete reset archives and removed seats' folders (archive/) older than this many days, "
+        "at start and hourly (0: keep them)");
+    sub.add_option("--log-format", o.log_format, "log lines as text or json (one line per event)")
+        ->check(CLI::IsMember({"text", "json"}));
 }
 
 bool resolve_serve_options(CLI::App& sub, ServeOptions& o, Settings& settings, bool notice) {

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 
 namespace sluice::hub {
 
@@ -36,7 +37,8 @@ SeatOptions Hub::seat_options(std::filesystem::path dir) const {
         config_.max_queued_prompts,
         config_.sync_interval,
         config_.budget,
-        config_.broker};
+        config_.broker,
+        turn_durations_};
 }
 
 std::shared_ptr<Seat> Hub::add_mirror(SeatSpec spec, std::unique_ptr<Source> source) {
@@ -459,7 +461,7 @@ std::vector<SeatSummary> Hub::summaries() const {
     return all;
 }
 
-boost::system::result<void> Hub::remove(std::string_view id) {
+boost::system::result<void> Hub::remove(std::string_view id, bool purge) {
     std::shared_ptr<Seat> seat;
     {
         std::lock_guard lock(mu_);
@@ -477,8 +479,51 @@ boost::system::result<void> Hub::remove(std::string_view id) {
         seats_.erase(it);
         std::erase(order_, seat);
     }
-    net::post(seat->strand(), [seat] { seat->close(/*then_remove=*/true); });
+    auto to =
+        purge ? std::filesystem::path{}
+              : archive_root() / archived_folder_name(seat->id(), std::chrono::system_clock::now());
+    net::post(seat->strand(), [seat, to = std::move(to)]() mutable {
+        seat->close(/*then_remove=*/true, std::move(to));
+    });
     return {};
+}
+
+std::filesystem::path Hub::archive_root() const {
+    return seats_root().parent_path() / "archive";
+}
+
+Hub::DiskUse Hub::disk_use() const {
+    DiskUse use;
+    for (const auto& seat : list()) {
+        if (!seat->foreign() && !seat->mirror() && !seat->dir().empty()) {
+            use.seats.emplace_back(seat->id(), folder_bytes(seat->dir()));
+        }
+    }
+    use.archive_bytes = folder_bytes(archive_root());
+    return use;
+}
+
+void Hub::prune_archives(
+    std::chrono::seconds max_age,
+    const boost::asio::any_io_executor& ex,
+    std::function<void(Pruned)> done) {
+    std::map<std::string, std::string> epochs;
+    for (const auto& seat : list()) {
+        auto s = seat->summary();
+        epochs.emplace(s.id, std::move(s.epoch));
+    }
+    auto result = std::make_shared<Pruned>();
+    (void)writer_->submit(
+        [result,
+         root = seats_root(),
+         archive = archive_root(),
+         max_age,
+         epochs = std::move(epochs)] {
+            *result = hub::prune_archives(root, archive, max_age, epochs);
+            return boost::system::error_code{};
+        },
+        ex,
+        [result, done = std::move(done)](boost::system::error_code) { done(*result); });
 }
 
 // Not const, though the compiler would allow it: it closes every seat of this hub.

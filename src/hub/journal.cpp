@@ -481,6 +481,9 @@ void Journal::archive(
                     boost::system::error_code(fec.value(), boost::system::system_category()),
                     "cannot archive the transcript as " + to.string());
             }
+            // Its age (retain_archives_days) counts from the reset, not from its last append.
+            std::filesystem::last_write_time(
+                to, std::filesystem::file_time_type::clock::now(), fec);
             auto fresh = Transcript::open(path);
             if (!fresh) {
                 return fail(fresh.error(), "cannot create " + path.string());
@@ -520,7 +523,7 @@ void Journal::archived(
     done(ec, why);
 }
 
-void Journal::close(const SeatSpec& spec, bool remove) {
+void Journal::close(const SeatSpec& spec, bool remove, std::filesystem::path archive_to) {
     syncing_ = false;
     sync_timer_.cancel();
     sync(spec, /*clean=*/true);
@@ -529,14 +532,32 @@ void Journal::close(const SeatSpec& spec, bool remove) {
     }
     // After the last append and sync: the writer runs jobs in order.
     (void)submit(
-        [dir = dir_] {
+        [dir = dir_, to = archive_to] {
             std::error_code ec;
-            std::filesystem::remove_all(dir, ec);
+            if (to.empty()) {
+                std::filesystem::remove_all(dir, ec);
+            } else {
+                std::filesystem::create_directories(to.parent_path(), ec);
+                if (!ec) {
+                    std::filesystem::rename(dir, to, ec);
+                }
+                if (!ec) { // its age (retain_archives_days) counts from its removal
+                    std::filesystem::last_write_time(
+                        to, std::filesystem::file_time_type::clock::now(), ec);
+                    ec.clear();
+                }
+            }
             return boost::system::error_code(ec.value(), boost::system::system_category());
         },
-        [dir = dir_](boost::system::error_code ec) {
-            if (ec) {
+        [dir = dir_, to = archive_to](boost::system::error_code ec) {
+            if (ec && to.empty()) {
                 spdlog::error("cannot remove the seat folder {}: {}", dir.string(), ec.message());
+            } else if (ec) {
+                spdlog::error(
+                    "cannot archive the seat folder {} as {}: {}",
+                    dir.string(),
+                    to.string(),
+                    ec.message());
             }
         });
 }

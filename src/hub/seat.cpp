@@ -188,7 +188,7 @@ Seat::open_unavailable(net::io_context& io, SeatSpec spec, SeatOptions opt, std:
     return seat;
 }
 
-void Seat::close(bool then_remove) {
+void Seat::close(bool then_remove, std::filesystem::path archive_to) {
     SLUICE_ASSERT(strand_.running_in_this_thread());
     if (closed_) {
         return;
@@ -218,7 +218,7 @@ void Seat::close(bool then_remove) {
     if (source_) {
         source_->close();
     }
-    journal_->close(spec_, then_remove && !mirror());
+    journal_->close(spec_, then_remove && !mirror(), std::move(archive_to));
     wake_all();
     update_summary();
 }
@@ -274,6 +274,7 @@ void Seat::start_next_turn() {
     turns_.queue.pop_front();
     turns_.running = spec_.turns - turns_.queue.size();
     turns_.failure.clear();
+    turns_.started = std::chrono::steady_clock::now();
     turn_close_.start();
     json::object message;
     message["role"] = "user";
@@ -480,10 +481,16 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     }
     turns_.closing = false;
     const char* state = "ended";
+    auto outcome = TurnDurations::Outcome::ended;
     if (end.state == runtime::TurnEnd::State::cancelled) {
         state = "cancelled";
+        outcome = TurnDurations::Outcome::cancelled;
     } else if (end.state == runtime::TurnEnd::State::failed) {
         state = "failed";
+        outcome = TurnDurations::Outcome::failed;
+    }
+    if (opt_.turn_durations) {
+        opt_.turn_durations->observe(outcome, std::chrono::steady_clock::now() - turns_.started);
     }
     push_turn_state(wire::turn_json(turns_.running, state, end.error));
     turns_.cancel.reset();

@@ -314,11 +314,19 @@ net::awaitable<Response> seat_routes(
                 co_return error_response(
                     req, make_error_code(errc::conflict), std::string(hub::FOREIGN_READ_ONLY));
             }
-            if (auto r = s.hub.remove(parts[2]); !r) {
+            // ?purge=true deletes the folder; without it the folder is archived (kept under
+            // the data dir's archive/ until retain_archives_days prunes it).
+            const auto purge = query_param(url, "purge");
+            if (purge && *purge != "true" && *purge != "false") {
+                co_return bad(req, "query 'purge' must be true or false");
+            }
+            const bool purged = purge && *purge == "true";
+            if (auto r = s.hub.remove(parts[2], purged); !r) {
                 co_return error_response(
                     req, r.error(), "cannot delete the seat: " + r.error().message());
             }
-            co_return json_response(req, 200, R"({"deleted":true})");
+            co_return json_response(
+                req, 200, json::serialize(json::object{{"deleted", true}, {"archived", !purged}}));
         }
         if (method == http::verb::patch) {
             // {"name"?, "permission_mode"?, "model"?} (at least one): a rename, and a claude

@@ -1,9 +1,14 @@
 // The hub's figures for /v1/stats and /metrics: one table, two encodings.
 #include "stats.hpp"
 
+#include "process_stats.hpp"
+
 #include <sluice/core/relay.hpp>
+#include <sluice/core/version.hpp>
 
 #include <cstdint>
+#include <cstdio>
+#include <string_view>
 #include <vector>
 
 namespace sluice::server {
@@ -135,6 +140,122 @@ hub_stats(const hub::Hub& seats, const Counters& counters, std::size_t connectio
     };
 }
 
+// A label value in Prometheus' text format: backslash, double quote and newline escaped.
+std::string label_value(std::string_view v) {
+    std::string out;
+    for (const char c : v) {
+        if (c == '\\' || c == '"') {
+            out += '\\';
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+// A float sample value: integers without a fraction, others to 15 significant digits.
+std::string sample(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.15g", v);
+    return buf;
+}
+
+// One unlabelled metric with its HELP and TYPE lines.
+void metric(std::string& out, const char* name, const char* type, const char* help, std::string v) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += ' ';
+    out += type;
+    out += '\n';
+    out += name;
+    out += ' ';
+    out += v;
+    out += '\n';
+}
+
+// The build, the process (Prometheus' standard process_* names) and the turn histogram.
+void process_and_turn_metrics(std::string& out, const hub::TurnDurations& turns) {
+    out += "# HELP sluice_build_info The version and commit this hub was built from.\n"
+           "# TYPE sluice_build_info gauge\nsluice_build_info{version=\"";
+    out += label_value(version());
+    out += "\",commit=\"";
+    out += label_value(commit());
+    out += "\"} 1\n";
+    const auto p = process_figures();
+    if (p.resident_bytes) {
+        metric(
+            out,
+            "process_resident_memory_bytes",
+            "gauge",
+            "Resident memory size in bytes.",
+            std::to_string(*p.resident_bytes));
+    }
+    if (p.virtual_bytes) {
+        metric(
+            out,
+            "process_virtual_memory_bytes",
+            "gauge",
+            "Virtual memory size in bytes.",
+            std::to_string(*p.virtual_bytes));
+    }
+    if (p.open_fds) {
+        metric(
+            out,
+            "process_open_fds",
+            "gauge",
+            "Number of open file descriptors.",
+            std::to_string(*p.open_fds));
+    }
+    if (p.max_fds) {
+        metric(
+            out,
+            "process_max_fds",
+            "gauge",
+            "Maximum number of open file descriptors.",
+            std::to_string(*p.max_fds));
+    }
+    if (p.start_time_seconds) {
+        metric(
+            out,
+            "process_start_time_seconds",
+            "gauge",
+            "Start time of the process since unix epoch in seconds.",
+            sample(*p.start_time_seconds));
+    }
+    if (p.cpu_seconds) {
+        metric(
+            out,
+            "process_cpu_seconds_total",
+            "counter",
+            "Total user and system CPU time spent in seconds.",
+            sample(*p.cpu_seconds));
+    }
+    out += "# HELP sluice_turn_duration_seconds How long turns ran, by how they ended.\n"
+           "# TYPE sluice_turn_duration_seconds histogram\n";
+    for (const auto outcome : hub::TurnDurations::OUTCOMES) {
+        const auto snap = turns.snapshot(outcome);
+        const std::string label =
+            std::string("outcome=\"") + hub::TurnDurations::name(outcome) + '"';
+        for (std::size_t i = 0; i < hub::TURN_DURATION_BUCKETS.size(); ++i) {
+            out += "sluice_turn_duration_seconds_bucket{" + label + ",le=\""
+                   + sample(hub::TURN_DURATION_BUCKETS.at(i)) + "\"} "
+                   + std::to_string(snap.le.at(i)) + '\n';
+        }
+        out += "sluice_turn_duration_seconds_bucket{" + label + ",le=\"+Inf\"} "
+               + std::to_string(snap.count) + '\n';
+        out += "sluice_turn_duration_seconds_sum{" + label + "} " + sample(snap.sum_seconds) + '\n';
+        out += "sluice_turn_duration_seconds_count{" + label + "} " + std::to_string(snap.count)
+               + '\n';
+    }
+}
+
 } // namespace
 
 json::object stats_json(const hub::Hub& seats, const Counters& counters, std::size_t connections) {
@@ -178,6 +299,7 @@ std::string metrics_text(const hub::Hub& seats, const Counters& counters, std::s
     out += "# HELP sluice_accept_backoffs_total Accept pauses for want of descriptors.\n"
            "# TYPE sluice_accept_backoffs_total counter\nsluice_accept_backoffs_total "
            + std::to_string(c.accept_backoffs) + "\n";
+    process_and_turn_metrics(out, seats.turn_durations());
     return out;
 }
 

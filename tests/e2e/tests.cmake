@@ -16,6 +16,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/edges_test.cpp
     e2e/edges_connections_test.cpp
     e2e/settings_test.cpp
+    e2e/operations_test.cpp
     e2e/redis_cluster_test.cpp
     e2e/redis_cluster_ws_test.cpp
     e2e/redis_cluster_live_test.cpp

@@ -1,10 +1,12 @@
 // Hub: the registry of seats — create, find, list, delete, restore from the data directory.
 #pragma once
 
+#include <sluice/hub/archives.hpp>
 #include <sluice/hub/async.hpp>
 #include <sluice/hub/failure.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/subagents.hpp>
+#include <sluice/hub/turn_durations.hpp>
 #include <sluice/hub/writer.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -12,6 +14,7 @@
 #include <boost/system/result.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -19,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace sluice::hub {
@@ -218,8 +222,28 @@ public:
     /// @return false when `id` is not hosted here.
     bool release(std::string_view id, std::unique_ptr<Source> placeholder);
 
-    /// Removes a seat: cancels its turn, ends its subscribers, deletes its folder.
-    boost::system::result<void> remove(std::string_view id);
+    /// Removes a seat: cancels its turn, ends its subscribers, and moves its folder under
+    /// archive_root() (named by archived_folder_name), or with `purge` deletes it.
+    boost::system::result<void> remove(std::string_view id, bool purge = false);
+
+    /// Where removed seats' folders go: `archive/` beside the seats directory.
+    [[nodiscard]] std::filesystem::path archive_root() const;
+
+    /// Disk use: each hosted seat's folder, and the archive root's, in bytes.
+    struct DiskUse {
+        std::vector<std::pair<std::string, std::uint64_t>> seats; ///< seat id, bytes
+        std::uint64_t archive_bytes{};                            ///< removed seats kept
+    };
+
+    /// Walks the folders (blocking file metadata reads; a few per seat).
+    [[nodiscard]] DiskUse disk_use() const;
+
+    /// Removes reset archives and removed seats' folders older than `max_age` (prune_archives),
+    /// on the writer; `done` runs on `ex` (not called when the writer's queue is full).
+    void prune_archives(
+        std::chrono::seconds max_age,
+        const boost::asio::any_io_executor& ex,
+        std::function<void(Pruned)> done);
 
     /// Lists a seat of another node's fed by `source` (scale-out: cluster::MirrorSource), or
     /// returns the seat already listed under that id (`source` is then dropped).
@@ -234,6 +258,9 @@ public:
     /// Totals over every seat.
     [[nodiscard]] HubStats stats() const;
 
+    /// How long this hub's turns ran (every seat's), for /metrics.
+    [[nodiscard]] const TurnDurations& turn_durations() const noexcept { return *turn_durations_; }
+
 private:
     [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
     [[nodiscard]] std::filesystem::path seats_root() const;
@@ -246,6 +273,7 @@ private:
     boost::asio::io_context& io_;
     HubConfig config_;
     std::shared_ptr<Writer> writer_; // one thread for this data dir
+    std::shared_ptr<TurnDurations> turn_durations_{std::make_shared<TurnDurations>()};
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Seat>> order_;
     std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;

@@ -154,9 +154,10 @@ public:
         std::string archived,
         std::function<void(boost::system::error_code, const std::string&)> done);
 
-    /// Stops syncing, syncs clean (`sync(spec, true)`) and, with `remove`, deletes the folder on
-    /// the writer after its last write.
-    void close(const SeatSpec& spec, bool remove);
+    /// Stops syncing, syncs clean (`sync(spec, true)`) and, with `remove`, on the writer after its
+    /// last write: moves the folder to `archive_to` (its parents made), or deletes it when
+    /// `archive_to` is empty.
+    void close(const SeatSpec& spec, bool remove, std::filesystem::path archive_to = {});
 
     // ---- reading -------------------------------------------------------------------------
 

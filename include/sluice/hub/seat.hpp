@@ -19,6 +19,7 @@
 #include <sluice/hub/source.hpp>
 #include <sluice/hub/subscriber.hpp>
 #include <sluice/hub/turn_close.hpp>
+#include <sluice/hub/turn_durations.hpp>
 #include <sluice/hub/writer.hpp>
 #include <sluice/runtime/agents/agent.hpp>
 
@@ -94,13 +95,14 @@ struct Submitted {
 
 /// Settings a seat takes from its hub.
 struct SeatOptions {
-    std::filesystem::path dir;                    ///< the seat's folder
-    AgentFactory make_agent;                      ///< builds its agent
-    std::shared_ptr<Writer> writer;               ///< the hub's disk worker (never null)
-    std::size_t max_queued_prompts{16};           ///< more is refused
-    std::chrono::milliseconds sync_interval{500}; ///< fsync timer while a turn runs
-    Budget budget{};                              ///< window budget
-    std::shared_ptr<Broker> broker{};             ///< the cluster engine (`--redis`), or null
+    std::filesystem::path dir;                       ///< the seat's folder
+    AgentFactory make_agent;                         ///< builds its agent
+    std::shared_ptr<Writer> writer;                  ///< the hub's disk worker (never null)
+    std::size_t max_queued_prompts{16};              ///< more is refused
+    std::chrono::milliseconds sync_interval{500};    ///< fsync timer while a turn runs
+    Budget budget{};                                 ///< window budget
+    std::shared_ptr<Broker> broker{};                ///< the cluster engine (`--redis`), or null
+    std::shared_ptr<TurnDurations> turn_durations{}; ///< where ended turns are counted, or null
 };
 
 /// One conversation. A hosted seat's semantic output becomes frames: appended to the transcript on
@@ -362,8 +364,9 @@ public:
     [[nodiscard]] const std::string& epoch() const noexcept { return spec_.epoch; }
 
     /// Closes the seat: cancels its turn, syncs the transcript (on the writer), ends streams.
-    /// @param then_remove also deletes the seat's folder, on the writer, after its last write.
-    void close(bool then_remove = false);
+    /// @param then_remove also removes the seat's folder, on the writer, after its last write:
+    ///   moved to `archive_to`, or deleted when that is empty.
+    void close(bool then_remove = false, std::filesystem::path archive_to = {});
 
     /// Closes the seat as `close` does, telling the broker nothing more (scale-out with shared
     /// storage: this node lost the seat's lease; the node that holds it now publishes it).
@@ -463,12 +466,13 @@ private:
     std::string unavailable_; // why there is no agent (empty: available)
 
     struct Turns {
-        boost::container::deque<std::string> queue;  // prompts waiting, FIFO
-        std::optional<CancellationToken> cancel;     // set while a turn runs
-        std::uint64_t running{};                     // the running turn's number
-        std::optional<runtime::TurnEnd> pending_end; // ended, its frames still being appended
-        std::string failure;                         // why the running turn failed (a write)
-        bool closing{false};                         // its closing rows are being appended
+        boost::container::deque<std::string> queue;      // prompts waiting, FIFO
+        std::optional<CancellationToken> cancel;         // set while a turn runs
+        std::uint64_t running{};                         // the running turn's number
+        std::chrono::steady_clock::time_point started{}; // when the running turn began
+        std::optional<runtime::TurnEnd> pending_end;     // ended, its frames still being appended
+        std::string failure;                             // why the running turn failed (a write)
+        bool closing{false};                             // its closing rows are being appended
     } turns_;
 
     TurnClose turn_close_; // what the running (or last) turn lacks to be whole

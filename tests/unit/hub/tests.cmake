@@ -1,6 +1,7 @@
 # Unit tests of sluice::hub: one file per public header (seat tests run on a real io_context with
 # a fake agent, see hub_test_support.hpp).
 list(APPEND SLUICE_TEST_SOURCES
+    unit/hub/archives_test.cpp
     unit/hub/claude_projects_test.cpp
     unit/hub/feed_test.cpp
     unit/hub/file_source_test.cpp
@@ -13,6 +14,7 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/hub/subagents_test.cpp
     unit/hub/subscriber_test.cpp
     unit/hub/turn_close_test.cpp
+    unit/hub/turn_durations_test.cpp
     unit/hub/wire_test.cpp
     unit/hub/writer_test.cpp)
 list(APPEND SLUICE_TEST_LIBS sluice::hub sluice::cluster) # hub_test: a released seat leaves a mirror
