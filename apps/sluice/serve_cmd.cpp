@@ -3,6 +3,7 @@
 #include "locations.hpp"
 #include "serve_options.hpp"
 #include "settings.hpp"
+#include "systemd_notify.hpp"
 
 #include <sluice/cluster/node.hpp>
 #include <sluice/conversation/frame_ref.hpp>
@@ -336,9 +337,20 @@ server::ServerConfig server_config(
     return sc;
 }
 
-int run_serve(const ServeOptions& o, const Settings& settings) {
+int run_serve(ServeOptions o, const Settings& settings) {
     fix_malloc_thresholds();    // before the first thread (and its arena) starts
     (void)descriptor_budget(0); // raise the soft limit before any seat opens its files
+    // Under a socket unit systemd passed the listener: serve on it (its address is the listen
+    // address from here on, for the loopback checks, the printed URL and hub.json).
+    std::string activation_why;
+    const auto activated = activated_listener(activation_why);
+    if (!activated) {
+        std::fprintf(stderr, "sluice serve: %s\n", activation_why.c_str());
+        return 2;
+    }
+    if (activated->fd >= 0) {
+        o.listen = activated->address;
+    }
     {
         std::error_code ec;
         const bool made = std::filesystem::create_directories(o.data, ec);
@@ -412,14 +424,14 @@ int run_serve(const ServeOptions& o, const Settings& settings) {
         return 2;
     }
     sc.forwarder = node;
+    sc.listen_fd = activated->fd;
     server::Server srv(io, hub, sc);
     forward_to = &srv;
     if (auto r = srv.start(); !r) {
         print_start_error(o, r.error());
         return 2;
     }
-    const auto colon = o.listen.rfind(':');
-    const std::string listen_host = o.listen.substr(0, colon);
+    const std::string listen_host = srv.host(); // the bound one (an adopted socket's too)
     const char* scheme = srv.tls() ? "https" : "http";
     std::printf("listening on %s://%s:%u\n", scheme, listen_host.c_str(), srv.port());
     if (!srv.tls() && !loopback_listen(o.listen) && !o.behind_proxy) {
@@ -464,6 +476,8 @@ int run_serve(const ServeOptions& o, const Settings& settings) {
         o.data.c_str(),
         o.runtime.provider.c_str());
     std::fflush(stdout);
+    SystemdNotifier systemd(io); // READY=1 once io runs the accept loop; watchdog pings
+    systemd.ready("listening on " + listen_host + ":" + std::to_string(srv.port()));
 
     // Two-phase shutdown (STYLE.md): stop accepting and end every stream after what is queued
     // (the server flushes its streams; the hub cancels turns and syncs transcripts), wait for
@@ -476,6 +490,7 @@ int run_serve(const ServeOptions& o, const Settings& settings) {
             return;
         }
         spdlog::info("shutting down ({})", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        systemd.stopping();
         // The server first, so its streams end as "shutting down" (not "seat closed"); the
         // seats' closes are posted before `done` can run, so they happen before the stop.
         srv.shutdown(SHUTDOWN_GRACE, [&io](std::size_t open) {
