@@ -21,7 +21,7 @@ namespace sluice::server {
 struct ServerConfig {
     std::string listen{"127.0.0.1:8420"}; ///< address:port (port 0: any free port)
     /// An already-listening TCP socket to adopt instead of binding `listen` (socket activation:
-    /// systemd passed it); -1: none. The server owns it once `start` was called.
+    /// systemd passed it); -1: none. The server owns (and closes) it once `start` adopted it.
     int listen_fd{-1};
     std::string token; ///< the owner's bearer token; empty: none needed (loopback only)
     std::filesystem::path token_dir;        ///< where viewer tokens live (empty: no viewers)
