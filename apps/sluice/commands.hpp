@@ -31,4 +31,7 @@ void add_token_command(CLI::App& app);
 /// `sluice config show` and `sluice data move`: the hub's settings and data dir.
 void add_config_commands(CLI::App& app);
 
+/// `sluice service install|uninstall`: the hub as a systemd service.
+void add_service_command(CLI::App& app);
+
 } // namespace sluice::app

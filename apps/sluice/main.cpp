@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
         sluice::app::add_client_commands(app);
         sluice::app::add_token_command(app);
         sluice::app::add_config_commands(app);
+        sluice::app::add_service_command(app);
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {

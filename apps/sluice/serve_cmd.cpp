@@ -5,6 +5,7 @@
 #include "logging.hpp"
 #include "serve_options.hpp"
 #include "settings.hpp"
+#include "systemd_notify.hpp"
 
 #include <sluice/cluster/node.hpp>
 #include <sluice/conversation/frame_ref.hpp>
@@ -338,12 +339,23 @@ server::ServerConfig server_config(
     return sc;
 }
 
-int run_serve(const ServeOptions& o, const Settings& settings) {
+int run_serve(ServeOptions o, const Settings& settings) {
     if (LogFormat lf{}; parse_log_format(o.log_format, lf)) {
         configure_logging(lf); // before the first log line
     }
     fix_malloc_thresholds();    // before the first thread (and its arena) starts
     (void)descriptor_budget(0); // raise the soft limit before any seat opens its files
+    // Under a socket unit systemd passed the listener: serve on it (its address is the listen
+    // address from here on, for the loopback checks, the printed URL and hub.json).
+    std::string activation_why;
+    const auto activated = activated_listener(activation_why);
+    if (!activated) {
+        std::fprintf(stderr, "sluice serve: %s\n", activation_why.c_str());
+        return 2;
+    }
+    if (activated->fd >= 0) {
+        o.listen = activated->address;
+    }
     {
         std::error_code ec;
         const bool made = std::filesystem::create_directories(o.data, ec);
@@ -376,6 +388,10 @@ int run_serve(const ServeOptions& o, const Settings& settings) {
         return 2;
     }
     boost::asio::io_context io;
+    // Registered before anything is printed or served: a SIGINT/SIGTERM from here on is queued by
+    // the signal_set until its wait below (a signal right after "listening on" shuts down
+    // cleanly instead of killing the hub with hub.json left behind).
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     hub::HubConfig hc = hub_config(o);
 
     // --redis: the cluster engine (src/cluster). Without it nothing of it exists.
@@ -419,14 +435,14 @@ int run_serve(const ServeOptions& o, const Settings& settings) {
         return 2;
     }
     sc.forwarder = node;
+    sc.listen_fd = activated->fd;
     server::Server srv(io, hub, sc);
     forward_to = &srv;
     if (auto r = srv.start(); !r) {
         print_start_error(o, r.error());
         return 2;
     }
-    const auto colon = o.listen.rfind(':');
-    const std::string listen_host = o.listen.substr(0, colon);
+    const std::string listen_host = srv.host(); // the bound one (an adopted socket's too)
     const char* scheme = srv.tls() ? "https" : "http";
     std::printf("listening on %s://%s:%u\n", scheme, listen_host.c_str(), srv.port());
     if (!srv.tls() && !loopback_listen(o.listen) && !o.behind_proxy) {
@@ -471,18 +487,20 @@ int run_serve(const ServeOptions& o, const Settings& settings) {
         o.data.c_str(),
         o.runtime.provider.c_str());
     std::fflush(stdout);
+    SystemdNotifier systemd(io); // READY=1 once io runs the accept loop; watchdog pings
+    systemd.ready("listening on " + listen_host + ":" + std::to_string(srv.port()));
 
     // Two-phase shutdown (STYLE.md): stop accepting and end every stream after what is queued
     // (the server flushes its streams; the hub cancels turns and syncs transcripts), wait for
     // the connections to drain, at most the grace deadline, then stop the context.
     // A file size limit (RLIMIT_FSIZE) is a failed write (EFBIG: the seat degrades), not death.
     std::signal(SIGXFSZ, SIG_IGN);
-    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](boost::system::error_code ec, int sig) {
         if (ec) {
             return;
         }
         spdlog::info("shutting down ({})", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        systemd.stopping();
         // The server first, so its streams end as "shutting down" (not "seat closed"); the
         // seats' closes are posted before `done` can run, so they happen before the stop.
         srv.shutdown(SHUTDOWN_GRACE, [&io](std::size_t open) {

@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
@@ -260,9 +261,30 @@ bool Listener::fd_log_due(std::chrono::steady_clock::time_point now) noexcept {
     return true;
 }
 
-boost::system::result<void> Server::start() {
-    auto& s = *impl_;
-    const auto& listen = s.cfg.listen;
+namespace {
+
+// Adopts `fd`, a listening TCP socket (socket activation), as the acceptor; close-on-exec,
+// so agents never inherit it.
+boost::system::error_code adopt_listener(tcp::acceptor& acceptor, int fd) {
+    sockaddr_storage sa{};
+    socklen_t len = sizeof sa;
+    int listening = 0;
+    socklen_t optlen = sizeof listening;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0
+        || ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optlen) != 0) {
+        return {errno, boost::system::system_category()};
+    }
+    if ((sa.ss_family != AF_INET && sa.ss_family != AF_INET6) || listening == 0) {
+        return make_error_code(errc::bad_request);
+    }
+    (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    boost::system::error_code ec;
+    acceptor.assign(sa.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+    return ec;
+}
+
+// The address `listen` names ("host:port", the host maybe bracketed), or errc::bad_request.
+boost::system::result<tcp::endpoint> listen_endpoint(const std::string& listen) {
     const auto colon = listen.rfind(':');
     if (colon == std::string::npos) {
         return make_error_code(errc::bad_request);
@@ -285,7 +307,32 @@ boost::system::result<void> Server::start() {
     if (port > 65535) {
         return make_error_code(errc::bad_request);
     }
-    if (!addr.is_loopback() && s.cfg.token.empty()) {
+    return tcp::endpoint(addr, static_cast<std::uint16_t>(port));
+}
+
+} // namespace
+
+boost::system::result<void> Server::start() {
+    auto& s = *impl_;
+    auto& acceptor = s.listener.acceptor();
+    boost::system::error_code ec;
+    tcp::endpoint ep;
+    if (s.cfg.listen_fd >= 0) {
+        ec = adopt_listener(acceptor, s.cfg.listen_fd);
+        if (!ec) {
+            ep = acceptor.local_endpoint(ec);
+        }
+        if (ec) {
+            return ec;
+        }
+    } else {
+        auto parsed = listen_endpoint(s.cfg.listen);
+        if (!parsed) {
+            return parsed.error();
+        }
+        ep = *parsed;
+    }
+    if (!ep.address().is_loopback() && s.cfg.token.empty()) {
         return make_error_code(errc::unauthorized);
     }
     if (!s.cfg.tls_cert.empty() || !s.cfg.tls_key.empty()) {
@@ -303,18 +350,18 @@ boost::system::result<void> Server::start() {
         }
         s.listener.set_tls(std::move(ctx));
     }
-    tcp::endpoint ep(addr, static_cast<std::uint16_t>(port));
-    auto& acceptor = s.listener.acceptor();
-    acceptor.open(ep.protocol(), ec);
-    if (!ec) {
-        acceptor.set_option(net::socket_base::reuse_address(true), ec);
-        acceptor.bind(ep, ec);
-    }
-    if (!ec) {
-        acceptor.listen(net::socket_base::max_listen_connections, ec);
-    }
-    if (ec) {
-        return ec;
+    if (s.cfg.listen_fd < 0) {
+        acceptor.open(ep.protocol(), ec);
+        if (!ec) {
+            acceptor.set_option(net::socket_base::reuse_address(true), ec);
+            acceptor.bind(ep, ec);
+        }
+        if (!ec) {
+            acceptor.listen(net::socket_base::max_listen_connections, ec);
+        }
+        if (ec) {
+            return ec;
+        }
     }
     // One descriptor held back for the moment the process runs out (see back_off).
     s.listener.hold_reserve();
@@ -330,6 +377,16 @@ std::uint16_t Server::port() const noexcept {
     boost::system::error_code ec;
     auto ep = impl_->listener.acceptor().local_endpoint(ec);
     return ec ? 0 : ep.port();
+}
+
+std::string Server::host() const {
+    boost::system::error_code ec;
+    const auto ep = impl_->listener.acceptor().local_endpoint(ec);
+    if (ec) {
+        return {};
+    }
+    const auto a = ep.address().to_string();
+    return ep.address().is_v6() ? "[" + a + "]" : a;
 }
 
 bool Server::tls() const noexcept {

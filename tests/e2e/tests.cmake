@@ -22,6 +22,9 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/redis_cluster_live_test.cpp
     e2e/redis_cluster_tls_test.cpp
     e2e/redis_cluster_takeover_test.cpp
+    e2e/service_test.cpp
+    e2e/systemd_test.cpp
+    ${PROJECT_SOURCE_DIR}/apps/sluice/service_units.cpp
     support/hub_process.cpp)
 if(NOT "support/test_certs.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES support/test_certs.cpp) # security_tls_test, redis_cluster_test

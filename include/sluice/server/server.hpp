@@ -20,6 +20,9 @@ namespace sluice::server {
 /// Listener and protocol settings.
 struct ServerConfig {
     std::string listen{"127.0.0.1:8420"}; ///< address:port (port 0: any free port)
+    /// An already-listening TCP socket to adopt instead of binding `listen` (socket activation:
+    /// systemd passed it); -1: none. The server owns (and closes) it once `start` adopted it.
+    int listen_fd{-1};
     std::string token; ///< the owner's bearer token; empty: none needed (loopback only)
     std::filesystem::path token_dir;        ///< where viewer tokens live (empty: no viewers)
     std::vector<std::string> allow_hosts;   ///< more names the Host header may carry
@@ -73,12 +76,16 @@ public:
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 
-    /// Binds and starts accepting. Errors: bad address, port in use, a public address with no
-    /// token (errc::unauthorized), a TLS certificate or key that cannot be loaded.
+    /// Binds (or adopts `listen_fd`) and starts accepting. Errors: bad address, port in use, a
+    /// descriptor that is not a TCP socket, a public address with no token
+    /// (errc::unauthorized), a TLS certificate or key that cannot be loaded.
     boost::system::result<void> start();
 
     /// The bound port (after `start`).
     [[nodiscard]] std::uint16_t port() const noexcept;
+
+    /// The bound address as a URL host ("127.0.0.1", "[::1]"; after `start`; "" before).
+    [[nodiscard]] std::string host() const;
 
     /// Stops accepting (phase one of shutdown alone). Safe from any thread.
     void stop();
