@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The package, as a user gets it: `scripts/make-deb` on this build, `dpkg -i` into a scratch root
 # (its own dpkg database; the host's libraries satisfy Depends), then the installed binary runs,
-# its man page and completion are where man and bash look, and its units pass systemd-analyze.
+# its man page and completion are where man and bash look, and its unit passes systemd-analyze.
 # Env: SLUICE_BUILD_DIR (the build tree), SLUICE_SOURCE_DIR.
 set -euo pipefail
 work=$(mktemp -d)
@@ -40,6 +40,15 @@ out=$(bash -c "source '$completion'; COMP_WORDS=('$root/usr/bin/sluice' se); COM
 grep -qw serve <<<"$out" || fail "completion of 'se': $out"
 out=$(bash -c "source '$completion'; COMP_WORDS=('$root/usr/bin/sluice' serve --work); COMP_CWORD=2; _sluice; echo \${COMPREPLY[*]}")
 grep -qw -- --workspace-root <<<"$out" || fail "completion of 'serve --work': $out"
+
+# The unit as installed: systemd-analyze verify with the scratch root as its root (ExecStart names
+# /usr/bin/sluice, which exists there).
+unit="$root/usr/lib/systemd/system/sluice.service"
+[[ -s $unit ]] || fail "no systemd unit"
+grep -q '^ExecStart=/usr/bin/sluice serve' "$unit" || fail "ExecStart: $(grep ExecStart "$unit")"
+grep -q '^Type=notify$' "$unit" || fail "the unit is not Type=notify"
+verify=$(systemd-analyze verify --root="$root" /usr/lib/systemd/system/sluice.service 2>&1) ||
+    fail "systemd-analyze verify: $verify"
 
 dpkg --root="$root" --force-not-root --log=/dev/null -r sluice >/dev/null 2>&1 || fail "dpkg -r failed"
 [[ ! -e $root/usr/bin/sluice ]] || fail "dpkg -r left the binary"

@@ -33,6 +33,7 @@ struct ServiceOptions {
     std::string config;
     std::string data;
     std::string listen{"127.0.0.1:8420"};
+    std::string exec; // --exec: the binary ExecStart runs (default: this one)
     std::vector<std::string> serve_args;
 };
 
@@ -72,7 +73,7 @@ UnitSpec unit_spec(const ServiceOptions& o) {
     UnitSpec spec;
     spec.system = o.system;
     spec.socket = o.socket;
-    spec.binary = this_binary();
+    spec.binary = o.exec.empty() ? this_binary() : o.exec;
     std::error_code ec;
     if (!o.data.empty()) {
         spec.data_dir = fs::absolute(o.data, ec).string();
@@ -243,6 +244,11 @@ void add_service_command(CLI::App& app) {
     install->add_option("--config", o->config, "the config file `serve` reads");
     install->add_option("--data", o->data, "the data dir (default: the standard one)");
     install->add_flag("--print", o->print, "write the units to stdout instead of to files");
+    install->add_option(
+        "--exec",
+        o->exec,
+        "the sluice binary ExecStart runs (default: this one; a package names where it installs "
+        "it)");
     install->add_option("serve-flags", o->serve_args, "more `serve` flags, after `--`");
     on_selected(install, [o] { return cmd_install(*o); });
 
