@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <set>
@@ -331,7 +332,7 @@ TEST(OpenApi, PathsTheDocumentDoesNotNameAreNoSuchRoute) {
     for (const auto& p : prefixes) {
         for (const auto& w : words) {
             one.insert(below(p, w));
-            for (const auto& v : values) {
+            for (const auto& v : {"0", "x"}) { // a parameter's place, before or after a word
                 two.insert(below(below(p, w), v));
                 two.insert(below(below(p, v), w));
             }
@@ -371,6 +372,7 @@ TEST(OpenApi, PathsTheDocumentDoesNotNameAreNoSuchRoute) {
         }
     }
     EXPECT_GE(probed, 1000U);
+    std::cout << "probed " << probed << " requests on " << probes.size() << " paths\n";
 }
 
 TEST(OpenApi, DocumentPassesRedoclyRecommendedLint) {
