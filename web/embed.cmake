@@ -1,6 +1,7 @@
 # Script mode (cmake -P): writes a C++ source defining sluice::web::assets() from the page's files.
 # In: SRC_DIR (folder of the files), FILES (comma-separated names relative to SRC_DIR), OUT (the .cpp),
-# VENDOR (optional, comma-separated NAME=/absolute/file entries: served at /vendor/NAME).
+# VENDOR (optional, comma-separated NAME=/absolute/file entries: served at /vendor/NAME),
+# EXTRA (optional, comma-separated NAME=/absolute/file entries: served at /NAME, e.g. openapi.json).
 string(REPLACE "," ";" _files "${FILES}")
 list(SORT _files)
 set(_entries "")
@@ -12,6 +13,10 @@ if(VENDOR)
     foreach(_v IN LISTS _vendor)
         list(APPEND _entries "vendor/${_v}")
     endforeach()
+endif()
+if(EXTRA)
+    string(REPLACE "," ";" _extra "${EXTRA}")
+    list(APPEND _entries ${_extra})
 endif()
 
 set(_data "")

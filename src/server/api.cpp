@@ -227,6 +227,14 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
         parts.pop_back();
     }
     const auto method = req.method();
+    // The read-only routes take GET (and HEAD); another method is a 405, as openapi.json says.
+    const bool read = method == http::verb::get || method == http::verb::head;
+    const bool read_only_route =
+        (parts.size() == 1 && (parts[0] == "healthz" || parts[0] == "metrics"))
+        || (parts.size() == 2 && parts[0] == "v1" && parts[1] == "stats");
+    if (read_only_route && !read) {
+        co_return method_not_allowed(req, "GET");
+    }
     if (parts.size() == 1 && parts[0] == "healthz") {
         // Answered without a token (a load balancer's probe): it says nothing but "ok".
         auto res = json_response(req, 200, "ok");

@@ -5,6 +5,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/hub_shutdown_test.cpp
     e2e/hub_ws_test.cpp
     e2e/page_hub_test.cpp
+    e2e/openapi_test.cpp
     e2e/claude_test.cpp
     e2e/claude_reset_test.cpp
     e2e/claude_controls_test.cpp

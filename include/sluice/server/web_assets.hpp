@@ -1,4 +1,5 @@
-// The web page's files (web/*), embedded into the binary at build time by web/embed.cmake.
+// The web page's files (web/*) and the API's /openapi.json, embedded into the binary at build
+// time by web/embed.cmake.
 #pragma once
 
 #include <span>
@@ -10,11 +11,13 @@ namespace sluice::web {
 struct Asset {
     std::string_view path;         ///< URL path with its leading slash, e.g. "/app.js"
     std::string_view content_type; ///< Content-Type to send, e.g. "text/javascript; charset=utf-8"
-    std::string_view body;         ///< the file's bytes, exactly as in web/
+    std::string_view body;         ///< the file's bytes, exactly as in web/ (or its source)
     std::string_view etag;         ///< strong ETag, quoted: a prefix of the bytes' SHA-256
 };
 
-/// Every embedded file, in path order; "/index.html" is the page itself (serve it at "/" too).
+/// Every embedded file: the page's in path order, then /vendor/'s, then "/openapi.json" (the
+/// API's description, src/server/openapi.json); "/index.html" is the page itself (serve it at
+/// "/" too).
 ///
 /// @par Thread safety
 /// Safe from any thread (immutable data).
