@@ -99,6 +99,8 @@ std::string service_unit(const UnitSpec& spec) {
            "ReadWritePaths="
          + unit_word(spec.data_dir, false)
          + "\n"
+           "# Claude Code (hosted claude seats) writes its own state here; '-': if present\n"
+           "ReadWritePaths=-%h/.claude -%h/.claude.json\n"
            "PrivateTmp=yes\n"
            "\n[Install]\n"
            "WantedBy="

@@ -77,6 +77,7 @@ TEST(Service, InstallWritesUserUnitsThatSystemdVerifies) {
         service.npos)
         << service;
     EXPECT_NE(service.find("ReadWritePaths=" + home.dir.path() + "/state/sluice\n"), service.npos);
+    EXPECT_NE(service.find("ReadWritePaths=-%h/.claude -%h/.claude.json\n"), service.npos);
     EXPECT_TRUE(fs::is_directory(home.dir.path() + "/state/sluice"));
     for (const char* unit : {"sluice.service", "sluice.socket"}) {
         const auto v =
