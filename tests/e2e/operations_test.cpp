@@ -61,6 +61,13 @@ std::vector<fs::path> archived(const TempDir& dir, const std::string& id) {
     return out;
 }
 
+// The folder moves on the writer after the seat's last write: waits (up to 5 s) until it is there.
+void wait_archived(const TempDir& dir, const std::string& id) {
+    for (int i = 0; i < 100 && archived(dir, id).empty(); ++i) {
+        std::this_thread::sleep_for(50ms);
+    }
+}
+
 std::uint64_t bytes_under(const fs::path& dir) {
     std::uint64_t n = 0;
     for (const auto& e : fs::recursive_directory_iterator(dir)) {
@@ -97,10 +104,7 @@ TEST(Operations, RmArchivesTheSeatsFolderAndPurgeDeletesIt) {
         r = cli("rm " + kept); // gone: the hub's reason, exit 1
         EXPECT_EQ(r.status, 1);
         EXPECT_NE(r.out.find("no such seat"), std::string::npos) << r.out;
-        // The folder moves on the writer after the seat's last write: wait for it.
-        for (int i = 0; i < 100 && archived(dir, kept).empty(); ++i) {
-            std::this_thread::sleep_for(50ms);
-        }
+        wait_archived(dir, kept);
         EXPECT_EQ(hub.terminate(), 0);
     }
     const auto seats = fs::path(dir.path()) / "seats";
@@ -159,9 +163,7 @@ TEST(Operations, RetainArchivesDaysPrunesOnlyWhatIsOlder) {
         ASSERT_EQ(reset.status, 200U) << reset.body;
         old_epoch = std::string(reset.json.at("previous_epoch").as_string());
         ASSERT_EQ(http("DELETE", hub.base() + "/v1/seats/" + gone).status, 200U);
-        for (int i = 0; i < 100 && archived(dir, gone).empty(); ++i) {
-            std::this_thread::sleep_for(50ms);
-        }
+        wait_archived(dir, gone);
         EXPECT_EQ(hub.terminate(), 0);
     }
     const auto seat_dir = fs::path(dir.path()) / "seats" / seat;
