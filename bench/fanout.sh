@@ -9,10 +9,11 @@
 #      loopback port; SUBSCRIBERS EventSource subscribers on one channel; MESSAGES 1 KiB POSTs from one
 #      keep-alive connection pipelined 32 deep.
 #   3. sluice latency: 100 subscribers, 500 frames paced at 50/s, publish-to-receive p50/p99.
-# Env SLUICE_ARGS: extra `sluice serve` options (e.g. "--window-cap 8000").
+# Env SLUICE_ARGS: extra `sluice serve` options (e.g. "--window-cap 8000"); TIMEOUT: the bound
+# of each side in seconds (default 60).
 # Reported: delivered messages/s across subscribers (first to last receive), server CPU seconds
 # (utime+stime from /proc, all server processes) per delivered message, and loss/duplicates per
-# subscriber. Bounded: each side stops after 60 s; everything started is killed on exit.
+# subscriber. Bounded: each side stops after TIMEOUT s; everything started is killed on exit.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -21,7 +22,7 @@ MSGS=${2:-5000}
 SUBS=${3:-1000}
 CTHREADS=${4:-1}
 WORKERS=${5:-1}
-TIMEOUT=60
+TIMEOUT=${TIMEOUT:-60}
 
 WORK=$(mktemp -d /tmp/fanout-XXXXXX)
 PIDS=()

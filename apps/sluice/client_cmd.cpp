@@ -51,6 +51,10 @@ int cmd_seats(const ClientOptions& o, bool du) {
         if (!st) {
             return 1;
         }
+        if (!st->at("disk").is_object()) {
+            std::fprintf(stderr, "sluice: the hub's writer is busy; ask again in a moment\n");
+            return 1;
+        }
         disk = st->at("disk").as_object();
     }
     const auto disk_of = [&](const json::value& s) -> std::string {

@@ -1,4 +1,4 @@
-// prune_archives, folder_bytes, archived_folder_name (archives.hpp).
+// prune_archives, retire_folder, folder_bytes, archived_folder_name (archives.hpp).
 #include <sluice/hub/archives.hpp>
 
 #include <ctime>
@@ -75,6 +75,23 @@ Pruned prune_archives(
         }
     }
     return out;
+}
+
+std::error_code retire_folder(const fs::path& dir, const fs::path& to) {
+    std::error_code ec;
+    if (to.empty()) {
+        fs::remove_all(dir, ec);
+        return ec;
+    }
+    fs::create_directories(to.parent_path(), ec);
+    if (!ec) {
+        fs::rename(dir, to, ec);
+    }
+    if (!ec) {
+        std::error_code ignored; // an age from the last append only prunes it a little early
+        fs::last_write_time(to, fs::file_time_type::clock::now(), ignored);
+    }
+    return ec;
 }
 
 std::uint64_t folder_bytes(const fs::path& dir) {

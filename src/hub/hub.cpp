@@ -492,15 +492,27 @@ std::filesystem::path Hub::archive_root() const {
     return seats_root().parent_path() / "archive";
 }
 
-Hub::DiskUse Hub::disk_use() const {
-    DiskUse use;
+void Hub::disk_use(const boost::asio::any_io_executor& ex, DiskUseDone done) const {
+    std::vector<std::pair<std::string, std::filesystem::path>> dirs;
     for (const auto& seat : list()) {
         if (!seat->foreign() && !seat->mirror() && !seat->dir().empty()) {
-            use.seats.emplace_back(seat->id(), folder_bytes(seat->dir()));
+            dirs.emplace_back(seat->id(), seat->dir());
         }
     }
-    use.archive_bytes = folder_bytes(archive_root());
-    return use;
+    auto use = std::make_shared<DiskUse>();
+    const bool queued = writer_->submit(
+        [use, dirs = std::move(dirs), archive = archive_root()] {
+            for (const auto& [id, dir] : dirs) {
+                use->seats.emplace_back(id, folder_bytes(dir));
+            }
+            use->archive_bytes = folder_bytes(archive);
+            return boost::system::error_code{};
+        },
+        ex,
+        [use, done](boost::system::error_code) { done(std::move(*use)); });
+    if (!queued) {
+        net::post(ex, [done = std::move(done)] { done(std::nullopt); });
+    }
 }
 
 void Hub::prune_archives(

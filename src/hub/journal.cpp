@@ -6,6 +6,7 @@
 #include <sluice/conversation/frame_ref.hpp>
 #include <sluice/core/assert.hpp>
 #include <sluice/core/safe_write.hpp>
+#include <sluice/hub/archives.hpp>
 #include <sluice/hub/journal.hpp>
 #include <sluice/hub/turn_close.hpp>
 #include <sluice/hub/wire.hpp>
@@ -533,31 +534,14 @@ void Journal::close(const SeatSpec& spec, bool remove, std::filesystem::path arc
     // After the last append and sync: the writer runs jobs in order.
     (void)submit(
         [dir = dir_, to = archive_to] {
-            std::error_code ec;
-            if (to.empty()) {
-                std::filesystem::remove_all(dir, ec);
-            } else {
-                std::filesystem::create_directories(to.parent_path(), ec);
-                if (!ec) {
-                    std::filesystem::rename(dir, to, ec);
-                }
-                if (!ec) { // its age (retain_archives_days) counts from its removal
-                    std::filesystem::last_write_time(
-                        to, std::filesystem::file_time_type::clock::now(), ec);
-                    ec.clear();
-                }
-            }
+            const auto ec = retire_folder(dir, to);
             return boost::system::error_code(ec.value(), boost::system::system_category());
         },
         [dir = dir_, to = archive_to](boost::system::error_code ec) {
-            if (ec && to.empty()) {
-                spdlog::error("cannot remove the seat folder {}: {}", dir.string(), ec.message());
-            } else if (ec) {
+            if (ec) {
+                const auto as = to.empty() ? std::string() : " as " + to.string();
                 spdlog::error(
-                    "cannot archive the seat folder {} as {}: {}",
-                    dir.string(),
-                    to.string(),
-                    ec.message());
+                    "cannot retire the seat folder {}{}: {}", dir.string(), as, ec.message());
             }
         });
 }

@@ -249,18 +249,24 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
     if (parts.size() >= 2 && parts[0] == "v1") {
         if (parts[1] == "stats" && parts.size() == 2) {
             auto o = stats_json(s.hub, s.counters, s.connections->open());
-            // Disk use: each hosted seat's folder and the removed seats kept in archive/.
-            const auto use = s.hub.disk_use();
-            json::object seats;
-            std::uint64_t total = use.archive_bytes;
-            for (const auto& [id, bytes] : use.seats) {
-                seats[id] = bytes;
-                total += bytes;
+            // Disk use: each hosted seat's folder and the removed seats kept in archive/, walked
+            // on the writer; null when its queue is full.
+            auto walk = s.hub.async_disk_use(net::use_awaitable); // named: GCC 12 co_await
+            const auto use = co_await std::move(walk);
+            if (!use) {
+                o["disk"] = nullptr;
+            } else {
+                json::object seats;
+                std::uint64_t total = use->archive_bytes;
+                for (const auto& [id, bytes] : use->seats) {
+                    seats[id] = bytes;
+                    total += bytes;
+                }
+                o["disk"] = json::object{
+                    {"bytes", total},
+                    {"archive_bytes", use->archive_bytes},
+                    {"seats", std::move(seats)}};
             }
-            o["disk"] = json::object{
-                {"bytes", total},
-                {"archive_bytes", use.archive_bytes},
-                {"seats", std::move(seats)}};
             co_return json_response(req, 200, json::serialize(o));
         }
         if (parts[1] == "seats") {

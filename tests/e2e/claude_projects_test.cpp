@@ -23,6 +23,7 @@ namespace {
 
 using namespace sluice::test;
 using namespace sluice::test::claude_tree;
+using sluice::test::slurp;
 namespace json = boost::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;

@@ -7,6 +7,7 @@ namespace {
 
 using namespace sluice::test;
 using namespace sluice::test::claude_e2e;
+using sluice::test::slurp;
 
 // The streamed Messages requests recorded so far, as JSON text (title and probe calls aside).
 std::vector<std::string> turn_requests(const FakeAnthropic& fake) {

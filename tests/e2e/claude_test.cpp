@@ -7,6 +7,7 @@ namespace {
 
 using namespace sluice::test;
 using namespace sluice::test::claude_e2e;
+using sluice::test::slurp;
 
 TEST(ClaudeSeat, RefusesACwdOutsideTheWorkspaceRoot) {
     SLUICE_NEED_CLAUDE();

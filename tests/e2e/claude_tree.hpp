@@ -2,6 +2,7 @@
 // built in a temp dir from ../shared/fixtures, and the hub calls the tests share.
 #pragma once
 
+#include "support/files.hpp"
 #include "support/hub_process.hpp"
 
 #include <boost/json.hpp>
@@ -52,13 +53,6 @@ inline constexpr const char* SUBAGENT_FILE =
     "subagents_agent-a36efb2a1231c41e2.jsonl";
 inline constexpr const char* OLD_AGENT_FILE =
     "iansherr_claude-code-log/test_test_data_real_projects_-src-deep-manifest_agent-c8d9b115.jsonl";
-
-inline std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 inline void put(const fs::path& p, const std::string& text) {
     fs::create_directories(p.parent_path());

@@ -3,6 +3,7 @@
 // (tests/support/fake_anthropic.py), and a claude seat's world of folders.
 #pragma once
 
+#include "support/files.hpp"
 #include "support/hub_process.hpp"
 
 #include <boost/json.hpp>
@@ -40,13 +41,6 @@ inline const fs::path CLAUDE =
                          << " (scripts/install-deps installs it)";                                 \
         }                                                                                          \
     } while (false)
-
-inline std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // The loopback fake Anthropic API, scripted; stopped (SIGTERM) and reaped by the destructor.
 class FakeAnthropic {

@@ -1,5 +1,6 @@
 // End-to-end durability tests of `sluice serve`: a full disk, kill -9 mid-turn, damaged files and
 // a read-only data dir — the real binary on real files.
+#include "support/files.hpp"
 #include "support/hub_process.hpp"
 #include "support/small_disk.hpp"
 
@@ -110,13 +111,6 @@ std::vector<json::value> whole_history(const SluiceProcess& hub, const std::stri
         return ::testing::AssertionFailure() << open.size() << " tool_use(s) unanswered";
     }
     return ::testing::AssertionSuccess();
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 std::uint64_t metric(const SluiceProcess& hub, const std::string& name) {

@@ -1,6 +1,7 @@
 // End-to-end tests of running a hub for months: `sluice rm` (archived, or purged), disk use per
 // seat, archives pruned by age, log lines as text or JSON, and /metrics checked by Prometheus's
 // own `promtool check metrics`.
+#include "support/files.hpp"
 #include "support/hub_process.hpp"
 
 #include <boost/json.hpp>
@@ -20,13 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 struct Run {
     int status{-1};

@@ -1,4 +1,5 @@
 // End-to-end tests of `sluice run`: the real binary, stream-json rows on stdout, errors, EPIPE.
+#include "support/files.hpp"
 #include "support/stub_provider.hpp"
 
 #include <boost/json.hpp>
@@ -34,12 +35,7 @@ struct TempDir {
     [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using sluice::test::slurp;
 
 // Runs a bash command line; returns its exit status.
 int shell(const std::string& cmd) {

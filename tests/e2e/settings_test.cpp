@@ -1,25 +1,21 @@
 // End-to-end tests of a hub installed once: the config file, SLUICE_<FLAG> variables and flags
 // in that order; the standard data dir found from any folder; hub.json telling the CLI where the
 // hub is; one hub per data dir; links with the hub's real address.
+#include "support/files.hpp"
 #include "support/hub_process.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace sluice::test {
 namespace {
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 struct Run {
     int status{-1};
@@ -203,12 +199,29 @@ TEST(Settings, TheConnectionsWarningAppearsOnlyWhenTheFlagWasGiven) {
     scratch_home(dir);
     auto r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0 --data " + dir.file("d"), 2);
     EXPECT_EQ((r.out + r.err).find("--max-connections"), std::string::npos) << r.out << r.err;
+    // Started in the background and ended by its pid once it listens: a fixed `timeout` let a
+    // loaded machine end the ASan binary before it printed anything.
     const std::string limited = "prlimit --nofile=512:512 " SLUICE_BINARY;
-    const std::string cmd = "cd '" + dir.path() + "' && timeout 2 " + limited
+    const std::string cmd = "cd '" + dir.path() + "' && (" + limited
                             + " serve --listen 127.0.0.1:0 --max-connections 5000 --data "
-                            + dir.file("d") + " >" + dir.file("err2")
-                            + " 2>&1"; // spdlog writes to stdout
-    (void)std::system(cmd.c_str());
+                            + dir.file("d") + " >" + dir.file("err2") + " 2>&1 & echo $! >"
+                            + dir.file("pid2") + ")"; // spdlog: stdout
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    const auto pid = static_cast<pid_t>(std::stol(slurp(dir.file("pid2"))));
+    for (int i = 0; i < 600 && slurp(dir.file("err2")).find("listening on") == std::string::npos;
+         ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ::kill(pid, SIGTERM);
+    // Not our child: polled, not waited (gone, or a zombie its new parent has yet to reap).
+    const auto running = [pid] {
+        const auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+        const auto paren = stat.rfind(')');
+        return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+    };
+    for (int i = 0; i < 300 && running(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     EXPECT_NE(slurp(dir.file("err2")).find("--max-connections 5000"), std::string::npos);
 }
 

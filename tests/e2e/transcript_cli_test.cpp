@@ -1,4 +1,5 @@
 // End to end: the real `sluice transcript …` binary on fixture transcripts and bad inputs.
+#include "support/files.hpp"
 #include "unit/conversation/fixtures.hpp"
 
 #include <sluice/conversation/transcript.hpp>
@@ -23,12 +24,7 @@ struct Run {
     std::string err;
 };
 
-std::string slurp(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using sluice::test::slurp;
 
 // Runs the binary with `args` (already shell-quoted), stdout and stderr to files (not a TTY).
 Run sluice_cli(const std::string& args) {

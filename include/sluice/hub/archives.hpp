@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <system_error>
 
 namespace sluice::hub {
 
@@ -27,6 +28,12 @@ Pruned prune_archives(
     const std::filesystem::path& archive_root,
     std::chrono::seconds max_age,
     const std::map<std::string, std::string>& current_epochs);
+
+/// Retires a removed seat's folder: moves `dir` to `to` (its parents made; its modification time
+/// set to now, so that its age for retain_archives_days counts from its removal), or deletes it
+/// when `to` is empty. Blocking (run it on the writer).
+/// @return the file system's error, or none
+std::error_code retire_folder(const std::filesystem::path& dir, const std::filesystem::path& to);
 
 /// The bytes of every regular file under `dir` (0 when it is missing). Blocking.
 std::uint64_t folder_bytes(const std::filesystem::path& dir);

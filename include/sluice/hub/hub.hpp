@@ -235,8 +235,20 @@ public:
         std::uint64_t archive_bytes{};                            ///< removed seats kept
     };
 
-    /// Walks the folders (blocking file metadata reads; a few per seat).
-    [[nodiscard]] DiskUse disk_use() const;
+    /// Called with the disk use, or with none when the writer's queue is full.
+    using DiskUseDone = std::function<void(std::optional<DiskUse>)>;
+
+    /// Walks the folders on the writer (blocking file metadata reads, a few per seat, never on
+    /// an I/O thread); `done` runs on `ex`, with none at once when the writer's queue is full.
+    void disk_use(const boost::asio::any_io_executor& ex, DiskUseDone done) const;
+
+    /// `disk_use`: void(std::optional<DiskUse>).
+    template <class Token>
+    auto async_disk_use(Token&& token) const {
+        return detail::async_call<std::optional<DiskUse>>(
+            [this](const auto& ex, DiskUseDone done) { disk_use(ex, std::move(done)); },
+            std::forward<Token>(token));
+    }
 
     /// Removes reset archives and removed seats' folders older than `max_age` (prune_archives),
     /// on the writer; `done` runs on `ex` (not called when the writer's queue is full).

@@ -12,7 +12,7 @@ namespace {
 
 using namespace hub;
 
-using namespace test;
+using namespace hub::test;
 using Kind = OutEvent::Kind;
 
 struct MirrorRig {

@@ -1,4 +1,5 @@
 // RowScanner against Frame::parse, row by row and over whole files (the index and the openings).
+#include "support/files.hpp"
 #include "unit/conversation/fixtures.hpp"
 
 #include <sluice/conversation/row_scan.hpp>
@@ -51,12 +52,7 @@ std::vector<std::string> corpus_files() {
     return out;
 }
 
-std::string slurp(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using sluice::test::slurp;
 
 std::vector<std::string> split_lines(const std::string& text) {
     std::vector<std::string> out;

@@ -1,5 +1,7 @@
 // Unit tests of core/safe_write.hpp: whole replacement, no temp left behind, the OS reason on
 // failure.
+#include "support/files.hpp"
+
 #include <sluice/core/safe_write.hpp>
 
 #include <gtest/gtest.h>
@@ -35,12 +37,7 @@ private:
     fs::path path_;
 };
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using sluice::test::slurp;
 
 TEST(SafeWrite, CreatesAFileWithEveryByte) {
     TempDir dir;

@@ -78,4 +78,27 @@ TEST(Archives, ArchivedFolderNameCarriesTheIdAndAUtcStamp) {
     EXPECT_EQ(sluice::hub::archived_folder_name("s-abc", at), "s-abc.20251204T000000Z");
 }
 
+TEST(Archives, RetireFolderMovesItUnderTheArchiveWithAFreshAgeOrDeletesIt) {
+    TempDir dir;
+    const fs::path seat = fs::path(dir.path()) / "seats" / "s1";
+    write(seat / "transcript.jsonl", 40);
+    const auto old = fs::file_time_type::clock::now() - std::chrono::hours(24 * 30);
+    fs::last_write_time(seat, old);
+    const fs::path to = fs::path(dir.path()) / "archive" / "s1.20261205T000000Z"; // parent made
+    EXPECT_FALSE(sluice::hub::retire_folder(seat, to));
+    EXPECT_FALSE(fs::exists(seat));
+    EXPECT_EQ(sluice::hub::folder_bytes(to), 40U);
+    EXPECT_GT(fs::last_write_time(to), old + std::chrono::hours(24)); // its age starts now
+
+    write(seat / "meta.json", 5);
+    EXPECT_FALSE(sluice::hub::retire_folder(seat, {})); // purge
+    EXPECT_FALSE(fs::exists(seat));
+
+    // A folder that cannot be moved (its target's parent is a file) says why and stays.
+    write(seat / "meta.json", 5);
+    write(fs::path(dir.path()) / "blocker", 1);
+    EXPECT_TRUE(sluice::hub::retire_folder(seat, fs::path(dir.path()) / "blocker" / "s1"));
+    EXPECT_TRUE(fs::exists(seat / "meta.json"));
+}
+
 } // namespace

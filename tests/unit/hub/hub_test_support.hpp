@@ -2,6 +2,8 @@
 // data dir, and a single-threaded io_context driver.
 #pragma once
 
+#include "support/files.hpp"
+
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/seat.hpp>
 
@@ -190,12 +192,6 @@ inline std::vector<OutEvent::Kind> kinds_of(const std::vector<OutEvent>& evs) {
     return k;
 }
 
-/// The whole text of a file.
-inline std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using sluice::test::slurp; // the whole text of a file
 
 } // namespace sluice::hub::test

@@ -15,6 +15,7 @@ using namespace sluice::test::claude_tree;
 using sluice::hub::Subagent;
 using sluice::hub::SubagentIndex;
 using sluice::test::fixture_path;
+using sluice::test::slurp;
 using sluice::test::TempDir;
 
 std::map<std::string, Subagent> by_id(const std::vector<Subagent>& list) {
