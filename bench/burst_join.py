@@ -39,10 +39,11 @@ def sample_rss(pid, stop, out):
 
 
 def build_client():
-    """Compiles bench/fanout_client.cpp (g++ -O2, as bench/fanout.sh does) into a temp dir."""
+    """Compiles bench/fanout_client.cpp and fanout_conn.cpp (g++ -O2, as bench/fanout.sh does)
+    into a temp dir."""
     out = os.path.join(tempfile.mkdtemp(prefix="sluice-burst-"), "fanout_client")
     subprocess.run(["g++", "-std=c++20", "-O2", "-pthread", os.path.join(HERE, "fanout_client.cpp"),
-                    "-o", out], check=True)
+                    os.path.join(HERE, "fanout_conn.cpp"), "-o", out], check=True)
     return out
 
 

@@ -8,7 +8,11 @@
 #   2. nginx + nchan: own nginx (config from bench/nchan.conf.in, temp prefix, daemon off) on a free
 #      loopback port; SUBSCRIBERS EventSource subscribers on one channel; MESSAGES 1 KiB POSTs from one
 #      keep-alive connection pipelined 32 deep.
-#   3. sluice latency: 100 subscribers, 500 frames paced at 50/s, publish-to-receive p50/p99.
+#   3. sluice latency: LAT_SUBS subscribers (default 100), LAT_FRAMES frames (500) paced at
+#      LAT_RATE per second (50), publish-to-receive p50/p99/max, the measuring client's own CPU.
+#   4. nginx + nchan latency: the same paced load, published one POST at a time at LAT_RATE.
+# Env STEPS: which steps run (default "rate nchan latency nchan-latency"); LAT_THREADS: client
+# threads of the latency steps (default 1).
 # Env SLUICE_ARGS: extra `sluice serve` options (e.g. "--window-cap 8000"); TIMEOUT: the bound
 # of each side in seconds (default 60).
 # Reported: delivered messages/s across subscribers (first to last receive), server CPU seconds
@@ -102,7 +106,15 @@ new_seat() {
 echo "# fan-out: $SUBS subscribers, $MSGS messages of 1 KiB, client threads $CTHREADS, nchan workers $WORKERS, sluice args: ${SLUICE_ARGS:-none}"
 echo "# $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
+LAT_SUBS=${LAT_SUBS:-100}
+LAT_RATE=${LAT_RATE:-50}
+LAT_FRAMES=${LAT_FRAMES:-500}
+LAT_THREADS=${LAT_THREADS:-1}
+STEPS=${STEPS:-rate nchan latency nchan-latency}
+step() { [[ " $STEPS " == *" $1 "* ]]; }
+
 # ---- 1. sluice ----------------------------------------------------------------------------
+if step rate; then
 start_sluice rate
 SEAT=$(new_seat)
 "$CLIENT" sub "$SPORT" "/v1/seats/$SEAT/events" "$SUBS" "$MSGS" "$TIMEOUT" "$CTHREADS" >"$WORK/sub-sluice.out" 2>&1 &
@@ -123,20 +135,26 @@ awk -v t="$A1" -v k="$TCK" 'BEGIN{printf "sluice: agent (python publisher) cpu_s
 echo "sluice: peak RSS $(grep VmHWM /proc/$SPID/status | awk '{print $2, $3}')"
 kill "$SPID" 2>/dev/null || true
 wait "$SPID" 2>/dev/null || true
+fi
+
+start_nginx() {  # sets NPORT NPID NWORKERS
+    NPORT=$(free_port)
+    NPFX=$WORK/nginx-$1
+    mkdir -p "$NPFX"
+    sed -e "s|@PORT@|$NPORT|g; s|@PREFIX@|$NPFX|g; s|@WORKERS@|$WORKERS|g" "$HERE/nchan.conf.in" >"$NPFX/nginx.conf"
+    nginx -c "$NPFX/nginx.conf" -p "$NPFX/" -g "error_log $NPFX/error.log warn;" 2>"$NPFX/stderr" &
+    NPID=$!
+    PIDS+=("$NPID")
+    for _ in $(seq 1 100); do
+        curl -s -o /dev/null "http://127.0.0.1:$NPORT/pub" && break
+        sleep 0.1
+    done
+    NWORKERS=$(pgrep -P "$NPID" | tr '\n' ' ')
+}
 
 # ---- 2. nginx + nchan ---------------------------------------------------------------------
-NPORT=$(free_port)
-NPFX=$WORK/nginx
-mkdir -p "$NPFX"
-sed -e "s|@PORT@|$NPORT|g; s|@PREFIX@|$NPFX|g; s|@WORKERS@|$WORKERS|g" "$HERE/nchan.conf.in" >"$NPFX/nginx.conf"
-nginx -c "$NPFX/nginx.conf" -p "$NPFX/" -g "error_log $NPFX/error.log warn;" 2>"$NPFX/stderr" &
-NPID=$!
-PIDS+=("$NPID")
-for _ in $(seq 1 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$NPORT/pub" && break
-    sleep 0.1
-done
-NWORKERS=$(pgrep -P "$NPID" | tr '\n' ' ')
+if step nchan; then
+start_nginx rate
 "$CLIENT" sub "$NPORT" /sub "$SUBS" "$MSGS" "$TIMEOUT" "$CTHREADS" >"$WORK/sub-nchan.out" 2>&1 &
 SUBPID=$!
 PIDS+=("$SUBPID")
@@ -158,16 +176,48 @@ echo "nchan: worker peak RSS $(for p in $NWORKERS; do grep VmHWM /proc/$p/status
 grep -i -E 'error|crit|alert' "$NPFX/error.log" | head -5 || true
 kill "$NPID" 2>/dev/null || true
 wait "$NPID" 2>/dev/null || true
+fi
 
 # ---- 3. sluice latency --------------------------------------------------------------------
+LAT="$LAT_SUBS subscribers x $LAT_RATE frames/s, $LAT_FRAMES frames, $LAT_THREADS client threads"
+if step latency; then
 start_sluice lat
 SEAT=$(new_seat)
-"$CLIENT" sub "$SPORT" "/v1/seats/$SEAT/events" 100 500 "$TIMEOUT" 1 >"$WORK/sub-lat.out" 2>&1 &
+"$CLIENT" sub "$SPORT" "/v1/seats/$SEAT/events" "$LAT_SUBS" "$LAT_FRAMES" "$TIMEOUT" "$LAT_THREADS" >"$WORK/sub-lat.out" 2>&1 &
 SUBPID=$!
 PIDS+=("$SUBPID")
 wait_ready "$WORK/sub-lat.out"
 sleep 0.5
-curl -s -X POST -H 'Content-Type: application/json' -d '{"text":"N=500 RATE=50"}' \
+T0=$(cpu_ticks "$SPID")
+curl -s -X POST -H 'Content-Type: application/json' -d "{\"text\":\"N=$LAT_FRAMES RATE=$LAT_RATE\"}" \
     "http://127.0.0.1:$SPORT/v1/seats/$SEAT/messages" >/dev/null
 wait "$SUBPID" || true
-echo "sluice latency (100 subscribers x 50 frames/s, 500 frames): $(grep '^subscribers=' "$WORK/sub-lat.out")"
+T1=$(cpu_ticks "$SPID")
+echo "sluice latency ($LAT): $(grep '^subscribers=' "$WORK/sub-lat.out")"
+awk -v t="$((T1 - T0))" -v k="$TCK" 'BEGIN{printf "sluice latency: server_cpu_s=%.2f\n", t/k}'
+kill "$SPID" 2>/dev/null || true
+wait "$SPID" 2>/dev/null || true
+fi
+
+# ---- 4. nginx + nchan latency -------------------------------------------------------------
+if step nchan-latency; then
+start_nginx lat
+"$CLIENT" sub "$NPORT" /sub "$LAT_SUBS" "$LAT_FRAMES" "$TIMEOUT" "$LAT_THREADS" >"$WORK/sub-nlat.out" 2>&1 &
+SUBPID=$!
+PIDS+=("$SUBPID")
+wait_ready "$WORK/sub-nlat.out"
+sleep 0.5
+# shellcheck disable=SC2086
+T0=$(cpu_ticks "$NPID" $NWORKERS)
+"$CLIENT" pub "$NPORT" /pub "$LAT_FRAMES" 1 "$LAT_RATE" >"$WORK/pub-nlat.out" 2>&1 &
+PUBPID=$!
+PIDS+=("$PUBPID")
+wait "$SUBPID" || true
+# shellcheck disable=SC2086
+T1=$(cpu_ticks "$NPID" $NWORKERS)
+wait "$PUBPID" || true
+echo "nchan latency ($LAT): $(grep '^subscribers=' "$WORK/sub-nlat.out")"
+awk -v t="$((T1 - T0))" -v k="$TCK" 'BEGIN{printf "nchan latency: server_cpu_s=%.2f\n", t/k}'
+kill "$NPID" 2>/dev/null || true
+wait "$NPID" 2>/dev/null || true
+fi

@@ -10,9 +10,10 @@
 //     joiner's `connected` window starts mid-burst); the Authorization header carries
 //     $SLUICE_TOKEN when set. Prints the range of first tokens seen and how many connections
 //     saw every token from their first to EXPECT-1 with none lost or duplicated.
-//   fanout_client pub PORT PATH M DEPTH
+//   fanout_client pub PORT PATH M DEPTH [RATE]
 //     publishes M bodies of 1024 bytes ("MSG<k>;T<ns>;xxx...") as keep-alive POSTs on one
-//     connection, pipelined DEPTH deep (responses read in order).
+//     connection, pipelined DEPTH deep (responses read in order); with RATE > 0, one at a time
+//     at RATE per second (the paced load of the latency step).
 // Built with fanout_conn.cpp by bench/fanout.sh with g++ -O2; not part of the CMake build.
 // Thread safety: each worker thread owns its connections; results are merged after join.
 #include "fanout_conn.hpp"
@@ -22,6 +23,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -101,6 +104,17 @@ void sub_worker(
         open -= read_ready(ep, *conns, evs, n, buf, expect, *t);
     }
     close(ep);
+}
+
+// This process's own CPU time (user + system), to show whether the measuring client is the
+// bottleneck of a latency run.
+double cpu_seconds() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    const auto secs = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
+    return secs(ru.ru_utime) + secs(ru.ru_stime);
 }
 
 int run_sub(
@@ -180,7 +194,7 @@ int run_sub(
         "subscribers=%d expect_each=%lld received=%lld lost=%lld dup=%lld resyncs=%lld "
         "incomplete=%lld "
         "closed=%lld first_to_last_s=%.3f msgs_per_s=%.0f lat_ms_p50=%.3f lat_ms_p99=%.3f "
-        "lat_ms_max=%.3f\n",
+        "lat_ms_max=%.3f client_cpu_s=%.2f\n",
         n,
         static_cast<long long>(expect),
         static_cast<long long>(all.received),
@@ -193,7 +207,8 @@ int run_sub(
         secs > 0 ? static_cast<double>(all.received) / secs : 0.0,
         pct(0.50),
         pct(0.99),
-        pct(1.0));
+        pct(1.0),
+        cpu_seconds());
     return 0;
 }
 
@@ -334,7 +349,9 @@ int run_join(
     return 0;
 }
 
-int run_pub(int port, const std::string& path, std::int64_t m, int depth) {
+// RATE > 0: one request at a time, the k-th sent at start + k / RATE seconds (a paced load whose
+// publish-to-receive latency the subscribers measure), else DEPTH pipelined.
+int run_pub(int port, const std::string& path, std::int64_t m, int depth, double rate) {
     int fd = connect_to(port, false);
     std::string head = "POST " + path
                        + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
@@ -360,8 +377,24 @@ int run_pub(int port, const std::string& path, std::int64_t m, int depth) {
         }
         ++sent;
     };
-    while (sent < m && sent - answered < depth)
+    if (rate > 0)
+        depth = 1;
+    const auto pace = [&] {
+        if (rate <= 0)
+            return;
+        const std::int64_t due =
+            t0 + static_cast<std::int64_t>(static_cast<double>(sent) * 1e9 / rate);
+        const std::int64_t wait = due - now_ns();
+        if (wait > 0) {
+            timespec ts{
+                static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
+            nanosleep(&ts, nullptr);
+        }
+    };
+    while (sent < m && sent - answered < depth) {
+        pace();
         send_one();
+    }
     while (answered < m) {
         ssize_t r = recv(fd, buf.data(), buf.size(), 0);
         if (r <= 0) {
@@ -390,8 +423,10 @@ int run_pub(int port, const std::string& path, std::int64_t m, int depth) {
             }
             in.erase(0, e + 4 + cl);
             ++answered;
-            if (sent < m)
+            if (sent < m) {
+                pace();
                 send_one();
+            }
         }
     }
     double secs = static_cast<double>(now_ns() - t0) / 1e9;
@@ -429,11 +464,15 @@ int main(int argc, char** argv) {
     }
     if (argc >= 6 && std::string_view(argv[1]) == "pub") {
         return run_pub(
-            std::atoi(argv[2]), argv[3], std::atoll(argv[4]), std::max(1, std::atoi(argv[5])));
+            std::atoi(argv[2]),
+            argv[3],
+            std::atoll(argv[4]),
+            std::max(1, std::atoi(argv[5])),
+            argc >= 7 ? std::atof(argv[6]) : 0.0);
     }
     std::fprintf(
         stderr,
         "usage: fanout_client sub PORT PATH N EXPECT TIMEOUT_S THREADS | join PORT PATH N EXPECT "
-        "TIMEOUT_S THREADS SPREAD_S | pub PORT PATH M DEPTH\n");
+        "TIMEOUT_S THREADS SPREAD_S | pub PORT PATH M DEPTH [RATE]\n");
     return 2;
 }

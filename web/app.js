@@ -8,7 +8,7 @@
   const NOTIFY_KEY = 'sluice.notify';
 
   const $ = (id) => document.getElementById(id);
-  const { el, fmtBytes, fmtAgo, isPrompt, buildTurns, permissionCard } = window.sluiceRender;
+  const { el, fmtBytes, fmtAgo, isPrompt, buildTurns, permissionCard, resolvePermission } = window.sluiceRender;
   const { api, ApiError, token } = window.sluiceApi;
   const live = window.sluiceLive;
   const { atBottom, keepBottom } = live;
@@ -128,7 +128,8 @@
         a.children[2].title = s.last_activity || '';
         let badge = a.querySelector('.live-badge');
         if (s.live && !badge) {
-          badge = el('span', 'live-badge', 'live');
+          // "active", not "live": the header's "live" says the page is connected.
+          badge = el('span', 'live-badge', 'active');
           badge.title = 'the session file grew in the last minute';
           a.children[0].after(badge);
         } else if (!s.live && badge) badge.remove();
@@ -178,62 +179,16 @@
     }
   }
 
-  // ---------------------------------------------------------------- a new seat, named
+  // ---------------------------------------------------------------- the header's controls and New seat (their own modules)
 
-  $('new-seat').addEventListener('click', () => {
-    $('new-seat-name').value = '';
-    $('new-seat-note').textContent = '';
-    $('new-seat-dialog').showModal();
-    $('new-seat-name').focus();
+  const controls = window.sluiceSeatControls;
+  controls.init({
+    refresh: async () => { await refreshSeats(); await refreshStats(); },
+    go: (hash) => { location.hash = hash; },
+    title: (text) => { $('seat-title').textContent = text; },
   });
-  $('new-seat-cancel').addEventListener('click', () => $('new-seat-dialog').close());
-  $('new-seat-form').addEventListener('submit', async (e) => {
-    e.preventDefault();
-    const b = $('new-seat-create');
-    const name = $('new-seat-name').value.trim();
-    b.disabled = true;
-    try {
-      const d = await api('POST', '/v1/seats', name ? { name } : {});
-      $('new-seat-dialog').close();
-      await refreshSeats();
-      location.hash = `#/seat/${enc(d.seat)}`;
-    } catch (err) {
-      $('new-seat-note').textContent = `could not create a seat: ${err.message}`;
-    } finally {
-      b.disabled = false;
-    }
-  });
-
-  // ---------------------------------------------------------------- renaming the open seat
-
-  function endRename() {
-    $('rename-form').hidden = true;
-    $('seat-title').hidden = false;
-    $('rename-seat').hidden = false;
-  }
-  $('rename-seat').addEventListener('click', () => {
-    if (!currentId) return;
-    $('rename-input').value = seatNames.get(currentId) || currentId;
-    $('seat-title').hidden = true;
-    $('rename-seat').hidden = true;
-    $('rename-form').hidden = false;
-    $('rename-input').select();
-    $('rename-input').focus();
-  });
-  $('rename-cancel').addEventListener('click', endRename);
-  $('rename-input').addEventListener('keydown', (e) => { if (e.key === 'Escape') endRename(); });
-  $('rename-form').addEventListener('submit', async (e) => {
-    e.preventDefault();
-    const name = $('rename-input').value.trim();
-    if (!name || !currentId) { endRename(); return; }
-    try {
-      const d = await api('PATCH', `/v1/seats/${enc(currentId)}`, { name });
-      $('seat-title').textContent = d.name || currentId;
-      endRename();
-      await refreshSeats();
-    } catch (err) {
-      setNote(`could not rename the seat: ${err.message}`, 'error');
-    }
+  window.sluiceNewSeat.init({
+    created: async (id) => { await refreshSeats(); location.hash = `#/seat/${enc(id)}`; },
   });
 
   // ---------------------------------------------------------------- the seat view
@@ -279,6 +234,7 @@
     s.dataset.state = '';
     s.title = '';
     $('seat-reason').hidden = true;
+    controls.reset();
     setConn('connecting…');
     for (const k of ['stat-frames', 'stat-window', 'stat-dropped']) $(k).textContent = '–';
     setNote('');
@@ -319,6 +275,7 @@
     on('preview', live.onPreview);
     on('gap', live.onGap);
     on('turn', onTurn);
+    on('permission', onPermission);
     es.onopen = () => { if (view === v && v.es === es) setConn('live'); };
     es.onerror = () => {
       if (view !== v || v.es !== es) return;
@@ -363,7 +320,7 @@
     $('turns').append(...buildTurns(v, frames, null));
     // A prompt still pending whose request row is older than the window: its card goes last.
     for (const p of Array.isArray(d.permissions) ? d.permissions : []) {
-      if (p && !v.permissionCards.has(String(p.request_id || ''))) $('turns').append(permissionCard(v, p));
+      if (p && !v.permissionCards.has(String(p.request_id || ''))) appendCard(v, p);
     }
     live.showPartial(v, d.partial);
     updatePaging(v);
@@ -391,7 +348,8 @@
     if (seq > v.nextSeq) { restartFresh(v, 'missed frames — reloading'); return; } // never show a hole
     const stick = atBottom();
     const turns = $('turns');
-    const sections = buildTurns(v, [{ seq, row: d.row }], isPrompt(d.row) ? null : turns.lastElementChild);
+    const last = turns.lastElementChild; // a turn, or a card shown outside one
+    const sections = buildTurns(v, [{ seq, row: d.row }], isPrompt(d.row) || !last?.classList.contains('turn') ? null : last);
     turns.append(...sections);
     v.nextSeq = seq + 1;
     if (d.row && d.row.type === 'result') {
@@ -418,6 +376,26 @@
     }
   }
 
+  /** The card of a prompt that is no frame here (a hooked prompt, or one older than the window):
+   *  at the end of the newest turn, so that the frames coming after it follow it, not go into it. */
+  function appendCard(v, row) {
+    const last = $('turns').lastElementChild;
+    (last && last.classList.contains('turn') ? last : $('turns')).append(permissionCard(v, row));
+  }
+
+  /** A terminal session's hooked prompt asked or ended (a `permission` event: a row, no frame). */
+  function onPermission(v, d) {
+    const row = (d && d.row) || {};
+    if (row.subtype === 'permission_request') {
+      if (!v.permissionCards.has(String(row.request_id || ''))) appendCard(v, row);
+      showState(v.id, 'waiting');
+      notify(v, `needs an answer: ${row.title || row.tool_name || 'a permission prompt'}`);
+    } else if (row.subtype === 'permission_resolved') {
+      resolvePermission(v, row);
+      refreshStats();
+    }
+  }
+
   function onTurn(v, d) {
     if (d.state === 'started') {
       showState(v.id, 'running');
@@ -431,7 +409,7 @@
         const last = $('turns').lastElementChild;
         // Once per turn, and only where no result row already says it.
         if (last && !last.querySelector('.turn-end') && !last.querySelector(`.turn-note[data-turn="${d.turn}"]`)) {
-          const n = el('div', `turn-note ${d.state}`, d.state === 'cancelled' ? 'Turn cancelled' : 'Turn failed');
+          const n = el('div', `turn-note ${d.state}`, d.state === 'cancelled' ? 'Stopped' : 'Turn failed');
           n.dataset.turn = String(d.turn);
           last.append(n);
         }
@@ -483,6 +461,19 @@
 
   // ---------------------------------------------------------------- stats, prompt, stop
 
+  // The figures are telemetry: behind a toggle, remembered for the browser.
+  const STATS_KEY = 'sluice.stats';
+  function showStats(on) {
+    $('stats').hidden = !on;
+    $('stats-toggle').setAttribute('aria-expanded', String(on));
+  }
+  $('stats-toggle').addEventListener('click', () => {
+    const on = $('stats').hidden;
+    if (on) localStorage.setItem(STATS_KEY, '1'); else localStorage.removeItem(STATS_KEY);
+    showStats(on);
+  });
+  showStats(localStorage.getItem(STATS_KEY) === '1');
+
   async function refreshStats() {
     const v = view;
     if (!v) return;
@@ -492,6 +483,7 @@
       $('seat-title').textContent = s.name || s.id;
       seatNames.set(s.id, s.name || s.id);
       showState(v.id, s.state, s.reason);
+      controls.update(s);
       $('stat-frames').textContent = String(s.frames ?? '–');
       $('stat-window').textContent = s.window ? `${fmtBytes(s.window.bytes)} · ${s.window.frames} frames` : '–';
       $('stat-dropped').textContent = fmtBytes(s.preview_dropped_bytes);

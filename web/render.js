@@ -28,6 +28,15 @@ window.sluiceRender = (() => {
   }
   const isPrompt = (row) => promptText(row) != null;
 
+  /** Claude Code's "[Request interrupted by user…]" row after a Stop (a string or one text block). */
+  function interruptMarker(row) {
+    if (!row || row.type !== 'user' || !row.message) return false;
+    const c = row.message.content;
+    const text = typeof c === 'string' ? c
+      : Array.isArray(c) && c.length === 1 && c[0] && c[0].type === 'text' ? c[0].text : null;
+    return typeof text === 'string' && /^\[Request interrupted by user/.test(text.trim());
+  }
+
   // ---------------------------------------------------------------- envelopes and notes
 
   const tag = (s, name) => {
@@ -35,9 +44,15 @@ window.sluiceRender = (() => {
     return m ? m[1].trim() : null;
   };
 
+  /** Bookkeeping a person does not read: hidden; its frame folds when nothing else shows. */
+  const noise = () => { const n = el('div', 'noise'); n.hidden = true; return n; };
+  // Envelopes Claude Code adds for the model, not for the person.
+  const MODEL_ONLY = /<(system-reminder|local-command-caveat)>[\s\S]*?<\/\1>/g;
+
   /** A user row's non-prompt text: a slash command as a chip, command output, or a quiet note. */
   function renderNote(text) {
-    const s = String(text ?? '');
+    const s = String(text ?? '').replace(MODEL_ONLY, '').trim();
+    if (!s) return noise();
     const name = tag(s, 'command-name');
     if (name != null) {
       const chip = el('div', 'command-chip');
@@ -87,26 +102,56 @@ window.sluiceRender = (() => {
       case 'tool_use': return renderToolUse(v, b);
       case 'tool_result': return renderToolResult(v, b);
       case 'image': return el('div', 'quiet', '[image]');
-      default: return el('div', 'quiet', `[${(b && b.type) || 'unknown block'}]`);
+      default: return b && b.type ? el('div', 'quiet', `[${b.type}]`) : noise();
     }
+  }
+
+  /** How a turn that did not end well ended: 'stopped' (a person's Stop: sluice's own
+   *  "cancelled" close, or Claude Code's `terminal_reason: aborted_*` after its interrupt),
+   *  'interrupted' (the hub stopped or died), else 'failed'. */
+  function endKind(row, msg) {
+    if (row.outcome === 'cancelled' || /^cancel/i.test(msg) || /^aborted_/.test(String(row.terminal_reason || ''))) return 'stopped';
+    if (row.outcome === 'interrupted' || /^interrupted/i.test(msg)) return 'interrupted';
+    return 'failed';
   }
 
   function renderResult(row) {
     const bad = row.is_error || (row.subtype && row.subtype !== 'success');
     const parts = [];
     if (row.duration_ms != null) parts.push(`${(row.duration_ms / 1000).toFixed(1)} s`);
-    if (row.num_turns != null) parts.push(`${row.num_turns} step${row.num_turns === 1 ? '' : 's'}`);
+    if (row.num_turns) parts.push(`${row.num_turns} step${row.num_turns === 1 ? '' : 's'}`);
     if (row.total_cost_usd != null) parts.push(`$${Number(row.total_cost_usd).toFixed(4)}`);
     const tail = parts.length ? ` · ${parts.join(' · ')}` : '';
     if (!bad) return el('div', 'turn-end', `Turn ended${tail}`);
-    const msg = (Array.isArray(row.errors) && row.errors.join('; ')) ||
-      (typeof row.result === 'string' && row.result) || row.subtype || 'error';
-    if (row.outcome === 'cancelled' || /^cancel/i.test(msg)) {
+    const msg = (typeof row.result === 'string' && row.result) || (Array.isArray(row.errors) && row.errors.join('; ')) ||
+      row.subtype || 'error';
+    const kind = endKind(row, msg);
+    if (kind === 'stopped') {
       const by = row.stopped_by || row.cancelled_by;
-      return el('div', 'turn-end cancelled', `Turn cancelled${by ? ` by ${by}` : ''}${tail}`);
+      const e = el('div', 'turn-end cancelled stopped', `Stopped by ${by || 'the person'}${tail}`);
+      e.title = /^cancelled: /.test(msg) ? msg : 'the turn was stopped (Stop, or `sluice cancel`) before it ended';
+      return e;
     }
-    if (row.outcome === 'interrupted' || /^interrupted/i.test(msg)) return el('div', 'turn-end cancelled', `Turn interrupted${tail}`);
+    if (kind === 'interrupted') {
+      // "interrupted by a hub restart" says why; a bare "interrupted" is a hub that died mid-turn.
+      const why = /^interrupted\s+\S/i.test(msg) ? msg.replace(/^interrupted\s+/i, '') : 'the hub stopped before the turn ended';
+      return el('div', 'turn-end cancelled interrupted', `Turn interrupted: ${why}${tail}`);
+    }
     return el('div', 'turn-end error', `Turn failed (${row.subtype || 'error'}): ${msg}`);
+  }
+
+  /** A stopped or interrupted turn whose answer was kept as far as it streamed shows one marker:
+   *  the result's words go on the kept answer's note, and the result row folds. */
+  function mergeEndIntoNote(f, end, section) {
+    if (!section || !end.classList.contains('cancelled')) return false;
+    const notes = section.querySelectorAll('.interrupted-note:not(.turn-end)');
+    const note = notes[notes.length - 1];
+    if (!note) return false;
+    note.className = `interrupted-note ${end.className}`;
+    note.textContent = `${end.textContent} — the answer as far as it streamed`;
+    if (end.title) note.title = end.title;
+    f.classList.add('folded', 'joined');
+    return true;
   }
 
   // ---------------------------------------------------------------- folded system rows
@@ -165,6 +210,10 @@ window.sluiceRender = (() => {
       if (row.archived) f.title = `earlier turns are kept in ${row.archived}`;
       return;
     }
+    if (sub === 'stop_hook_summary' || sub === 'turn_duration' || sub === 'away_summary') {
+      f.classList.add('folded'); // Claude Code's bookkeeping: the turn's end says what a person needs
+      return;
+    }
     if (sub === 'session_state_changed') {
       f.classList.add('folded'); // the header's state says it
       return;
@@ -192,8 +241,13 @@ window.sluiceRender = (() => {
 
   // ---------------------------------------------------------------- permission prompts
 
-  const permissionOutcome = (row) =>
-    `${row.behavior === 'allow' ? 'Allowed' : 'Denied'}${row.by ? ` · by ${row.by}` : ''}`;
+  /** Where an answer came from, as a person reads it ("by api" said nothing). */
+  const answeredBy = (by) => ({ page: 'on the page', cli: 'from the CLI', api: 'through the API', sluice: 'by sluice', terminal: 'in the terminal' }[by] || `by ${by}`);
+  const permissionOutcome = (row) => {
+    if (row.behavior === 'withdrawn' && row.reason) return `Closed · ${row.reason}`; // a hooked prompt's end
+    const what = { allow: 'Allowed', deny: 'Denied', withdrawn: 'Withdrawn: the turn ended' }[row.behavior] || 'Denied';
+    return `${what}${row.by && row.behavior !== 'withdrawn' ? ` · ${answeredBy(row.by)}` : ''}`;
+  };
 
   /** A pending permission prompt (a `permission_request` row, or one of `connected.permissions`):
    *  what the agent wants to run, and Allow/Deny for owners (a viewer sees the card only). The
@@ -211,6 +265,7 @@ window.sluiceRender = (() => {
     } else if (input) {
       card.append(el('pre', 'permission-input', JSON.stringify(input, null, 2)));
     }
+    if (row.hooked) card.append(el('div', 'permission-reason quiet', `hooked · asked in a terminal${row.cwd ? ` in ${row.cwd}` : ''}`));
     const reason = typeof row.decision_reason === 'string' ? row.decision_reason : null;
     if (reason) card.append(el('div', 'permission-reason quiet', reason));
     const actions = el('div', 'permission-actions owner-only');
@@ -221,7 +276,7 @@ window.sluiceRender = (() => {
       status.textContent = 'Sending…';
       try {
         await window.sluiceApi.api('POST',
-          `/v1/seats/${encodeURIComponent(v.id)}/permissions/${encodeURIComponent(id)}`, { behavior });
+          `/v1/seats/${encodeURIComponent(v.id)}/permissions/${encodeURIComponent(id)}`, { behavior, by: 'page' });
         if (!card.classList.contains('resolved')) status.textContent = 'Answered; waiting for the agent…';
       } catch (e) {
         if (card.classList.contains('resolved')) return;
@@ -261,12 +316,16 @@ window.sluiceRender = (() => {
     const type = row && row.type;
     f.dataset.type = type || 'unknown';
     const typed = promptText(row);
-    if (typed != null) {
+    if (interruptMarker(row)) {
+      f.classList.add('folded', 'joined'); // the turn's one "Stopped" marker says it
+    } else if (typed != null) {
       f.classList.add('prompt');
       f.append(el('div', 'who', 'You'), el('div', 'text', typed));
     } else if (type === 'user' && typeof row.message?.content === 'string') {
       f.classList.add('quiet');
-      f.append(renderNote(row.message.content)); // interrupt marker, envelope, meta
+      const note = renderNote(row.message.content); // interrupt marker, envelope, meta
+      f.append(note);
+      if (note.hidden) f.classList.add('folded');
     } else if (type === 'user' || type === 'assistant') {
       const content = row.message && row.message.content;
       const blocks = Array.isArray(content) ? content : [{ type: 'text', text: String(content ?? '') }];
@@ -277,14 +336,16 @@ window.sluiceRender = (() => {
         else f.append(e);
       }
       if (!f.firstChild) f.classList.add('folded', 'joined');
+      else if (![...f.children].some((c) => !c.hidden)) f.classList.add('folded');
       if (type === 'user' && f.querySelector(':scope > .text')) f.classList.add('user-text');
-      if (row.interrupted === true) {
+      if (row.interrupted === true || (type === 'assistant' && row.aborted === true)) {
         f.classList.add('interrupted');
         f.append(el('div', 'interrupted-note', 'Stopped — the answer as far as it streamed'));
       }
       if (row.error) f.append(el('div', 'error', `Error: ${typeof row.error === 'string' ? row.error : JSON.stringify(row.error)}`));
     } else if (type === 'result') {
-      f.append(renderResult(row));
+      const end = renderResult(row);
+      if (!mergeEndIntoNote(f, end, section)) f.append(end);
     } else if (type === 'system') {
       f.classList.add('quiet');
       renderSystem(v, f, row, section);
@@ -365,5 +426,5 @@ window.sluiceRender = (() => {
     return out;
   }
 
-  return { el, fmtBytes, fmtAgo, utf8Len, promptText, isPrompt, renderFrame, buildTurns, permissionCard };
+  return { el, fmtBytes, fmtAgo, utf8Len, promptText, isPrompt, renderFrame, buildTurns, permissionCard, resolvePermission };
 })();

@@ -135,14 +135,16 @@ window.sluiceTools = (() => {
         const agent = s && s.by_tool_use && s.by_tool_use[toolId];
         if (!agent) { out.textContent = 'no transcript of this sub-agent here'; return; }
         const page = await api('GET', `/v1/seats/${encodeURIComponent(seat)}/subagents/${encodeURIComponent(agent)}/history`);
-        const lines = [];
-        for (const t of page.turns || []) {
-          for (const f of t.frames || []) {
-            const c = f && f.message && f.message.content;
-            lines.push(`${f.type}: ${typeof c === 'string' ? c : resultText(c)}`);
-          }
-        }
-        out.textContent = lines.join('\n\n') || '(empty)';
+        // Drawn as a seat's conversation is (Markdown, tools, results joined to their calls),
+        // with its own tool registry: the sub-agent's ids are not the seat's.
+        const frames = [];
+        for (const t of page.turns || []) (t.frames || []).forEach((row, i) => frames.push({ seq: (t.first || 0) + i, row }));
+        const sub = { id: seat, toolNames: new Map(), toolBoxes: new Map(), permissionCards: new Map() };
+        const body = el('div', 'subagent-transcript');
+        // A sub-agent's rows open no turn of their own: one section holds them.
+        body.append(...window.sluiceRender.buildTurns(sub, frames.map((f) => ({ ...f, row: { ...f.row, isSidechain: false, parent_tool_use_id: null } })), null));
+        out.replaceWith(body);
+        if (!frames.length) body.textContent = '(empty)';
       } catch (err) {
         out.textContent = `could not read the sub-agent: ${err.message}`;
       }

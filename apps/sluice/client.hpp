@@ -10,9 +10,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+
+namespace CLI {
+class App;
+} // namespace CLI
 
 namespace sluice::app::client {
 
@@ -27,16 +32,21 @@ struct ClientOptions {
 /// SLUICE_HUB, the data dir's hub.json, http://127.0.0.1:8420), a missing scheme added.
 void resolve(ClientOptions& o);
 
+/// The token: --token, else SLUICE_TOKEN, else the one in the hub's data dir (when this user
+/// can read it: the same default as `serve`, or --data); "" when there is none.
+std::string client_token(const ClientOptions& o);
+
 // ---- the hub's HTTP API (client_http.cpp) ------------------------------------------------------
 
 /// One JSON request to the hub (a blocking call on this thread).
 /// @return the answer; nullopt after a one-line error on stderr (the hub unreachable, an HTTP
-/// error with the hub's message, an answer that is not JSON).
+/// error with the hub's message, an answer that is not JSON), or without it when `quiet`.
 std::optional<boost::json::value> call(
     const ClientOptions& o,
     const std::string& method,
     const std::string& path,
-    const std::string& body = {});
+    const std::string& body = {},
+    bool quiet = false);
 
 /// The epoch of an event id "<epoch>:<seq>" ("" when there is none).
 std::string_view epoch_of(std::string_view id);
@@ -78,20 +88,41 @@ int cmd_answer(
     bool allow,
     const std::string& message);
 
+// ---- renaming and settings (client_manage.cpp)
+// ---------------------------------------------------
+
+/// Adds `sluice rename SEAT NAME` and `sluice set SEAT --mode M --model M` to `app`; `common`
+/// adds the flags every client command takes (into `o`).
+void add_manage_commands(
+    CLI::App& app,
+    const std::shared_ptr<ClientOptions>& o,
+    const std::function<void(CLI::App*)>& common);
+
+/// Adds `sluice usage [--by seat|project|model|day]` (usage_cmd.cpp) to `app`.
+void add_usage_command(
+    CLI::App& app,
+    const std::shared_ptr<ClientOptions>& o,
+    const std::function<void(CLI::App*)>& common);
+
 // ---- the streaming commands (client_stream.cpp) ------------------------------------------------
 
 /// `sluice send`: sends `text` to `seat` and prints its turn as it streams (`show_thinking`: the
-/// agent's thinking too; `full`: oversize frames fetched whole). @return the exit status: 0 the
-/// turn ended, 1 it failed or could not be followed, 3 a permission prompt waits (not a TTY).
+/// agent's thinking too; `full`: oversize frames fetched whole; `rows`: the turn's frames as
+/// JSON lines, for scripts). Ctrl-C asks the hub to stop the turn and waits for its end; a
+/// second detaches (the turn goes on). @return the exit status: 0 the turn ended, 1 it failed
+/// or could not be followed, 3 a permission prompt waits (not a TTY, or `rows`), 130 stopped
+/// or detached with Ctrl-C.
 int cmd_send(
     const ClientOptions& o,
     const std::string& seat,
     const std::string& text,
     bool show_thinking,
-    bool full);
+    bool full,
+    bool rows);
 
-/// `sluice tail`: prints `seat`'s frames as JSON lines, following across hub restarts
-/// (`previews`: previews, gaps and turn events too). @return the exit status (1: not followed).
-int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews, bool full);
+/// `sluice tail`: prints `seat`'s frames as they land, following across hub restarts: readable
+/// on a terminal, JSON lines otherwise or with `rows` (`previews`: previews, gaps and turn
+/// events too, as JSON). @return the exit status (1: not followed).
+int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews, bool full, bool rows);
 
 } // namespace sluice::app::client

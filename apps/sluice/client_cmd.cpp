@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -61,37 +62,44 @@ int cmd_seats(const ClientOptions& o, bool du) {
         const auto* b = disk.at("seats").as_object().if_contains(s.at("id").as_string());
         return b != nullptr ? human_bytes(b->to_number<std::uint64_t>()) : "-";
     };
+    // Columns wide enough for a Claude Code session's id (c-<uuid>: 38 characters). SOURCE:
+    // "hub" for this hub's seats, "claude" for a session read from its file; PROJECT: the
+    // session's folder (its last component).
+    std::printf(
+        "%-38s %-6s %-8s %-11s %6s %7s ", "SEAT", "SOURCE", "AGENT", "STATE", "TURNS", "FRAMES");
     if (du) {
-        std::printf(
-            "%-16s %-8s %-8s %6s %7s %10s  %s\n",
-            "SEAT",
-            "AGENT",
-            "STATE",
-            "TURNS",
-            "FRAMES",
-            "DISK",
-            "NAME");
-    } else {
-        std::printf(
-            "%-16s %-8s %-8s %6s %7s  %s\n", "SEAT", "AGENT", "STATE", "TURNS", "FRAMES", "NAME");
+        std::printf("%10s ", "DISK");
     }
+    std::printf("%-16s %s\n", "PROJECT", "NAME");
+    const auto text = [](const json::object& so, const char* k) {
+        const auto* f = so.if_contains(k);
+        return f != nullptr && f->is_string() ? std::string(f->get_string()) : std::string();
+    };
     for (const auto& s : v->at("seats").as_array()) {
+        const auto& so = s.as_object();
         // A Claude Code session not opened yet has no known turn count ("turns": null).
         const auto& turns = s.at("turns");
         const std::string t =
-            turns.is_null() ? "-" : std::to_string(turns.to_number<std::uint64_t>());
+            turns.is_null() ? "?" : std::to_string(turns.to_number<std::uint64_t>());
+        const std::string source = text(so, "source").empty() ? "hub" : text(so, "source");
+        std::string project = text(so, "project");
+        if (const auto cut = project.find_last_of('/');
+            cut != std::string::npos && cut + 1 < project.size()) {
+            project = project.substr(cut + 1);
+        }
         std::printf(
-            "%-16s %-8s %-8s %6s %7llu ",
-            std::string(s.at("id").as_string()).c_str(),
-            std::string(s.at("agent").as_string()).c_str(),
-            std::string(s.at("state").as_string()).c_str(),
+            "%-38s %-6s %-8s %-11s %6s %7llu ",
+            text(so, "id").c_str(),
+            source.c_str(),
+            text(so, "agent").c_str(),
+            text(so, "state").c_str(),
             t.c_str(),
             static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()));
         if (du) {
             std::printf("%10s ", disk_of(s).c_str());
         }
-        std::printf(" %s\n", std::string(s.at("name").as_string()).c_str());
-        const auto& so = s.as_object();
+        std::printf("%-16s ", project.empty() ? "-" : project.c_str());
+        std::printf("%s\n", text(so, "name").c_str());
         if (const auto* why = so.if_contains("reason"); why != nullptr && why->is_string()) {
             std::printf("  reason: %s\n", std::string(why->as_string()).c_str());
         }
@@ -117,7 +125,11 @@ struct NewOptions {
     std::string name, agent, cwd, model, permission_mode;
 };
 
-int cmd_new(const ClientOptions& o, const NewOptions& n) {
+int cmd_new(const ClientOptions& o, NewOptions n) {
+    if (!n.cwd.empty() && std::filesystem::path(n.cwd).is_relative()) {
+        // As a shell user means it: from this folder, not from the hub's workspace root.
+        n.cwd = (std::filesystem::current_path() / n.cwd).lexically_normal().string();
+    }
     json::object body;
     for (const auto& [key, value] :
          {std::pair<const char*, const std::string*>{"name", &n.name},
@@ -218,7 +230,11 @@ void add_client_commands(CLI::App& app) {
     auto nopt = std::make_shared<client::NewOptions>();
     create->add_option("name", nopt->name, "the seat's name");
     create->add_option("--agent", nopt->agent, "builtin|process|claude");
-    create->add_option("--cwd", nopt->cwd, "claude: working directory (inside the workspace root)");
+    create->add_option(
+        "--cwd",
+        nopt->cwd,
+        "claude: working directory (inside the workspace root; a relative one "
+        "is taken from the current folder)");
     create->add_option("--model", nopt->model, "the model (default: the agent's)");
     create->add_option("--permission-mode", nopt->permission_mode, "claude: its permission mode");
     on_selected(create, [o, nopt] { return client::cmd_new(*o, *nopt); });
@@ -233,8 +249,21 @@ void add_client_commands(CLI::App& app) {
     send->add_flag("--thinking", *show_thinking, "also print the agent's thinking");
     auto send_full = std::make_shared<bool>(false);
     send->add_flag("--full", *send_full, "fetch oversize frames whole (default: cut, with a hint)");
-    on_selected(send, [o, seat, text, show_thinking, send_full] {
-        return client::cmd_send(*o, *seat, *text, *show_thinking, *send_full);
+    auto send_json = std::make_shared<bool>(false);
+    send->add_flag("--json", *send_json, "print the turn's frames as JSON lines (for scripts)");
+    send->footer(
+        "Ctrl-C asks the hub to stop the turn and waits for it to end (\"turn cancelled\" is\n"
+        "printed; exit 130); a second Ctrl-C detaches at once (exit 130): the turn goes on on\n"
+        "the hub, and `sluice cancel SEAT` stops it. Ctrl-C before the prompt reached the hub\n"
+        "sends nothing.\n"
+        "A permission prompt asks allow? [y/N] when stdin is a terminal; it also prints the\n"
+        "command that answers it from elsewhere: `sluice approve SEAT REQUEST` (or deny).\n"
+        "Exit status: 0 the turn ended; 1 it failed, or could not be followed; 2 bad usage;\n"
+        "3 stopped at a permission prompt (stdin not a terminal, or --json): its request id is\n"
+        "on stdout, and the command that answers it on stderr; 130 stopped or detached with\n"
+        "Ctrl-C.");
+    on_selected(send, [o, seat, text, show_thinking, send_full, send_json] {
+        return client::cmd_send(*o, *seat, *text, *show_thinking, *send_full, *send_json);
     });
 
     auto* tail = app.add_subcommand("tail", "Follow a seat's frames (resumes across hub restarts)");
@@ -242,11 +271,18 @@ void add_client_commands(CLI::App& app) {
     auto tseat = std::make_shared<std::string>();
     auto previews = std::make_shared<bool>(false);
     tail->add_option("seat", *tseat, "seat id")->required();
-    tail->add_flag("--previews", *previews, "also print previews, gaps and turn events");
+    tail->add_flag(
+        "--previews",
+        *previews,
+        "also previews, gaps and turn events: on a terminal the answer as it streams (a lost "
+        "stretch marked), else JSON lines");
     auto tail_full = std::make_shared<bool>(false);
     tail->add_flag("--full", *tail_full, "fetch oversize frames whole (default: cut, with a hint)");
-    on_selected(tail, [o, tseat, previews, tail_full] {
-        return client::cmd_tail(*o, *tseat, *previews, *tail_full);
+    auto tail_json = std::make_shared<bool>(false);
+    tail->add_flag(
+        "--json", *tail_json, "frames as JSON lines (the default when stdout is not a terminal)");
+    on_selected(tail, [o, tseat, previews, tail_full, tail_json] {
+        return client::cmd_tail(*o, *tseat, *previews, *tail_full, *tail_json);
     });
 
     auto* cancel = app.add_subcommand("cancel", "Cancel a seat's running turn");
@@ -314,6 +350,9 @@ void add_client_commands(CLI::App& app) {
             return client::cmd_answer(*o, *aseat, *request, allow, *message);
         });
     }
+
+    client::add_manage_commands(app, o, common);
+    client::add_usage_command(app, o, common);
 
     auto* stats = app.add_subcommand("stats", "Print the hub's stats as JSON");
     common(stats);

@@ -21,17 +21,9 @@ namespace json = boost::json;
 
 namespace {
 
-// The token: --token, else SLUICE_TOKEN, else the one in the hub's data dir (when this user
-// can read it: the same default as `serve`, or --data).
 transport::HttpHeaders auth(const ClientOptions& o) {
     transport::HttpHeaders h;
-    std::string token = o.token;
-    if (token.empty() && std::getenv("SLUICE_TOKEN") != nullptr) {
-        token = std::getenv("SLUICE_TOKEN");
-    }
-    if (token.empty()) {
-        token = server::auth::read_owner_token(o.data).value_or("");
-    }
+    const std::string token = client_token(o);
     if (!token.empty()) {
         h.emplace_back("Authorization", "Bearer " + token);
     }
@@ -56,6 +48,17 @@ bool is_reference_form(const json::value& row) {
 
 } // namespace
 
+std::string client_token(const ClientOptions& o) {
+    std::string token = o.token;
+    if (token.empty() && std::getenv("SLUICE_TOKEN") != nullptr) {
+        token = std::getenv("SLUICE_TOKEN");
+    }
+    if (token.empty()) {
+        token = server::auth::read_owner_token(o.data).value_or("");
+    }
+    return token;
+}
+
 void resolve(ClientOptions& o) {
     o.data = resolve_data_dir(o.data, false).string();
     o.hub = resolve_hub_url(o.hub, o.data);
@@ -65,7 +68,8 @@ std::optional<json::value> call(
     const ClientOptions& o,
     const std::string& method,
     const std::string& path,
-    const std::string& body) {
+    const std::string& body,
+    bool quiet) {
     transport::HttpClient client(client_options(false));
     transport::HttpRequest req{method, o.hub + path, auth(o), body};
     if (method != "GET") {
@@ -77,6 +81,9 @@ std::optional<json::value> call(
         return true;
     });
     if (!r) {
+        if (quiet) {
+            return std::nullopt;
+        }
         std::fprintf(
             stderr,
             "sluice: cannot reach the hub at %s: %s\n",
@@ -88,6 +95,9 @@ std::optional<json::value> call(
     boost::system::error_code ec;
     auto v = json::parse(text, ec);
     if (r->status / 100 != 2) {
+        if (quiet) {
+            return std::nullopt;
+        }
         std::string msg = text;
         if (!ec && v.is_object() && v.as_object().contains("error")) {
             msg = std::string(v.at("error").at("message").as_string());
@@ -99,7 +109,8 @@ std::optional<json::value> call(
             path.c_str(),
             r->status,
             msg.c_str());
-        if (r->status == 401) {
+        if (r->status == 401 && client_token(o).empty()) {
+            // Only when none was sent: a token the hub refused is named by its message.
             std::fprintf(
                 stderr,
                 "sluice: pass --token or SLUICE_TOKEN, or --data DIR of the hub (its token is "
@@ -108,6 +119,9 @@ std::optional<json::value> call(
         return std::nullopt;
     }
     if (ec) {
+        if (quiet) {
+            return std::nullopt;
+        }
         std::fprintf(stderr, "sluice: the hub answered something that is not JSON\n");
         return std::nullopt;
     }

@@ -1,20 +1,28 @@
-// `sluice send` and `sluice tail`: a seat's stream printed as it comes (the turn's text, tool
-// calls and their output, permission prompts; or its frames as JSON lines).
+// `sluice send`: a prompt sent and its turn printed as it streams (the turn's text, tool calls
+// and their output, permission prompts; or its frames as JSON lines with --json), Ctrl-C handled.
 #include "client.hpp"
+#include "turn_printer.hpp"
 
 #include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/json.hpp>
 
+#include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 
-#include <array>
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace sluice::app::client {
@@ -23,139 +31,43 @@ namespace json = boost::json;
 
 namespace {
 
-// The last `lines` lines of `text` (a tool's output tail on the terminal).
-std::string tail_lines(const std::string& text, std::size_t lines) {
-    std::size_t pos = text.size();
-    while (pos > 0 && (text[pos - 1] == '\n')) {
-        --pos;
-    }
-    const std::size_t end = pos;
-    std::size_t n = 0;
-    while (pos > 0) {
-        if (text[pos - 1] == '\n' && ++n == lines) {
-            break;
-        }
-        --pos;
-    }
-    return (pos > 0 ? "…\n" : "") + text.substr(pos, end - pos);
-}
-
-// A tool result's content as text (a string, or text blocks).
-std::string result_text(const json::value& content) {
-    if (content.is_string()) {
-        return std::string(content.as_string());
-    }
-    std::string out;
-    if (content.is_array()) {
-        for (const auto& b : content.as_array()) {
-            if (b.is_object() && b.as_object().contains("text") && b.at("text").is_string()) {
-                out += std::string(b.at("text").as_string());
-            }
-        }
-    }
-    return out;
-}
-
-// What `sluice send` prints of a turn besides its text: tool calls and a tail of their output,
-// thinking (with --thinking), notices, and permission prompts.
-struct TurnPrinter {
-    bool thinking{false};
-    bool at_line_start{true};
-
-    void text(const std::string& s) {
-        if (s.empty()) {
-            return;
-        }
-        std::fputs(s.c_str(), stdout);
-        at_line_start = s.back() == '\n';
-        std::fflush(stdout);
-    }
-
-    void line(const std::string& s) {
-        if (!at_line_start) {
-            std::fputc('\n', stdout);
-        }
-        std::fprintf(stdout, "%s\n", s.c_str());
-        at_line_start = true;
-        std::fflush(stdout);
-    }
-
-    // An assistant row's tool calls and thinking.
-    void assistant_blocks(const json::array& content) {
-        for (const auto& b : content) {
-            if (!b.is_object()) {
-                continue;
-            }
-            const auto& bo = b.as_object();
-            const auto* type = bo.if_contains("type");
-            if (type == nullptr || !type->is_string()) {
-                continue;
-            }
-            if (*type == "tool_use") {
-                std::string name = bo.contains("name") && bo.at("name").is_string()
-                                       ? std::string(bo.at("name").as_string())
-                                       : "tool";
-                const auto* in = bo.if_contains("input");
-                std::string arg = in == nullptr ? "" : json::serialize(*in);
-                if (in != nullptr && in->is_object() && in->as_object().contains("command")
-                    && in->at("command").is_string()) {
-                    arg = std::string(in->at("command").as_string());
-                }
-                if (arg.size() > 200) {
-                    arg = arg.substr(0, 200) + "…";
-                }
-                line(std::string("⏺ ").append(name).append("(").append(arg).append(")"));
-            } else if (
-                *type == "thinking" && thinking && bo.contains("thinking")
-                && bo.at("thinking").is_string()) {
-                line("✻ " + std::string(bo.at("thinking").as_string()));
-            }
-        }
-    }
-
-    // A user row's tool results: a tail of each.
-    void tool_results(const json::array& content) {
-        for (const auto& b : content) {
-            if (!b.is_object() || !b.as_object().contains("type")
-                || b.at("type") != "tool_result") {
-                continue;
-            }
-            const auto* c = b.as_object().if_contains("content");
-            std::string out = c == nullptr ? "" : tail_lines(result_text(*c), 5);
-            const auto* err = b.as_object().if_contains("is_error");
-            const bool failed = err != nullptr && err->is_bool() && err->as_bool();
-            std::string indented;
-            for (const char ch : out) {
-                indented += ch;
-                if (ch == '\n') {
-                    indented += "    ";
-                }
-            }
-            line(std::string("  ⎿ ") + (failed ? "error: " : "") + indented);
-        }
-    }
-};
+// How often a y/N prompt asks the hub whether it was answered elsewhere: every tenth 100 ms
+// poll of stdin, once a second.
+constexpr int ANSWERED_CHECK_POLLS = 10;
 
 // What `sluice send` prints while its turn streams: previews as they come, what each frame adds
 // (text the previews missed, tool calls and results, notices, permission prompts), and how
 // the turn it waits for ends. Called on the reader thread; `mu` guards `ended_turns`.
 class SendWatch {
 public:
-    SendWatch(const ClientOptions& o, const std::string& seat, bool show_thinking, bool full)
+    SendWatch(
+        const ClientOptions& o, const std::string& seat, bool show_thinking, bool full, bool rows)
         : o_(o)
         , seat_(seat)
         , full_(full)
-        , interactive_(::isatty(STDIN_FILENO) == 1) {
+        , rows_(rows)
+        , interactive_(!rows && ::isatty(STDIN_FILENO) == 1) {
         printer_.thinking = show_thinking;
     }
 
     std::mutex mu;
     std::map<std::uint64_t, std::string> ended_turns; // turn → how it ended (guarded by mu)
     std::atomic<std::uint64_t> my_turn{0};
+    std::atomic<std::uint64_t> started_turn{0}; // the newest turn seen starting
     std::atomic<int> status{1};
+    /// Set once the person pressed Ctrl-C (the reader stops waiting at a y/N prompt, and a
+    /// queued turn of ours is stopped when it starts, through `stop_turn`).
+    std::atomic<bool> interrupted{false};
+    std::function<void()> stop_turn;
 
     // One event of the seat's stream; false ends the stream.
     bool on_event(const sse::Event& e) {
+        if (rows_ && e.type == "frame") {
+            return on_row(json::parse(e.data), epoch_of(e.id));
+        }
+        if (rows_ && e.type == "preview") {
+            return true;
+        }
         if (e.type == "preview") {
             auto v = json::parse(e.data);
             if (v.at("kind").as_string() == "text") {
@@ -179,11 +91,27 @@ public:
     }
 
 private:
-    // The frame is the truth: print whatever the previews missed (dropped or superseded), so
-    // the answer on the terminal is always complete.
-    bool on_frame(const json::value& v, std::string_view epoch) {
+    // --json: the turn's frames as JSON lines (a script's view); a permission prompt ends it
+    // as a non-interactive send does (exit 3).
+    bool on_row(const json::value& v, std::string_view epoch) {
+        const auto row = shown(v, epoch);
+        std::printf("%s\n", json::serialize(row).c_str());
+        std::fflush(stdout);
+        const auto& ro = row.as_object();
+        const auto* sub = ro.if_contains("subtype");
+        if (ro.at("type") == "system" && sub != nullptr && *sub == "permission_request") {
+            waiting_for_answer(std::string(ro.at("request_id").as_string()));
+            status = 3;
+            return false;
+        }
+        return true;
+    }
+
+    // The row of a `frame` event as shown (cut, or fetched whole with --full); a failed fetch
+    // makes the exit status 1.
+    json::value shown(const json::value& v, std::string_view epoch) {
         bool fetch_failed = false;
-        const auto row = shown_row(
+        auto row = shown_row(
             o_,
             seat_,
             epoch,
@@ -194,6 +122,24 @@ private:
         if (fetch_failed) {
             status = 1;
         }
+        return row;
+    }
+
+    // Where a person sees it (stdout may be a script's): the command that answers the prompt.
+    void waiting_for_answer(const std::string& id) const {
+        std::fprintf(
+            stderr,
+            "sluice: waiting for an answer: sluice approve %s %s (or sluice deny %s %s)\n",
+            seat_.c_str(),
+            id.c_str(),
+            seat_.c_str(),
+            id.c_str());
+    }
+
+    // The frame is the truth: print whatever the previews missed (dropped or superseded), so
+    // the answer on the terminal is always complete.
+    bool on_frame(const json::value& v, std::string_view epoch) {
+        const auto row = shown(v, epoch);
         const auto type = row.at("type").as_string();
         if (type == "system") {
             return on_system(row.as_object());
@@ -236,20 +182,78 @@ private:
             printer_.line("  " + json::serialize(*in));
         }
         if (!interactive_) {
-            // A script answers with `sluice approve|deny SEAT REQUEST`.
+            // A script answers with `sluice approve|deny SEAT REQUEST`: the id alone on stdout,
+            // the command that answers it on stderr.
             std::printf("%s\n", id.c_str());
             std::fflush(stdout);
+            waiting_for_answer(id);
             status = 3;
             return false;
         }
+        printer_.line(
+            "  (from elsewhere: sluice approve " + seat_ + " " + id + ", or sluice deny " + seat_
+            + " " + id + ")");
         std::fprintf(stdout, "allow? [y/N] ");
         std::fflush(stdout);
-        std::array<char, 16> answer{};
-        const bool yes = std::fgets(answer.data(), answer.size(), stdin) != nullptr
-                         && (answer[0] == 'y' || answer[0] == 'Y');
-        (void)cmd_answer(o_, seat_, id, yes, yes ? "" : "denied from the CLI");
+        const auto yes = read_yes(id);
         printer_.at_line_start = true;
+        if (!yes) {
+            // Ctrl-C (the turn is being stopped), or answered elsewhere (its permission_resolved
+            // frame follows and says by whom): nothing to answer here.
+            std::fputc('\n', stdout);
+            return true;
+        }
+        (void)cmd_answer(o_, seat_, id, *yes, *yes ? "" : "denied from the CLI");
         return true;
+    }
+
+    // The person's y/N to prompt `id` (a line on stdin; end of input is no), polled so that a
+    // Ctrl-C, which stops the turn and withdraws the prompt, or an answer from another screen
+    // (the page, `sluice approve`), ends the wait: nullopt then.
+    std::optional<bool> read_yes(const std::string& id) {
+        std::string got;
+        for (int idle = 1;; ++idle) {
+            if (interrupted.load()) {
+                return std::nullopt;
+            }
+            if (idle % ANSWERED_CHECK_POLLS == 0 && !still_pending(id)) {
+                return std::nullopt;
+            }
+            pollfd in{STDIN_FILENO, POLLIN, 0};
+            const int n = ::poll(&in, 1, 100);
+            if (n < 0 && errno != EINTR) {
+                return false;
+            }
+            if (n <= 0) {
+                continue;
+            }
+            char c = 0;
+            if (::read(STDIN_FILENO, &c, 1) != 1) {
+                return false; // end of input (or an error): no
+            }
+            if (c == '\n') {
+                return !got.empty() && (got[0] == 'y' || got[0] == 'Y');
+            }
+            if (got.size() < 16) {
+                got += c;
+            }
+        }
+    }
+
+    // Whether prompt `id` still waits on the hub (asked quietly: a hub out of reach for a
+    // moment leaves the question up; the stream says when it is back).
+    [[nodiscard]] bool still_pending(const std::string& id) const {
+        const auto v = call(o_, "GET", "/v1/seats/" + seat_ + "/permissions", {}, true);
+        if (!v || !v->is_object() || !v->as_object().contains("permissions")) {
+            return true;
+        }
+        for (const auto& p : v->at("permissions").as_array()) {
+            const auto* rid = p.is_object() ? p.as_object().if_contains("request_id") : nullptr;
+            if (rid != nullptr && rid->is_string() && rid->as_string() == id) {
+                return true;
+            }
+        }
+        return false;
     }
 
     void on_assistant(const json::value& row) {
@@ -300,6 +304,11 @@ private:
         if (state != "started") {
             std::lock_guard lock(mu);
             ended_turns[t] = state;
+        } else {
+            started_turn = std::max(started_turn.load(), t);
+            if (t == my_turn.load() && interrupted.load() && stop_turn) {
+                stop_turn(); // Ctrl-C while it was queued: stopped now it runs
+            }
         }
         if (t != my_turn.load() || state == "started") {
             return true;
@@ -321,6 +330,7 @@ private:
     const ClientOptions& o_;
     const std::string& seat_;
     bool full_;
+    bool rows_; // --json
     bool interactive_;
     TurnPrinter printer_;
     bool printed_text_{false};
@@ -330,13 +340,94 @@ private:
 
 } // namespace
 
+namespace {
+
+// Ctrl-C during `send`, on a thread of its own (SIGINT is blocked in the others, so the hub's
+// answer is awaited in peace): the first press asks the hub to stop the turn and lets `send`
+// wait for its end; a second detaches at once, saying the turn goes on and how to stop it.
+class InterruptWatch {
+public:
+    /// `on_first` runs on the watch's thread at the first Ctrl-C (it asks the hub to stop the
+    /// turn, or leaves that to when the turn is known or starts).
+    InterruptWatch(const std::string& seat, std::function<void()> on_first)
+        : seat_(seat)
+        , on_first_(std::move(on_first)) {
+        sigemptyset(&set_);
+        sigaddset(&set_, SIGINT);
+        ::pthread_sigmask(SIG_BLOCK, &set_, &old_); // inherited by the threads started after
+        thread_ = std::thread([this] { run(); });
+    }
+
+    ~InterruptWatch() {
+        done_ = true;
+        thread_.join();
+        ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+
+    InterruptWatch(const InterruptWatch&) = delete;
+    InterruptWatch& operator=(const InterruptWatch&) = delete;
+
+    /// Whether the person pressed Ctrl-C (the turn was asked to stop).
+    [[nodiscard]] bool pressed() const noexcept { return pressed_; }
+
+private:
+    void run() {
+        const timespec tick{0, 100'000'000}; // how soon the watch notices `send` is over
+        while (!done_) {
+            if (::sigtimedwait(&set_, nullptr, &tick) != SIGINT) {
+                continue;
+            }
+            if (!pressed_.exchange(true)) {
+                std::fprintf(stderr, "\nsluice: stopping the turn… (Ctrl-C again to detach)\n");
+                on_first_();
+                continue;
+            }
+            std::fprintf(
+                stderr,
+                "\nsluice: detached: the turn goes on on the hub; stop it with: sluice cancel "
+                "%s\n",
+                seat_.c_str());
+            std::fflush(stdout);
+            std::_Exit(130); // the reader may sit in a blocking read or at the y/N prompt
+        }
+    }
+
+    const std::string& seat_;
+    std::function<void()> on_first_;
+    sigset_t set_{};
+    sigset_t old_{};
+    std::atomic<bool> done_{false};
+    std::atomic<bool> pressed_{false};
+    std::thread thread_;
+};
+
+} // namespace
+
 int cmd_send(
     const ClientOptions& o,
     const std::string& seat,
     const std::string& text,
     bool show_thinking,
-    bool full) {
-    SendWatch watch(o, seat, show_thinking, full);
+    bool full,
+    bool rows) {
+    SendWatch watch(o, seat, show_thinking, full, rows);
+    // Ctrl-C stops our turn only: once it runs (a queued one when it starts, in on_turn), once.
+    std::atomic<bool> stop_asked{false};
+    watch.stop_turn = [&] {
+        if (!stop_asked.exchange(true)) {
+            (void)call(o, "POST", "/v1/seats/" + seat + "/cancel");
+        }
+    };
+    const auto stop_if_running = [&watch] {
+        const auto mine = watch.my_turn.load();
+        if (mine != 0 && watch.started_turn.load() >= mine) {
+            watch.stop_turn();
+        }
+    };
+    InterruptWatch ctrl_c(seat, [&] {
+        watch.interrupted = true;
+        stop_if_running();
+    });
     std::condition_variable cv;
     bool connected = false;
     std::atomic<bool> stop{false};
@@ -369,6 +460,12 @@ int cmd_send(
         reader.join();
         return 1;
     }
+    if (ctrl_c.pressed()) {
+        stop = true;
+        reader.join();
+        std::fprintf(stderr, "sluice: nothing sent\n");
+        return 130;
+    }
     auto v = call(
         o,
         "POST",
@@ -391,38 +488,11 @@ int cmd_send(
     if (v->at("queued").as_bool()) {
         std::fprintf(stderr, "sluice: queued behind the running turn\n");
     }
+    if (ctrl_c.pressed()) {
+        stop_if_running(); // pressed while the prompt was being sent
+    }
     reader.join();
-    return watch.status.load();
-}
-
-int cmd_tail(const ClientOptions& o, const std::string& seat, bool previews, bool full) {
-    std::atomic<bool> stop{false};
-    bool failed = false;
-    const bool followed = follow(
-        o,
-        seat,
-        [&](const sse::Event& e) {
-            if (e.type == "frame") {
-                auto v = json::parse(e.data);
-                const auto seq = v.at("seq").to_number<std::uint64_t>();
-                const auto row = shown_row(o, seat, epoch_of(e.id), seq, v.at("row"), full, failed);
-                std::printf("%s\n", json::serialize(row).c_str());
-            } else if (e.type == "connected") {
-                auto v = json::parse(e.data);
-                auto seq = v.at("window").at("first").to_number<std::uint64_t>();
-                const std::string epoch(v.at("epoch").as_string());
-                for (const auto& f : v.at("window").at("frames").as_array()) {
-                    const auto row = shown_row(o, seat, epoch, seq++, f, full, failed);
-                    std::printf("%s\n", json::serialize(row).c_str());
-                }
-            } else if (previews && (e.type == "preview" || e.type == "gap" || e.type == "turn")) {
-                std::printf("{\"event\":\"%s\",\"data\":%s}\n", e.type.c_str(), e.data.c_str());
-            }
-            std::fflush(stdout);
-            return true;
-        },
-        stop);
-    return followed && !failed ? 0 : 1;
+    return ctrl_c.pressed() ? 130 : watch.status.load();
 }
 
 } // namespace sluice::app::client

@@ -34,4 +34,7 @@ void add_config_commands(CLI::App& app);
 /// `sluice service install|uninstall`: the hub as a systemd service.
 void add_service_command(CLI::App& app);
 
+/// `sluice hook claude EVENT` and `sluice hooks install|uninstall|status`: Claude Code's hooks.
+void add_hooks_commands(CLI::App& app);
+
 } // namespace sluice::app

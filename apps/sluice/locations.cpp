@@ -284,4 +284,10 @@ std::vector<std::string> page_addresses(
     return out;
 }
 
+std::string this_binary() {
+    std::error_code ec;
+    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("/usr/bin/sluice") : p.string();
+}
+
 } // namespace sluice::app

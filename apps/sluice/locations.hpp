@@ -58,6 +58,10 @@ std::string normalize_hub_url(std::string url);
 /// DEFAULT_HUB_URL.
 std::string resolve_hub_url(const std::string& flag, const std::filesystem::path& data_dir);
 
+/// The binary running now (/proc/self/exe; `/usr/bin/sluice` when it cannot be read): what a
+/// systemd unit or a Claude Code hook entry runs.
+std::string this_binary();
+
 /// The lock that makes a hub the only one on its data dir, held until destruction.
 class HubLock {
 public:

@@ -3,6 +3,12 @@
 
 #include <sluice/runtime/tools/tools.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string_view>
+
 namespace sluice::app {
 
 void add_runtime_flags(CLI::App& app, RuntimeFlags& f) {
@@ -88,6 +94,35 @@ runtime::ProcessAgentConfig claude_agent_config(
     pc.env.emplace_back("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS=1");
     pc.session_id = session_id;
     return pc;
+}
+
+std::string claude_unrunnable(const RuntimeFlags& f) {
+    namespace fs = std::filesystem;
+    const auto runnable = [](const fs::path& p) {
+        std::error_code ec;
+        return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+    };
+    const std::string& bin = f.claude_bin;
+    if (bin.empty()) {
+        return "agent kind 'claude' cannot run on this hub: --claude-bin is empty";
+    }
+    if (bin.find('/') != std::string::npos) {
+        return runnable(bin) ? std::string()
+                             : "agent kind 'claude' cannot run on this hub: " + bin
+                                   + " is not an executable file (--claude-bin)";
+    }
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path != nullptr ? path : "";
+    while (!dirs.empty()) {
+        const auto colon = dirs.find(':');
+        const auto dir = dirs.substr(0, colon);
+        if (runnable(fs::path(dir.empty() ? "." : dir) / bin)) {
+            return {};
+        }
+        dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
+    }
+    return "agent kind 'claude' cannot run on this hub: no executable '" + bin
+           + "' on PATH (install Claude Code, or name it with --claude-bin)";
 }
 
 } // namespace sluice::app

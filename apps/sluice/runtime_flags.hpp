@@ -56,4 +56,8 @@ void add_runtime_flags(CLI::App& app, RuntimeFlags& flags);
     const std::string& permission_mode,
     const std::string& session_id);
 
+/// Why the claude agent kind cannot run here: `flags.claude_bin` names no executable file (a path
+/// with a `/`), or none is on `PATH`. Empty when it can run.
+[[nodiscard]] std::string claude_unrunnable(const RuntimeFlags& flags);
+
 } // namespace sluice::app

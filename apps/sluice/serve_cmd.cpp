@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "locations.hpp"
 #include "logging.hpp"
+#include "serve_agents.hpp"
 #include "serve_options.hpp"
 #include "settings.hpp"
 #include "systemd_notify.hpp"
@@ -37,6 +38,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -51,67 +53,6 @@ constexpr std::chrono::milliseconds SHUTDOWN_GRACE{3000};
 std::map<const CLI::App*, std::function<int()>>& actions() {
     static std::map<const CLI::App*, std::function<int()>> a;
     return a;
-}
-
-// Permission modes are Claude Code's words; a request may only name one of them.
-bool valid_permission_mode(const std::string& m) {
-    return m.empty() || runtime::stream_json::is_permission_mode(m);
-}
-
-// Whether `p` is `root` or lies under it (both canonical).
-bool inside(const std::filesystem::path& p, const std::filesystem::path& root) {
-    auto [r, q] = std::mismatch(root.begin(), root.end(), p.begin(), p.end());
-    return r == root.end();
-}
-
-// The newest session id a restored seat's rows name (a meta.json from before sessions were
-// recorded): its system/init rows.
-std::string session_in_rows(const std::vector<boost::json::object>& rows) {
-    for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
-        if (auto sid = runtime::stream_json::init_session_id(*it); !sid.empty()) {
-            return std::string(sid);
-        }
-    }
-    return {};
-}
-
-// A claude seat's agent: its cwd checked to lie inside the workspace root (a reason, so the
-// create is a 400, otherwise), a per-seat folder by default; it resumes its session.
-hub::AgentOrReason claude_agent(
-    const RuntimeFlags& flags,
-    const std::filesystem::path& root,
-    const hub::SeatSpec& spec,
-    const std::vector<boost::json::object>& rows,
-    const boost::asio::any_io_executor& ex) {
-    namespace fs = std::filesystem;
-    if (!valid_permission_mode(spec.permission_mode)) {
-        return {
-            nullptr,
-            "field 'permission_mode' must be one of "
-                + std::string(runtime::stream_json::PERMISSION_MODES)};
-    }
-    std::error_code ec;
-    fs::path cwd = spec.cwd.empty() ? root / spec.id : fs::path(spec.cwd);
-    if (cwd.is_relative()) {
-        cwd = root / cwd;
-    }
-    cwd = fs::weakly_canonical(cwd, ec);
-    if (ec || !inside(cwd, root)) {
-        return {nullptr, "field 'cwd' must lie inside the workspace root " + root.string()};
-    }
-    if (spec.cwd.empty()) {
-        fs::create_directories(cwd, ec);
-    }
-    if (!fs::is_directory(cwd, ec)) {
-        return {nullptr, "field 'cwd': no such directory: " + cwd.string()};
-    }
-    auto pc = claude_agent_config(
-        flags,
-        spec.model,
-        spec.permission_mode,
-        spec.session_id.empty() ? session_in_rows(rows) : spec.session_id);
-    pc.working_dir = cwd.string();
-    return {runtime::make_process_agent(ex, std::move(pc)), {}};
 }
 
 bool loopback_listen(const std::string& listen) {
@@ -202,10 +143,6 @@ std::size_t descriptor_budget(std::size_t seats) {
 
 // The hub's configuration from the flags: the data dir, the window, and the agent factory.
 hub::HubConfig hub_config(const ServeOptions& o) {
-    const runtime::RuntimeConfig rc = runtime_config(o.runtime);
-    const bool has_agent_cmd = !o.runtime.agent_cmd.empty();
-    const runtime::ProcessAgentConfig pc =
-        has_agent_cmd ? process_agent_config(o.runtime) : runtime::ProcessAgentConfig{};
     hub::HubConfig hc;
     hc.data_dir = o.data;
     if (o.window_cap > 0 || o.window_cap_bytes > 0) {
@@ -213,57 +150,14 @@ hub::HubConfig hub_config(const ServeOptions& o) {
             o.window_cap > 0 ? o.window_cap : CONVERSATION_CAP,
             o.window_cap_bytes > 0 ? o.window_cap_bytes : CONVERSATION_CAP_BYTES);
     }
-    // Each agent runs on its seat's strand (the hub passes it): its turns and sink calls run
-    // there, one at a time. A missing flag or a bad setting is a reason (the seat is
-    // unavailable), never an exception out of the factory.
-    std::filesystem::path root = o.workspace_root.empty()
-                                     ? std::filesystem::path(o.data) / "workspaces"
-                                     : std::filesystem::path(o.workspace_root);
-    {
-        std::error_code ec;
-        std::filesystem::create_directories(root, ec);
-        root = std::filesystem::weakly_canonical(root, ec);
+    hc.make_agent = agent_factory(o);
+    if (!o.prices.empty()) {
+        std::string why;
+        hc.prices = hub::PriceTable::load(o.prices, why);
+        if (!hc.prices) {
+            throw std::runtime_error("--prices: " + why); // start-up: the hub does not start
+        }
     }
-
-    // Every seat keeps a copy of the factory: what it needs is held once, shared (a copy of
-    // the configurations in each of 10,000 listed session files' seats cost ~1 KiB apiece).
-    struct AgentConfigs {
-        runtime::RuntimeConfig rc;
-        runtime::ProcessAgentConfig pc;
-        bool has_agent_cmd{};
-        RuntimeFlags flags;
-        std::filesystem::path root;
-    };
-
-    auto made =
-        std::make_shared<const AgentConfigs>(AgentConfigs{rc, pc, has_agent_cmd, o.runtime, root});
-    hc.make_agent = [made](
-                        const hub::SeatSpec& spec,
-                        const std::vector<boost::json::object>& rows,
-                        const boost::asio::any_io_executor& ex) -> hub::AgentOrReason {
-        if (spec.agent == "claude") {
-            return claude_agent(made->flags, made->root, spec, rows, ex);
-        }
-        if (spec.agent == "process") {
-            if (!made->has_agent_cmd) {
-                return {nullptr, "agent kind 'process' needs the hub to run with --agent-cmd"};
-            }
-            return {runtime::make_process_agent(ex, made->pc), {}};
-        }
-        auto cfg = made->rc;
-        if (!spec.model.empty()) {
-            cfg.model = spec.model;
-        }
-        if (!spec.system.empty()) {
-            cfg.system_prompt = spec.system;
-        }
-        try {
-            return {runtime::make_builtin_agent(ex, cfg, rows), {}};
-        } catch (const std::invalid_argument& e) {
-            return {nullptr, e.what()};
-        }
-    };
-
     return hc;
 }
 
@@ -336,6 +230,8 @@ server::ServerConfig server_config(
     sc.tls_cert = o.tls_cert;
     sc.tls_key = o.tls_key;
     sc.behind_proxy = o.behind_proxy;
+    sc.agent_kinds = agent_kinds(o);
+    sc.workspace_root = workspace_root(o).string();
     return sc;
 }
 

@@ -74,6 +74,12 @@ void add_serve_options(CLI::App& sub, ServeOptions& o) {
         o.retain_archives_days,
         "delete reset archives and removed seats' folders (archive/) older than this many days, "
         "at start and hourly (0: keep them)");
+    sub.add_option(
+           "--prices",
+           o.prices,
+           "the usage price table, JSON in the shape of the shipped one (src/hub/prices.json: its "
+           "date and source named in it); a model it does not list has no cost")
+        ->type_name("FILE");
     sub.add_option("--log-format", o.log_format, "log lines as text or json (one line per event)")
         ->check(CLI::IsMember({"text", "json"}));
 }

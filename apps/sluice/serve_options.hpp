@@ -42,6 +42,7 @@ struct ServeOptions {
     std::vector<std::string> claude_projects; // Claude Code projects folders served read-only
     std::uint64_t retain_archives_days{0};    // prune reset archives and removed seats (0: keep)
     std::string log_format{"text"};           // text | json (logging.hpp)
+    std::string prices; // usage price table (JSON; empty: the shipped one, src/hub/prices.json)
 };
 
 /// Adds every serve flag to `sub`, bound to `o`, and `--config FILE`.

@@ -55,13 +55,6 @@ std::string systemctl(const ServiceOptions& o) {
     return o.system ? "systemctl" : "systemctl --user";
 }
 
-// The binary running now (ExecStart runs it): /proc/self/exe.
-std::string this_binary() {
-    std::error_code ec;
-    auto p = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("/usr/bin/sluice") : p.string();
-}
-
 std::string read_text(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     std::ostringstream s;

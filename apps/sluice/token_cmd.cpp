@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sluice::app {
@@ -22,6 +23,10 @@ std::string when(std::int64_t unix) {
                : iso8601_utc(std::chrono::system_clock::time_point(std::chrono::seconds(unix)));
 }
 
+/// How long a new viewer link lives unless --expires says otherwise: a link shared by mistake
+/// stops working by itself.
+constexpr std::string_view DEFAULT_EXPIRES = "24h";
+
 struct TokenOptions {
     std::string data; // resolved by resolve_data_dir() (locations.hpp)
     bool viewer{false};
@@ -32,21 +37,17 @@ struct TokenOptions {
 };
 
 int cmd_new(const TokenOptions& o) {
-    if (!o.viewer) {
-        std::fprintf(
-            stderr,
-            "sluice token new: only viewer tokens are minted (--viewer); the owner's token is in "
-            "%s/%s\n",
-            o.data.c_str(),
-            std::string(auth::OWNER_TOKEN_FILE).c_str());
-        return 2;
-    }
+    // Viewer tokens are the only kind minted (the owner's is the data dir's): --viewer may be
+    // left out. A new link expires after 24 h unless --expires says otherwise ("never").
     std::chrono::seconds ttl{0};
-    if (!o.expires.empty()) {
-        auto d = auth::parse_duration(o.expires);
+    if (o.expires != "never") {
+        auto d =
+            auth::parse_duration(o.expires.empty() ? DEFAULT_EXPIRES : std::string_view(o.expires));
         if (!d) {
             std::fprintf(
-                stderr, "sluice token new: --expires takes N followed by s, m, h or d (24h)\n");
+                stderr,
+                "sluice token new: --expires takes N followed by s, m, h or d (default 24h), or "
+                "never\n");
             return 2;
         }
         ttl = *d;
@@ -137,9 +138,11 @@ void add_token_command(CLI::App& app) {
     };
     auto* made = token->add_subcommand("new", "Mint a viewer token and print it");
     data(made);
-    made->add_flag("--viewer", o->viewer, "a viewer token: may watch, never act")->required();
+    made->add_flag(
+        "--viewer", o->viewer, "a viewer token: may watch, never act (the only kind; optional)");
     made->add_option("--seat", o->seat, "the one seat it may watch (default: every seat)");
-    made->add_option("--expires", o->expires, "lifetime: N followed by s, m, h or d (24h)");
+    made->add_option(
+        "--expires", o->expires, "lifetime: N followed by s, m, h or d, or never (default: 24h)");
     made->add_option("--hub", o->hub, "the hub's URL, for the link printed");
     on_selected(made, [o] { return cmd_new(*o); });
 

@@ -63,6 +63,7 @@ void MirrorSource::head(hub::FeedHead& head) const {
     head.running = head_
                    && (head_->state == SeatState::running || head_->state == SeatState::queued
                        || head_->state == SeatState::waiting);
+    head.waiting = head_ && head_->state == SeatState::waiting;
     if (head_) {
         head.turn = head_->turns;
     }

@@ -2,6 +2,7 @@
 #include <sluice/core/clock.hpp>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 
@@ -33,6 +34,50 @@ std::string iso8601_utc(std::chrono::system_clock::time_point tp) {
         tm.tm_sec,
         static_cast<int>(ms));
     return buf.data();
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_iso8601_utc(std::string_view text) {
+    // YYYY-MM-DDTHH:MM:SS[.fff…]Z: fixed positions, digits only where digits belong.
+    const auto digits = [&text](std::size_t at, std::size_t n) -> std::optional<int> {
+        int v = 0;
+        for (std::size_t i = at; i < at + n; ++i) {
+            if (i >= text.size() || text[i] < '0' || text[i] > '9') {
+                return std::nullopt;
+            }
+            v = v * 10 + (text[i] - '0');
+        }
+        return v;
+    };
+    const auto y = digits(0, 4);
+    const auto mo = digits(5, 2);
+    const auto d = digits(8, 2);
+    const auto h = digits(11, 2);
+    const auto mi = digits(14, 2);
+    const auto s = digits(17, 2);
+    if (!y || !mo || !d || !h || !mi || !s || text.size() < 20 || text[4] != '-' || text[7] != '-'
+        || text[10] != 'T' || text[13] != ':' || text[16] != ':' || *mo < 1 || *mo > 12 || *d < 1
+        || *d > 31 || *h > 23 || *mi > 59 || *s > 60) {
+        return std::nullopt;
+    }
+    std::size_t at = 19;
+    std::int64_t ms = 0;
+    if (text[at] == '.') {
+        std::int64_t scale = 100;
+        for (++at; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at) {
+            ms += (text[at] - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (at + 1 != text.size() || text[at] != 'Z') {
+        return std::nullopt;
+    }
+    using namespace std::chrono;
+    const year_month_day date{
+        year{*y}, month{static_cast<unsigned>(*mo)}, day{static_cast<unsigned>(*d)}};
+    if (!date.ok()) {
+        return std::nullopt;
+    }
+    return sys_days{date} + hours{*h} + minutes{*mi} + seconds{*s} + milliseconds{ms};
 }
 
 } // namespace sluice

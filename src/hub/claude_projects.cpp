@@ -9,6 +9,7 @@
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
+#include <sluice/hub/usage_scanner.hpp>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
@@ -203,11 +204,7 @@ struct HeadScan {
             project = str_of(*row, "cwd");
         }
         titles.see(*row);
-        if (!is_frame_type(str_of(*row, "type"))) {
-            return;
-        }
-        const auto f = Frame::from_row(std::move(*row));
-        if (scan.opens_turn(*f)) {
+        if (const auto f = feed_turn_scan(std::move(*row), scan)) {
             ++turns;
             if (first_prompt.empty() && f->facts().role == FrameRole::prompt) {
                 first_prompt = trim_title(prompt_text(f->row()));
@@ -222,6 +219,15 @@ struct HeadScan {
         return !project.empty() && !first_prompt.empty();
     }
 };
+
+// Bytes of a whole file `text` whose turns a listing counted: through its last newline, and a
+// last line without one when it is a whole row (a line still being written is counted when its
+// end comes, from the offset returned).
+std::uint64_t counted_through(std::string_view text) {
+    const auto nl = text.rfind('\n');
+    const std::size_t lines = nl == std::string_view::npos ? 0 : nl + 1;
+    return lines < text.size() && !read_listing_row(text.substr(lines)) ? lines : text.size();
+}
 
 } // namespace
 
@@ -248,6 +254,8 @@ ForeignListing parse_listing(std::string_view head, std::string_view tail, bool 
         for_each_line(tail, false, [&](std::string_view line) { see_title_line(line, h.titles); });
     } else {
         l.turns = h.turns;
+        l.scan = std::move(h.scan);
+        l.counted = counted_through(head);
     }
     l.project = std::move(h.project);
     l.title = trim_title(h.titles.best());
@@ -298,6 +306,9 @@ std::optional<ForeignListing> list_session_file(const std::filesystem::path& fil
     auto l = parse_listing(head, tail, whole);
     l.session_id = file.stem().string();
     l.size = size;
+    if (!whole) {
+        count_larger_file(file, l); // bounded (listing_count.cpp)
+    }
     l.mtime = std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
             std::chrono::seconds(st.st_mtim.tv_sec)
@@ -316,8 +327,11 @@ bool relist_if_changed(const std::filesystem::path& file, ForeignListing& listin
         listing.project.empty() || listing.title.empty() ? list_session_file(file) : std::nullopt;
     if (again) {
         listing = std::move(*again);
-    } else {
+    } else if (size > listing.size) {
         listing.size = size;
+        count_appended(file, listing); // only what was appended, bounded (listing_count.cpp)
+    } else {
+        listing.size = size; // shrunk: a rewritten file, counted again when opened
         listing.turns.reset();
     }
     return true;
@@ -330,12 +344,15 @@ struct ClaudeProjects::Impl : std::enable_shared_from_this<Impl> {
         : hub(h)
         , dirs(std::move(d))
         , strand(net::make_strand(io))
-        , notify(strand) {}
+        , notify(strand)
+        , usage(h.usage()) {}
 
     Hub& hub;
     std::vector<std::filesystem::path> dirs;
     net::strand<net::io_context::executor_type> strand;
     net::posix::stream_descriptor notify;
+    // Counts every session's usage in the background (its own thread), as files appear and grow.
+    UsageScanner usage;
     std::array<char, 64 * 1024> buf{};
     // Guarded by mu (start runs before the io_context, events on the strand after).
     std::mutex mu;
@@ -356,6 +373,7 @@ struct ClaudeProjects::Impl : std::enable_shared_from_this<Impl> {
                 id = it->second;
             }
         }
+        usage.changed(file);
         if (id) {
             hub.foreign_changed(*id);
             return 0;
@@ -540,6 +558,7 @@ std::size_t ClaudeProjects::start() {
 }
 
 void ClaudeProjects::stop() {
+    impl_->usage.stop();
     net::post(impl_->strand, [impl = impl_] {
         boost::system::error_code ignored;
         impl->notify.close(ignored);

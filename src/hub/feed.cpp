@@ -18,6 +18,26 @@ void Feed::published() {
         sub->frames_published(); // previews queued before these frames are superseded
     }
     partial_.clear(); // so is the partial message: the frames carry its content
+    stamps_.at(stamped_ % stamps_.size()) = {window_.end(), std::chrono::steady_clock::now()};
+    ++stamped_;
+}
+
+std::optional<std::chrono::steady_clock::time_point>
+Feed::published_at(std::uint64_t pos) const noexcept {
+    // Oldest to newest: the first publish whose end passed pos published it, provided the
+    // publish before it is still held (or none was ever dropped) so pos was not published
+    // earlier.
+    const std::uint64_t held = std::min<std::uint64_t>(stamped_, stamps_.size());
+    for (std::uint64_t i = stamped_ - held; i < stamped_; ++i) {
+        const auto& s = stamps_.at(i % stamps_.size());
+        if (pos < s.end) {
+            if (i == stamped_ - held && stamped_ > held) {
+                return std::nullopt; // the stamp before it was dropped
+            }
+            return s.at;
+        }
+    }
+    return std::nullopt;
 }
 
 void Feed::clear_pages() {
@@ -26,6 +46,7 @@ void Feed::clear_pages() {
     partial_.clear();
     partial_cache_.reset();
     preview_pos_ = ~std::uint64_t{0}; // positions start again: no preview bytes counted at any
+    stamped_ = 0;                     // and no publish times
 }
 
 void Feed::replace(std::string epoch, Window window, bool restart) {
@@ -97,6 +118,7 @@ bool Feed::collect(Subscriber& sub, std::vector<OutEvent>& out, const FeedHead& 
     v.seat = seat_;
     v.epoch = epoch_;
     v.running = head.running;
+    v.waiting = head.waiting;
     v.turn = head.turn;
     v.permissions = head.permissions;
     v.connected = [this, &head] { return connected(head); };
@@ -151,6 +173,12 @@ void Feed::lost(std::uint64_t bytes) {
     preview_pos_bytes_ += bytes; // lost for the other nodes' viewers too
 }
 
+void Feed::permission(const std::string& data) {
+    for (const auto& sub : subscribers_) {
+        sub->push_turn_state(window_.end(), data, wire::OutEvent::Kind::permission);
+    }
+}
+
 void Feed::turn_state(std::uint64_t before, const std::string& data) {
     for (const auto& sub : subscribers_) {
         sub->push_turn_state(before, data);
@@ -180,7 +208,7 @@ bool connected_still_serves(
 SharedPage Feed::connected(const FeedHead& head) {
     auto& c = connected_;
     // In use: held by a subscriber's batch or write besides this cache (all on this strand).
-    if (c.json && c.running == head.running && c.turn == head.turn
+    if (c.json && c.running == head.running && c.waiting == head.waiting && c.turn == head.turn
         && c.permissions == head.permissions
         && connected_still_serves(
             window_, c.first, c.bytes, c.json->size(), c.json.use_count() > 1)) {
@@ -194,13 +222,15 @@ SharedPage Feed::connected(const FeedHead& head) {
         static_cast<std::int64_t>(end) - 1,
         head.running,
         head.turn,
-        head.permissions};
+        head.permissions,
+        head.waiting};
     c.json =
         std::make_shared<const std::string>(wire::connected_json(h, page.value_or(Page{}), end));
     c.first = window_.first();
     c.end = end;
     c.bytes = window_.bytes();
     c.running = head.running;
+    c.waiting = head.waiting;
     c.turn = head.turn;
     c.permissions = std::string(head.permissions);
     return SharedPage{c.json, end};

@@ -379,6 +379,10 @@ void FileSource::changed() {
         again_ = true; // looked at once it is open
         return;
     }
+    if (opened_ && !failed_.empty()) {
+        open(); // it could not be opened (a hooked session's file not written yet): again
+        return;
+    }
     if (!opened_ || !host_->journal().store()) {
         // Not open: only what a listing shows changes.
         if (relist_if_changed(file_, listing_)) {

@@ -1,6 +1,7 @@
 // Hub: the seat registry — create (validated, nothing half-made), find, list, remove, restore.
 #include "hub_writer.hpp"
 #include "ids.hpp"
+#include "seed.hpp"
 
 #include <sluice/core/safe_write.hpp>
 #include <sluice/detail/net.hpp>
@@ -15,14 +16,15 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace sluice::hub {
 
 Hub::Hub(net::io_context& io, HubConfig config)
     : io_(io)
     , config_(std::move(config))
-    , writer_(
-          std::make_shared<Writer>(std::max(WRITER_QUEUE_CAPACITY, 2 * config_.max_seats + 64))) {
+    , writer_(std::make_shared<Writer>(std::max(WRITER_QUEUE_CAPACITY, 2 * config_.max_seats + 64)))
+    , usage_(std::make_shared<UsageLedger>(config_.prices)) {
 }
 
 Hub::~Hub() {
@@ -38,7 +40,8 @@ SeatOptions Hub::seat_options(std::filesystem::path dir) const {
         config_.sync_interval,
         config_.budget,
         config_.broker,
-        turn_durations_};
+        turn_durations_,
+        usage_};
 }
 
 std::shared_ptr<Seat> Hub::add_mirror(SeatSpec spec, std::unique_ptr<Source> source) {
@@ -268,42 +271,18 @@ void Hub::create(SeatSpec spec, const net::any_io_executor& ex, CreateDone done)
     make_on_writer(std::move(spec), ex, std::move(done));
 }
 
-void Hub::continue_foreign(std::string_view id, const net::any_io_executor& ex, CreateDone done) {
-    const auto from = find(id);
-    std::optional<Failure> refused;
-    SeatSpec spec;
-    if (!from) {
-        refused = Failure::of(errc::not_found, "no such seat: " + std::string(id));
-    } else if (!from->foreign()) {
-        refused = Failure::of(errc::conflict, "only a Claude Code session can be continued");
-    } else {
-        const auto s = from->summary();
-        spec.agent = "claude";
-        spec.name = s.title.empty() ? s.id : s.title;
-        spec.cwd = s.project;
-        if (spec.cwd.empty()) {
-            refused = Failure::of(errc::conflict, "the session names no cwd to continue it in");
-        } else {
-            refused = check_spec(spec); // clears session_id: set below, never from a client
-        }
-    }
-    if (refused) {
-        net::post(ex, [done = std::move(done), f = std::move(*refused)]() { done(f); });
-        return;
-    }
-    spec.session_id = from->summary().session_id;
-    make_on_writer(std::move(spec), ex, std::move(done));
-}
-
-void Hub::make_on_writer(SeatSpec spec, const net::any_io_executor& ex, CreateDone done) {
+void Hub::make_on_writer(
+    SeatSpec spec, const net::any_io_executor& ex, CreateDone done, std::filesystem::path history) {
     // Its folder, first meta.json (two fsyncs) and transcript are made on the writer.
     on_writer<std::shared_ptr<Seat>>(
-        [this, spec = std::move(spec)]() mutable { return make_seat(std::move(spec)); },
+        [this, spec = std::move(spec), history = std::move(history)]() mutable {
+            return make_seat(std::move(spec), history);
+        },
         ex,
         std::move(done));
 }
 
-Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec) {
+Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec, const std::filesystem::path& history) {
     spec.id = new_id("s");
     spec.epoch = new_id("e");
     spec.turns = 0;
@@ -328,6 +307,12 @@ Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec) {
     if (auto w = write_meta(dir, spec); !w) {
         undo();
         return w.error();
+    }
+    if (!history.empty()) {
+        if (auto seeded = seed_transcript(history, dir / "transcript.jsonl"); !seeded) {
+            undo();
+            return seeded.error();
+        }
     }
     auto seat = Seat::open(io_, std::move(spec), seat_options(dir));
     if (!seat) {
@@ -355,7 +340,18 @@ SeatSpec Hub::foreign_spec(const std::string& id, const Listed& l) {
 
 std::optional<std::string> Hub::add_foreign(std::filesystem::path file, ForeignListing listing) {
     auto id = foreign_seat_id(listing.session_id);
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    if (auto it = foreign_.find(id); it != foreign_.end() && it->second.file == file) {
+        // Listed already from a hook (SessionStart, before the file was written): the same file.
+        if (auto seat = it->second.seat) {
+            lock.unlock();
+            net::post(seat->strand(), [seat] { seat->source_changed(); });
+        } else {
+            it->second.listing = std::move(listing);
+            it->second.last_activity = it->second.listing.mtime;
+        }
+        return id;
+    }
     if (seats_.contains(id) || foreign_.contains(id)) {
         return std::nullopt;
     }
@@ -458,6 +454,16 @@ std::vector<SeatSummary> Hub::summaries() const {
     for (const auto& seat : seats) {
         all.push_back(seat ? seat->summary() : std::move(out[listed++]));
     }
+    // A session a hosted claude seat continues is listed once: as that seat.
+    std::set<std::string> continued;
+    for (const auto& s : all) {
+        if (s.source.empty() && s.agent == "claude" && !s.session_id.empty()) {
+            continued.insert(s.session_id);
+        }
+    }
+    std::erase_if(all, [&continued](const SeatSummary& s) {
+        return !s.source.empty() && continued.contains(s.session_id);
+    });
     return all;
 }
 

@@ -271,4 +271,13 @@ std::optional<json::object> read_listing_row(std::string_view line) {
     return std::move(p.handler().row);
 }
 
+FramePtr feed_turn_scan(json::object row, TurnScan& scan) {
+    const auto* type = row.if_contains("type");
+    if (type == nullptr || !type->is_string() || !is_frame_type(type->get_string())) {
+        return nullptr;
+    }
+    auto f = Frame::from_row(std::move(row));
+    return scan.opens_turn(*f) ? f : nullptr;
+}
+
 } // namespace sluice::hub

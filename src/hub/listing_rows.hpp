@@ -2,6 +2,9 @@
 // JSONL row, taken by a SAX pass (no DOM of the row: tool results, thinking, usage are skipped).
 #pragma once
 
+#include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/turns.hpp>
+
 #include <boost/json/object.hpp>
 
 #include <optional>
@@ -18,5 +21,9 @@ namespace sluice::hub {
 /// in the whole row: no string, not true. Duplicate keys: the last wins, as in a DOM parse.
 /// @return nullopt where `Frame::parse` fails (not JSON, extra bytes, not an object).
 [[nodiscard]] std::optional<boost::json::object> read_listing_row(std::string_view line);
+
+/// Feeds a row `read_listing_row` read to `scan` as the turn scan sees its frame (a row that is
+/// no frame is not fed). @return its frame when it opens a turn, else null.
+FramePtr feed_turn_scan(boost::json::object row, TurnScan& scan);
 
 } // namespace sluice::hub

@@ -1,6 +1,7 @@
 // Seat, the agent's side: opening, turns (FIFO prompt queue, agent sink on the strand, cancel,
 // end), permission prompts, durable before published (frames through the journal into the feed
 // once appended, in order; previews held behind frames still being appended), and close.
+#include "hook_bridge.hpp"
 #include "ids.hpp"
 
 #include <sluice/conversation/frame_ref.hpp>
@@ -218,6 +219,9 @@ void Seat::close(bool then_remove, std::filesystem::path archive_to) {
     if (source_) {
         source_->close();
     }
+    if (hooks_) {
+        hooks_->closed(); // their hooks end with no decision: the terminal's dialog answers
+    }
     journal_->close(spec_, then_remove && !mirror(), std::move(archive_to));
     wake_all();
     update_summary();
@@ -376,10 +380,7 @@ void Seat::on_event(std::uint64_t turn, runtime::AgentEvent event) {
             update_summary();
         }
     } else if (const auto* started = std::get_if<runtime::SessionStarted>(&event)) {
-        if (spec_.agent == "claude" && started->session_id != spec_.session_id) {
-            spec_.session_id = started->session_id; // a restarted agent resumes it (meta.json)
-            save_meta();
-        }
+        session_started(*started); // its session id and model (seat_serve.cpp)
     }
     note_permission(event);
     enqueue_frame(Frame::from_row_compact(runtime::event_row(std::move(event))));
@@ -392,13 +393,24 @@ void Seat::note_permission(const runtime::AgentEvent& event) {
 }
 
 void Seat::resolve_permission(
-    const std::string& id, runtime::PermissionResolved::Behavior behavior, std::string by) {
+    const std::string& id,
+    runtime::PermissionResolved::Behavior behavior,
+    std::string by,
+    const std::string& reason) {
     const runtime::AgentEvent resolved = runtime::PermissionResolved{id, behavior, std::move(by)};
     auto row = std::get<runtime::PermissionResolved>(resolved).row();
     row["session_id"] = spec_.id;
     row["uuid"] = new_id("p");
     row["timestamp"] = iso_now();
+    if (!reason.empty()) {
+        row["reason"] = reason;
+    }
     note_permission(resolved);
+    if (source_) {
+        // A fed seat's frames are its file's: the hooked prompt's end is an event, not a frame.
+        feed_.permission(R"({"row":)" + json::serialize(row) + "}");
+        return;
+    }
     enqueue_frame(Frame::from_row(std::move(row)));
 }
 
@@ -417,6 +429,8 @@ Result<void> Seat::answer_permission(runtime::PermissionAnswer answer, const std
     const bool allow = answer.allow;
     if (agent_) {
         agent_->answer_permission(std::move(answer));
+    } else if (hooks_) {
+        hooks_->answered(answer, by); // its waiting hook takes it to Claude Code
     }
     resolve_permission(
         id,
@@ -524,6 +538,9 @@ void Seat::on_durable(
     const auto first_new = feed_.window().end();
     if (appended > 0) {
         for (std::size_t i = 0; i < appended; ++i) {
+            if (!source_) { // a hosted seat's turn totals (a file source's: UsageScanner)
+                count_result_frame(opt_.usage.get(), spec_.id, spec_.model, spec_.cwd, *batch[i]);
+            }
             feed_.append(held_form(std::move(batch[i]))); // oversize: its reference form
         }
         spec_.published = feed_.window().end();

@@ -1,6 +1,7 @@
 // Seat, the callers' side: its viewers (attach/detach, stepping through the subscriber, history
 // pages, whole frames, the summary) and the owner's controls over its conversation (agent
 // settings, and a reset to a new epoch).
+#include "hook_bridge.hpp"
 #include "ids.hpp"
 
 #include <sluice/core/assert.hpp>
@@ -48,8 +49,12 @@ FeedHead Seat::head() const noexcept {
         .turn = turns_.cancel ? turns_.running : spec_.turns,
         .permissions = permissions_.json(),
         .partial_open = turns_.cancel.has_value()};
+    h.waiting = permissions_.pending() > 0 || agent_requires_action_;
     if (source_) {
         source_->head(h); // a mirror's turn is its owner's
+    }
+    if (hooks_ && hooks_->waiting()) {
+        h.waiting = true; // a terminal session's prompt, or its Notification
     }
     return h;
 }
@@ -157,8 +162,15 @@ void Seat::update_summary() {
     s.subscribers = feed_.subscribers();
     s.queued = turns_.queue.size();
     s.last_activity = last_activity_;
+    s.session_id = spec_.session_id; // a claude seat's: the session it resumes
     if (source_) {
         source_->summarize(s); // a mirror's owner's figures, a file's listing
+    }
+    if (hooks_) {
+        s.hooked = hooks_->hooked();
+        if (hooks_->waiting()) {
+            s.state = SeatState::waiting;
+        }
     }
     std::lock_guard lock(summary_mu_);
     summary_ = std::move(s);
@@ -243,9 +255,10 @@ void Seat::change_settings(runtime::AgentSettings settings, Done done) {
     // late answer for a closed seat changes nothing.
     agent_->apply_settings(
         settings,
-        [weak = weak_from_this(), settings, done = std::move(done)](const std::string& error) {
+        [weak = weak_from_this(), settings, done = std::move(done)](
+            const runtime::Agent::SettingsAnswer& answer) {
             if (auto self = weak.lock()) {
-                self->settings_answered(settings, error, done);
+                self->settings_answered(settings, answer, done);
             } else {
                 done(Failure::of(errc::conflict, "the seat is gone"));
             }
@@ -253,20 +266,51 @@ void Seat::change_settings(runtime::AgentSettings settings, Done done) {
 }
 
 void Seat::settings_answered(
-    const runtime::AgentSettings& settings, const std::string& error, const Done& done) {
-    if (!error.empty()) {
-        done(Failure::of(errc::conflict, "the agent refused the change: " + error));
+    const runtime::AgentSettings& settings,
+    const runtime::Agent::SettingsAnswer& answer,
+    const Done& done) {
+    if (!answer.error.empty()) {
+        done(Failure::of(errc::conflict, "the agent refused the change: " + answer.error));
         return;
     }
     if (settings.permission_mode) {
         spec_.permission_mode = runtime::AgentSettings::kept(*settings.permission_mode);
     }
     if (settings.model) {
+        // What the agent says it uses wins over the name asked for (Claude Code remaps some);
+        // "default" stays no model of the seat's own. With no process running nobody could
+        // say: the next process's `system init` row corrects it (session_started).
         spec_.model = runtime::AgentSettings::kept(*settings.model);
+        if (!spec_.model.empty() && !answer.model.empty()) {
+            spec_.model = answer.model;
+        }
     }
     save_meta();
     update_summary();
     done({});
+}
+
+void Seat::session_started(const runtime::SessionStarted& started) {
+    if (spec_.agent != "claude") {
+        return;
+    }
+    bool changed = false;
+    if (started.session_id != spec_.session_id) {
+        spec_.session_id = started.session_id; // a restarted agent resumes it (meta.json)
+        changed = true;
+    }
+    // The model Claude Code says this process uses (its `system init` row): a name it remapped
+    // at start is shown as what runs. A seat on the agent's default keeps no model of its own.
+    const auto* model = started.row.if_contains("model");
+    if (!spec_.model.empty() && model != nullptr && model->is_string()
+        && !model->get_string().empty() && std::string_view(model->get_string()) != spec_.model) {
+        spec_.model = std::string(model->get_string());
+        changed = true;
+        update_summary();
+    }
+    if (changed) {
+        save_meta();
+    }
 }
 
 // ---- reset ---------------------------------------------------------------------------------
@@ -408,6 +452,65 @@ void Seat::reset_written(boost::system::error_code ec, const std::string& why) {
         }
     }
     update_summary();
+}
+
+// ---- Claude Code's hooks: the seat's side (the prompts themselves: HookBridge) -------------
+
+Result<std::string> Seat::hook(const HookCall& call) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (!foreign()) {
+        return Failure::of(
+            errc::conflict, "seat " + spec_.id + " is not a Claude Code session on this machine");
+    }
+    if (closed_) {
+        return Failure::of(errc::conflict, "the seat is closed");
+    }
+    if (!hooks_) {
+        // Held weakly by the bridge: the seat owns it (the aliasing form names the private base).
+        hooks_ = std::make_shared<HookBridge>(
+            std::shared_ptr<HookHost>(shared_from_this(), static_cast<HookHost*>(this)),
+            net::any_io_executor(strand_),
+            feed_);
+    }
+    auto id = hooks_->call(call);
+    // Follow the file: opened for a prompt (its tool rows say when the terminal answered),
+    // else read for new rows (also where no projects watch sees it change).
+    if (call.event != HookEvent::permission_request || !source_->wait_open(nullptr)) {
+        source_->changed();
+    }
+    update_summary();
+    return id;
+}
+
+void Seat::hook_wait(const std::string& request_id, std::chrono::milliseconds wait, HookDone done) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (!hooks_) {
+        done(Failure::of(errc::not_found, "no such hooked prompt: " + request_id));
+        return;
+    }
+    hooks_->wait(request_id, wait, std::move(done));
+}
+
+void Seat::hooks_seen() {
+    if (hooks_) {
+        hooks_->seen();
+    }
+}
+
+void Seat::show_hooked(runtime::PermissionRequest ask) {
+    auto row = ask.row();
+    row["session_id"] = spec_.id;
+    row["uuid"] = new_id("p");
+    row["timestamp"] = iso_now();
+    note_permission(runtime::AgentEvent{std::move(ask)});
+    feed_.permission(R"({"row":)" + json::serialize(row) + "}");
+    wake_all();
+}
+
+void Seat::withdraw_hooked(const std::string& id, std::string by, const std::string& reason) {
+    resolve_permission(id, runtime::PermissionResolved::Behavior::withdrawn, std::move(by), reason);
+    wake_all();
+    update_summary(); // a prompt its timer closed: no longer waiting
 }
 
 } // namespace sluice::hub

@@ -32,7 +32,7 @@ void Subscriber::start(
     }
 }
 
-void Subscriber::push_turn_state(std::uint64_t before, std::string data) {
+void Subscriber::push_turn_state(std::uint64_t before, std::string data, OutEvent::Kind kind) {
     if (need_connected_) {
         return; // the connected payload carries the state
     }
@@ -42,7 +42,7 @@ void Subscriber::push_turn_state(std::uint64_t before, std::string data) {
         control_.clear();
         return;
     }
-    control_.emplace_back(before, std::move(data));
+    control_.push_back(Control{before, kind, std::move(data)});
 }
 
 void Subscriber::collect(const SeatView& view, std::vector<OutEvent>& out) {
@@ -104,7 +104,8 @@ void Subscriber::emit_resumed(const SeatView& view, std::vector<OutEvent>& out) 
         static_cast<std::int64_t>(cursor_) - 1,
         view.running,
         view.turn,
-        view.permissions});
+        view.permissions,
+        view.waiting});
     take_partial(view, ev);
     out.push_back(std::move(ev));
     need_resumed_ = false;
@@ -116,10 +117,10 @@ void Subscriber::emit_frames(const SeatView& view, std::vector<OutEvent>& out) {
     std::size_t frames = 0;
     std::size_t bytes = 0;
     while (frames < SUBSCRIBER_BATCH_FRAMES && bytes < SUBSCRIBER_BATCH_BYTES) {
-        if (!control_.empty() && cursor_ >= control_.front().first) {
+        if (!control_.empty() && cursor_ >= control_.front().before) {
             OutEvent ev;
-            ev.kind = OutEvent::Kind::turn;
-            ev.data = std::move(control_.front().second);
+            ev.kind = control_.front().kind;
+            ev.data = std::move(control_.front().data);
             control_.pop_front();
             out.push_back(std::move(ev));
             continue;

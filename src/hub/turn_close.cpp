@@ -1,11 +1,13 @@
 // TurnClose: what a turn still lacks to be whole, and the rows that close it.
 #include "ids.hpp"
 
+#include <sluice/core/clock.hpp>
 #include <sluice/hub/turn_close.hpp>
 
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace sluice::hub {
 
@@ -13,6 +15,9 @@ namespace json = boost::json;
 
 void TurnClose::start() noexcept {
     unanswered_.clear();
+    opened_ = std::chrono::system_clock::now();
+    newest_.reset();
+    live_ = true;
     seen_ = true;
     result_ = false;
 }
@@ -22,6 +27,14 @@ void TurnClose::observe(const Frame& f) {
         return;
     }
     seen_ = true;
+    if (const auto* ts = f.row().if_contains("timestamp"); ts != nullptr && ts->is_string()) {
+        if (const auto at = parse_iso8601_utc(ts->get_string())) {
+            if (!opened_) {
+                opened_ = at;
+            }
+            newest_ = at;
+        }
+    }
     if (f.type() == "result") {
         result_ = true;
         return;
@@ -77,8 +90,13 @@ std::vector<json::object> TurnClose::closing_rows(
     result["type"] = "result";
     result["subtype"] = "error_during_execution";
     result["is_error"] = true;
-    result["duration_ms"] = 0;
-    result["num_turns"] = 0;
+    if (opened_) {
+        // A turn run here ended now; one read back from a transcript (the hub died) ended at
+        // its newest frame, as far as anyone can tell.
+        const auto end = live_ ? std::chrono::system_clock::now() : newest_.value_or(*opened_);
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(end - *opened_);
+        result["duration_ms"] = std::max<std::int64_t>(0, ms.count());
+    }
     result["result"] = result_text;
     result["errors"] = json::array{json::string(result_text)};
     result["session_id"] = session_id;

@@ -57,11 +57,21 @@ const char* event_name(OutEvent::Kind k) noexcept {
         return "gap";
     case OutEvent::Kind::turn:
         return "turn";
+    case OutEvent::Kind::permission:
+        return "permission";
     }
     return "message";
 }
 
 namespace {
+
+// The seat's state as GET /v1/seats names it, of those a viewer's head can tell.
+const char* state_name(const SeatHead& head) noexcept {
+    if (head.waiting) {
+        return "waiting";
+    }
+    return head.running ? "running" : "idle";
+}
 
 // `,"permissions":[…]` when a prompt is pending (the array is the seat's own JSON text).
 void append_permissions(std::string& s, const SeatHead& head) {
@@ -87,7 +97,7 @@ std::string connected_json(const SeatHead& head, const Page& page, std::uint64_t
     s += R"(,"seq":)";
     s += std::to_string(head.seq);
     s += R"(,"recovered":false,"state":")";
-    s += head.running ? "running" : "idle";
+    s += state_name(head);
     s += R"(","turn":)";
     s += std::to_string(head.turn);
     s += R"(,"window":{"first":)";
@@ -112,7 +122,7 @@ std::string resumed_json(const SeatHead& head) {
     s += R"(,"seq":)";
     s += std::to_string(head.seq);
     s += R"(,"recovered":true,"state":")";
-    s += head.running ? "running" : "idle";
+    s += state_name(head);
     s += '"';
     append_permissions(s, head);
     s += '}';

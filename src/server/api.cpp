@@ -5,6 +5,7 @@
 #include "stats.hpp"
 
 #include <sluice/core/clock.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
 #include <sluice/server/errors.hpp>
 #include <sluice/server/validate.hpp>
 #include <sluice/server/web_assets.hpp>
@@ -65,6 +66,9 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     o["queued"] = s.queued;
     if (s.pending_permissions > 0) {
         o["pending_permissions"] = s.pending_permissions;
+    }
+    if (s.hooked) {
+        o["hooked"] = true;
     }
     o["last_activity"] =
         s.last_activity ? json::value(iso8601_utc(*s.last_activity)) : json::value(nullptr);
@@ -202,6 +206,37 @@ net::awaitable<Response> create_route(Server::Impl& s, const Request& req) {
     co_return json_response(req, 201, json::serialize(json::object{{"seat", (*seat)->id()}}));
 }
 
+// GET /v1/agents: the agent kinds a seat may be created with here (and why one cannot), the
+// permission modes of a claude seat, and the workspace root its cwd lies in: what the page's
+// New seat dialog offers.
+Response agents_response(const Request& req, const ServerConfig& cfg) {
+    json::array kinds;
+    for (const auto& k : cfg.agent_kinds) {
+        json::object o{{"kind", k.kind}, {"available", k.available}};
+        if (!k.detail.empty()) {
+            o["detail"] = k.detail;
+        }
+        if (!k.reason.empty()) {
+            o["reason"] = k.reason;
+        }
+        kinds.push_back(std::move(o));
+    }
+    json::array modes;
+    std::string_view list = runtime::stream_json::PERMISSION_MODES;
+    while (!list.empty()) {
+        const auto comma = list.find(',');
+        modes.emplace_back(list.substr(0, comma));
+        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 2);
+    }
+    return json_response(
+        req,
+        200,
+        json::serialize(json::object{
+            {"agents", std::move(kinds)},
+            {"permission_modes", std::move(modes)},
+            {"workspace_root", cfg.workspace_root}}));
+}
+
 // One of the page's static files. no-cache: revalidated every time; a matching ETag is
 // answered 304 with no body (the vendored libraries are most of the page's bytes and change
 // only with a build).
@@ -231,7 +266,7 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
     const bool read = method == http::verb::get || method == http::verb::head;
     const bool read_only_route =
         (parts.size() == 1 && (parts[0] == "healthz" || parts[0] == "metrics"))
-        || (parts.size() == 2 && parts[0] == "v1" && parts[1] == "stats");
+        || (parts.size() == 2 && parts[0] == "v1" && (parts[1] == "stats" || parts[1] == "agents"));
     if (read_only_route && !read) {
         co_return method_not_allowed(req, "GET");
     }
@@ -268,6 +303,15 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
                     {"seats", std::move(seats)}};
             }
             co_return json_response(req, 200, json::serialize(o));
+        }
+        if (parts[1] == "usage" && parts.size() == 2) {
+            co_return usage_response(s, req, url);
+        }
+        if (parts[1] == "agents" && parts.size() == 2) {
+            co_return agents_response(req, s.cfg);
+        }
+        if (parts[1] == "hooks") {
+            co_return co_await hook_routes(s, req, parts);
         }
         if (parts[1] == "seats") {
             if (parts.size() == 2) {

@@ -55,4 +55,11 @@ net::awaitable<Response> subagent_routes(
     const boost::urls::url_view& url,
     const std::vector<std::string>& parts);
 
+/// /v1/hooks/claude[/wait]: a terminal Claude Code session's hooks (hook_api.cpp).
+net::awaitable<Response>
+hook_routes(Server::Impl& s, const Request& req, const std::vector<std::string>& parts);
+
+/// GET /v1/usage: the usage ledger's totals by seat, project, model or day (usage_api.cpp).
+Response usage_response(Server::Impl& s, const Request& req, const boost::urls::url_view& url);
+
 } // namespace sluice::server::api_detail

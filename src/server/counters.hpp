@@ -2,12 +2,22 @@
 // any thread and read by /v1/stats and /metrics.
 #pragma once
 
+#include <sluice/core/histogram.hpp>
 #include <sluice/hub/subscriber.hpp>
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace sluice::server {
+
+/// Upper bounds (seconds) of `sluice_publish_to_write_seconds`' buckets, then +Inf. A frame
+/// reaches a prompt viewer's socket in well under a millisecond to a few milliseconds; a
+/// thousand viewers of one seat or a loaded machine take tens of milliseconds; a stalled one is
+/// let go at the write timeout (seconds).
+inline constexpr std::array<double, 13> PUBLISH_TO_WRITE_BUCKETS{
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
 
 /// The server's counters. Each is a relaxed atomic: a figure, not a synchronisation point.
 ///
@@ -69,6 +79,15 @@ public:
         gap_seen = sub.gap_bytes();
     }
 
+    /// A batch of frames was written to a subscriber's socket (handed to the kernel whole)
+    /// `took` after its oldest frame was published (made durable and visible to viewers).
+    void observe_publish_to_write(std::chrono::steady_clock::duration took) noexcept {
+        publish_to_write_.observe(took);
+    }
+
+    /// Publish-to-write times, one observation per batch written.
+    [[nodiscard]] const Histogram& publish_to_write() const noexcept { return publish_to_write_; }
+
     /// Every counter, read now.
     [[nodiscard]] Snapshot snapshot() const noexcept {
         const auto r = std::memory_order_relaxed;
@@ -92,6 +111,7 @@ private:
     std::atomic<std::uint64_t> let_go_lagged_{0};
     std::atomic<std::uint64_t> ws_overloaded_{0};
     std::atomic<std::uint64_t> accept_backoffs_{0};
+    Histogram publish_to_write_{PUBLISH_TO_WRITE_BUCKETS};
 };
 
 } // namespace sluice::server

@@ -169,7 +169,10 @@ std::optional<Response> Guard::check(
                     + std::string(url.path()) + " needs the owner's token");
         }
         const bool whoami = parts.size() == 2 && parts[0] == "v1" && parts[1] == "whoami";
-        if (!out.grant.seat.empty() && !whoami
+        // Its seat's usage only: GET /v1/usage?seat=<its seat>.
+        const bool own_usage = parts.size() == 2 && parts[0] == "v1" && parts[1] == "usage"
+                               && query_param(url, "seat") == out.grant.seat;
+        if (!out.grant.seat.empty() && !whoami && !own_usage
             && !(
                 parts.size() >= 3 && parts[0] == "v1" && parts[1] == "seats"
                 && parts[2] == out.grant.seat)) {

@@ -163,13 +163,18 @@ continue_route(Server::Impl& s, const Request& req, const std::string& id) {
     if (req.method() != http::verb::post) {
         co_return method_not_allowed(req, "POST");
     }
+    // Continued before: the same seat again (200), never a second one resuming the session.
+    const bool again = s.hub.continued_seat(id) != nullptr;
     auto make = s.hub.async_continue_foreign(id, net::use_awaitable); // named: GCC 12 co_await
     auto made = co_await std::move(make);
     if (!made) {
         co_return error_response(req, made.error().code, made.error().message);
     }
     co_return json_response(
-        req, 201, json::serialize(json::object{{"seat", (*made)->id()}, {"continued", id}}));
+        req,
+        again ? 200U : 201U,
+        json::serialize(
+            json::object{{"seat", (*made)->id()}, {"continued", id}, {"existing", again}}));
 }
 
 // POST /v1/seats/{id}/reset {}: the conversation starts over under a new epoch (the old

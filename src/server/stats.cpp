@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -140,29 +141,6 @@ hub_stats(const hub::Hub& seats, const Counters& counters, std::size_t connectio
     };
 }
 
-// A label value in Prometheus' text format: backslash, double quote and newline escaped.
-std::string label_value(std::string_view v) {
-    std::string out;
-    for (const char c : v) {
-        if (c == '\\' || c == '"') {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
-
-// A float sample value: integers without a fraction, others to 15 significant digits.
-std::string sample(double v) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.15g", v);
-    return buf;
-}
-
 // One unlabelled metric with its HELP and TYPE lines.
 void metric(std::string& out, const char* name, const char* type, const char* help, std::string v) {
     out += "# HELP ";
@@ -178,6 +156,25 @@ void metric(std::string& out, const char* name, const char* type, const char* he
     out += ' ';
     out += v;
     out += '\n';
+}
+
+// One histogram series: its buckets, +Inf, sum and count; `label` empty or `name="value"`.
+void histogram_series(
+    std::string& out,
+    std::string_view name,
+    const std::string& label,
+    std::span<const double> bounds,
+    const Histogram::Snapshot& snap) {
+    const std::string sep = label.empty() ? "" : label + ",";
+    const std::string braces = label.empty() ? "" : "{" + label + "}";
+    for (std::size_t i = 0; i < bounds.size(); ++i) {
+        out.append(name).append("_bucket{").append(sep).append("le=\"");
+        out += sample(bounds[i]) + "\"} " + std::to_string(snap.le.at(i)) + '\n';
+    }
+    out.append(name).append("_bucket{").append(sep).append("le=\"+Inf\"} ");
+    out += std::to_string(snap.count) + '\n';
+    out.append(name).append("_sum").append(braces) += ' ' + sample(snap.sum_seconds) + '\n';
+    out.append(name).append("_count").append(braces) += ' ' + std::to_string(snap.count) + '\n';
 }
 
 // The build, the process (Prometheus' standard process_* names) and the turn histogram.
@@ -240,23 +237,39 @@ void process_and_turn_metrics(std::string& out, const hub::TurnDurations& turns)
     out += "# HELP sluice_turn_duration_seconds How long turns ran, by how they ended.\n"
            "# TYPE sluice_turn_duration_seconds histogram\n";
     for (const auto outcome : hub::TurnDurations::OUTCOMES) {
-        const auto snap = turns.snapshot(outcome);
-        const std::string label =
-            std::string("outcome=\"") + hub::TurnDurations::name(outcome) + '"';
-        for (std::size_t i = 0; i < hub::TURN_DURATION_BUCKETS.size(); ++i) {
-            out += "sluice_turn_duration_seconds_bucket{" + label + ",le=\""
-                   + sample(hub::TURN_DURATION_BUCKETS.at(i)) + "\"} "
-                   + std::to_string(snap.le.at(i)) + '\n';
-        }
-        out += "sluice_turn_duration_seconds_bucket{" + label + ",le=\"+Inf\"} "
-               + std::to_string(snap.count) + '\n';
-        out += "sluice_turn_duration_seconds_sum{" + label + "} " + sample(snap.sum_seconds) + '\n';
-        out += "sluice_turn_duration_seconds_count{" + label + "} " + std::to_string(snap.count)
-               + '\n';
+        histogram_series(
+            out,
+            "sluice_turn_duration_seconds",
+            std::string("outcome=\"") + hub::TurnDurations::name(outcome) + '"',
+            hub::TURN_DURATION_BUCKETS,
+            turns.snapshot(outcome));
     }
 }
 
 } // namespace
+
+// A label value in Prometheus' text format: backslash, double quote and newline escaped.
+std::string label_value(std::string_view v) {
+    std::string out;
+    for (const char c : v) {
+        if (c == '\\' || c == '"') {
+            out += '\\';
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+// A float sample value: integers without a fraction, others to 15 significant digits.
+std::string sample(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.15g", v);
+    return buf;
+}
 
 json::object stats_json(const hub::Hub& seats, const Counters& counters, std::size_t connections) {
     json::object o;
@@ -299,7 +312,17 @@ std::string metrics_text(const hub::Hub& seats, const Counters& counters, std::s
     out += "# HELP sluice_accept_backoffs_total Accept pauses for want of descriptors.\n"
            "# TYPE sluice_accept_backoffs_total counter\nsluice_accept_backoffs_total "
            + std::to_string(c.accept_backoffs) + "\n";
+    out += "# HELP sluice_publish_to_write_seconds From a frame's publish (durable, visible) to "
+           "the write that handed it to a subscriber's socket, one observation per batch (its "
+           "oldest frame).\n# TYPE sluice_publish_to_write_seconds histogram\n";
+    histogram_series(
+        out,
+        "sluice_publish_to_write_seconds",
+        "",
+        PUBLISH_TO_WRITE_BUCKETS,
+        counters.publish_to_write().snapshot());
     process_and_turn_metrics(out, seats.turn_durations());
+    usage_metrics(out, *seats.usage());
     return out;
 }
 

@@ -13,12 +13,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sluice::server::stream_detail {
@@ -230,6 +232,7 @@ private:
                 }));
             return;
         }
+        published_ = oldest_published(batch_);
         codec_.encode(batch_, out_);
         keep_batch(batch_, out_);
         std::vector<hub::OutEvent>().swap(batch_);
@@ -349,8 +352,23 @@ private:
         write_piece();
     }
 
+    // When the oldest frame of `batch` was published, if the seat still knows.
+    std::optional<std::chrono::steady_clock::time_point>
+    oldest_published(const std::vector<hub::OutEvent>& batch) const {
+        for (const auto& ev : batch) {
+            if (ev.kind == hub::OutEvent::Kind::frame) {
+                return seat_->published_at(ev.seq); // a batch's frames ascend
+            }
+        }
+        return std::nullopt;
+    }
+
     // Every unit of the outbox is out.
     void written() {
+        if (published_) {
+            s_->counters.observe_publish_to_write(
+                std::chrono::steady_clock::now() - *std::exchange(published_, std::nullopt));
+        }
         out_.clear();
         switch (after_) {
         case After::subscribe:
@@ -364,18 +382,35 @@ private:
 
     // The write deadline: one timer for the operation in flight (a piece, a heartbeat, the
     // close). An operation that makes no progress for the write timeout is cancelled (the
-    // transport beneath: the stream ends). `generation_` tells a stale expiry (one that raced
-    // a finished operation) from the current one. Its own timer, not the transport's: Beast's
+    // transport beneath: the stream ends). Armed lazily: an operation only notes when it
+    // started, and the timer — armed by the first operation when it is not armed already —
+    // checks on expiry whether an operation is in flight and for how long, waiting again for
+    // the rest of the timeout when it is younger. So a prompt write touches no timer (a timer
+    // armed and cancelled per write cost two heap updates and a cancelled handler's run on the
+    // seat's strand for every frame and viewer). Its own timer, not the transport's: Beast's
     // tcp_stream arms its deadline for every operation that starts while it is set, so the
     // stream's pending read (which only waits for the peer to go) would be given the write
     // timeout too, and a healthy idle subscriber cut after it.
     void arm_deadline() {
         writing_ = true;
-        const std::uint64_t gen = ++generation_;
-        deadline_.expires_after(s_->cfg.write_timeout);
+        op_started_ = std::chrono::steady_clock::now();
+        if (!deadline_armed_) {
+            wait_deadline(s_->cfg.write_timeout);
+        }
+    }
+
+    void wait_deadline(std::chrono::steady_clock::duration d) {
+        deadline_armed_ = true;
+        deadline_.expires_after(d);
         deadline_.async_wait(
-            on_strand([self = this->shared_from_this(), gen](boost::system::error_code ec) {
-                if (ec || !self->writing_ || gen != self->generation_) {
+            on_strand([self = this->shared_from_this()](boost::system::error_code ec) {
+                self->deadline_armed_ = false;
+                if (ec || self->ended_ || !self->writing_) {
+                    return; // nothing in flight: the next operation arms it again
+                }
+                const auto ran = std::chrono::steady_clock::now() - self->op_started_;
+                if (ran < self->s_->cfg.write_timeout) {
+                    self->wait_deadline(self->s_->cfg.write_timeout - ran);
                     return;
                 }
                 self->timed_out_ = true;
@@ -386,8 +421,7 @@ private:
     // The operation in flight ended with `ec`: the deadline stops; a failure ends the stream
     // (counted once as let go when the deadline caused it). Returns whether to go on.
     bool disarm(boost::system::error_code ec) {
-        writing_ = false;
-        deadline_.cancel();
+        writing_ = false; // the timer, when it fires, finds nothing in flight
         if (!ec) {
             return true;
         }
@@ -429,12 +463,14 @@ private:
     std::vector<hub::OutEvent> batch_; // while a batch is taken and encoded
     Outbox out_;                       // what is being written
     std::optional<Cut> cut_;
+    std::optional<std::chrono::steady_clock::time_point> published_; // the batch being written
     Batches batches_;
-    std::uint64_t generation_{};
+    std::chrono::steady_clock::time_point op_started_; // of the operation in flight
     std::size_t unit_{};
     std::size_t first_{};
     After after_{After::step};
     bool writing_{false};
+    bool deadline_armed_{false};
     bool timed_out_{false};
     bool counted_{false};
     bool peer_gone_{false};

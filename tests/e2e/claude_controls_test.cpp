@@ -2,7 +2,9 @@
 // Claude Code (tests/support/fake_agent.py behind --claude-bin): permission mode and model
 // changed by the owner (PATCH → set_permission_mode/set_model, kept for later processes),
 // `session_state_changed: requires_action` as the seat's `waiting` state, and row types sluice
-// does not know kept as frames.
+// does not know kept as frames; and, with the pinned Claude Code on the fake Messages API, the
+// model a seat shows being the one claude says it uses.
+#include "e2e/claude_world.hpp"
 #include "support/hub_process.hpp"
 
 #include <boost/json.hpp>
@@ -170,6 +172,67 @@ TEST(ClaudeSeatControls, AnAgentThatNeverAnswersASettingsChangeDoesNotHoldItsCal
     EXPECT_LT(took, 30s);
     EXPECT_FALSE(seat_of(hub, seat).as_object().contains("model")) << "nothing was changed";
     EXPECT_EQ(run_turn(hub, seat, "again"), "you said: again"); // the seat still works
+}
+
+// The model a claude seat shows is the one the real Claude Code says it uses: the pinned 2.1.x
+// remaps the retired `claude-opus-4-1` (at start from --model, and at set_model), and the seat,
+// the PATCH answer and the Messages requests agree on what runs; a name it keeps is shown as
+// asked. (The README's PATCH example uses such a kept name.)
+TEST(ClaudeSeatControls, TheModelShownIsTheOneTheRealClaudeSaysItUses) {
+    namespace ce = sluice::test::claude_e2e;
+    using ce::CLAUDE;
+    SLUICE_NEED_CLAUDE();
+    ce::ClaudeWorld w;
+    SluiceProcess hub(ce::serve_args(w.data, w.claude, w.root.string()));
+    const auto text_of = [](const json::value& v) {
+        return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
+    };
+    // The streamed Messages requests' model (title and probe calls aside): what runs.
+    const auto asked_model = [&w] {
+        std::string model;
+        for (const auto& body : w.fake.requests()) {
+            const auto* st = body.as_object().if_contains("stream");
+            if (st != nullptr && st->is_bool() && st->get_bool()) {
+                model = std::string(body.at("model").as_string());
+            }
+        }
+        return model;
+    };
+    auto r = http(
+        "POST",
+        hub.base() + "/v1/seats",
+        json::serialize(json::object{
+            {"agent", "claude"}, {"cwd", w.cwd.string()}, {"model", "claude-opus-4-1"}}));
+    ASSERT_EQ(r.status, 201U) << r.body;
+    const std::string seat(r.json.at("seat").as_string());
+    SseClient sub(hub.base() + "/v1/seats/" + seat + "/events");
+    ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); }));
+    auto turn = send(hub, seat, "hello one");
+    ASSERT_TRUE(sub.wait_for(ce::ended(turn), 60s));
+    const auto inits = ce::system_rows(sub.events(), "init");
+    ASSERT_FALSE(inits.empty());
+    const auto runs = text_of(inits.back().at("model"));
+    EXPECT_NE(runs, "claude-opus-4-1") << "the pinned Claude Code remaps it";
+    EXPECT_EQ(asked_model(), runs);
+    EXPECT_EQ(text_of(seat_of(hub, seat).at("model")), runs)
+        << "the seat shows what claude said at start";
+
+    r = patch(hub, seat, R"({"model":"claude-sonnet-4-5"})");
+    ASSERT_EQ(r.status, 200U) << r.body;
+    EXPECT_EQ(text_of(r.json.at("model")), "claude-sonnet-4-5") << "a name it keeps, as asked";
+    turn = send(hub, seat, "hello two");
+    ASSERT_TRUE(sub.wait_for(ce::ended(turn), 60s));
+    EXPECT_EQ(asked_model(), "claude-sonnet-4-5");
+
+    // The running claude asked for the retired name: the answer names what it will use.
+    r = patch(hub, seat, R"({"model":"claude-opus-4-1"})");
+    ASSERT_EQ(r.status, 200U) << r.body;
+    EXPECT_EQ(text_of(r.json.at("model")), runs) << r.body;
+    EXPECT_EQ(text_of(seat_of(hub, seat).at("model")), runs);
+    turn = send(hub, seat, "hello three");
+    ASSERT_TRUE(sub.wait_for(ce::ended(turn), 60s));
+    EXPECT_EQ(asked_model(), runs);
+    EXPECT_EQ(text_of(ce::system_rows(sub.events(), "init").back().at("model")), runs);
 }
 
 } // namespace

@@ -438,10 +438,29 @@ TEST(ClaudeProjects, ContinueMakesAClaudeSeatThatResumesTheSessionInsideTheWorks
     const auto meta = json::parse(slurp(fs::path(data.path()) / "seats" / seat / "meta.json"));
     EXPECT_EQ(meta.at("session_id").as_string(), sid) << "it resumes the session";
     EXPECT_EQ(meta.at("cwd").as_string(), cwd);
-    // Outside the workspace root: refused, with the reason.
+    // Its history starts where the session's does: the session's prompt is its first frame.
+    const auto page = http("GET", hub.base() + "/v1/seats/" + seat + "/history").json;
+    ASSERT_FALSE(page.at("turns").as_array().empty()) << json::serialize(page);
+    const auto& first = page.at("turns").as_array().at(0).at("frames").as_array().at(0);
+    EXPECT_EQ(first.at("message").at("content").as_string(), "go on") << json::serialize(page);
+    // A second continue is the same seat: one conversation never forks into two seats.
+    r = http("POST", hub.base() + "/v1/seats/c-" + sid + "/continue", "{}");
+    ASSERT_EQ(r.status, 200U) << r.body;
+    EXPECT_EQ(r.json.at("seat").as_string(), seat);
+    EXPECT_EQ(r.json.at("existing"), true);
+    // Listed once: as the hosted seat, not also as the session it continues.
+    const auto listed = seats_of(hub);
+    EXPECT_TRUE(listed.contains(seat));
+    EXPECT_FALSE(listed.contains("c-" + sid)) << "the continued session is listed as its seat";
+    EXPECT_TRUE(listed.contains(seat_id(COMPACT_SESSION))) << "the others stay listed";
+    // Outside the workspace root: refused, naming the session's cwd and the setting.
     r = http("POST", hub.base() + "/v1/seats/" + seat_id(COMPACT_SESSION) + "/continue", "{}");
     EXPECT_EQ(r.status, 400U) << r.body;
-    EXPECT_NE(r.body.find("workspace root"), std::string::npos) << r.body;
+    EXPECT_NE(
+        r.body.find("the session's cwd /tmp/workspace lies outside the workspace root"),
+        std::string::npos)
+        << r.body;
+    EXPECT_NE(r.body.find("workspace_root"), std::string::npos) << r.body;
     // Only a foreign session continues.
     r = http("POST", hub.base() + "/v1/seats/" + seat + "/continue", "{}");
     EXPECT_EQ(r.status, 409U) << r.body;

@@ -290,6 +290,14 @@ TEST(Operations, MetricsPassPromtoolAndCountTheProcessAndItsTurns) {
             "sluice_turn_duration_seconds_bucket{outcome=\"ended\",le=\"+Inf\"} 2"),
         buckets.end())
         << m.body;
+    // The two turns' frames reached their viewer: publish-to-write times were observed, each
+    // under the histogram's last bound (5 s) on loopback.
+    const auto writes = samples(m.body, "sluice_publish_to_write_seconds_count");
+    ASSERT_EQ(writes.size(), 1U) << m.body;
+    EXPECT_GE(value_of(writes[0]), 2) << m.body; // a batch per turn at least
+    const auto within = samples(m.body, "sluice_publish_to_write_seconds_bucket{le=\"5\"}");
+    ASSERT_EQ(within.size(), 1U) << m.body;
+    EXPECT_EQ(value_of(within[0]), value_of(writes[0])) << m.body;
 }
 
 } // namespace

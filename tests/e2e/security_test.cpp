@@ -382,7 +382,8 @@ TEST(HubSecurity, ExpiredAndRevokedViewerTokensAreRefused) {
     TempDir dir;
     SluiceProcess hub(serve_args(dir), true, HubAuth::as_given);
     const auto data = dir.path();
-    const auto kept = cli_output({"token", "new", "--viewer", "--data", data});
+    const auto kept =
+        cli_output({"token", "new", "--viewer", "--expires", "never", "--data", data});
     // 4 s: room for a slow (sanitized, loaded) hub to answer while the token still lives.
     const auto brief = cli_output({"token", "new", "--viewer", "--expires", "4s", "--data", data});
     const auto minted = std::chrono::steady_clock::now();

@@ -33,6 +33,43 @@ Run sluice(const TempDir& dir, const std::string& cwd, const std::string& args, 
     return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(dir.file("out")), slurp(dir.file("err"))};
 }
 
+// Runs `sluice serve ARGS` in `cwd` (behind `prefix`, e.g. a prlimit) until it says it is
+// listening, then ends it by its pid (SIGTERM: a clean exit) and waits for it to go. A fixed
+// `timeout` let a loaded machine end the ASan binary before it printed anything.
+Run serve_until_listening(
+    const TempDir& dir,
+    const std::string& cwd,
+    const std::string& args,
+    const std::string& prefix = "") {
+    // A run before this one left its output here: gone first, or the wait below would read the
+    // old "listening on" before the new hub's shell truncated the files.
+    for (const char* name : {"out", "err", "pid"}) {
+        std::filesystem::remove(dir.file(name));
+    }
+    const std::string cmd = "cd '" + cwd + "' && (" + prefix + " " SLUICE_BINARY " serve " + args
+                            + " >" + dir.file("out") + " 2>" + dir.file("err") + " & echo $! >"
+                            + dir.file("pid") + ")";
+    if (std::system(cmd.c_str()) != 0) {
+        return {-1, "", "could not start: " + cmd};
+    }
+    const auto pid = static_cast<pid_t>(std::stol(slurp(dir.file("pid"))));
+    const auto said = [&] { return slurp(dir.file("out")) + slurp(dir.file("err")); };
+    for (int i = 0; i < 600 && said().find("listening on") == std::string::npos; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ::kill(pid, SIGTERM);
+    // Not our child: polled, not waited (gone, or a zombie its new parent has yet to reap).
+    const auto running = [pid] {
+        const auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+        const auto paren = stat.rfind(')');
+        return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+    };
+    for (int i = 0; i < 300 && running(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return {0, slurp(dir.file("out")), slurp(dir.file("err"))};
+}
+
 // Points XDG_STATE_HOME and XDG_CONFIG_HOME into `dir` for this test (ctest runs each test in its
 // own process) and clears what would leak in from the machine.
 void scratch_home(const TempDir& dir) {
@@ -43,10 +80,6 @@ void scratch_home(const TempDir& dir) {
     ::unsetenv("SLUICE_HUB");
     ::unsetenv("SLUICE_TOKEN");
     ::unsetenv("SLUICE_CONFIG");
-}
-
-void write(const std::string& path, const std::string& text) {
-    std::ofstream(path) << text;
 }
 
 // The `key = value  # origin` line of `config show`'s output for `key`.
@@ -64,7 +97,7 @@ std::string line_of(const std::string& out, const std::string& key) {
 TEST(Settings, FileThenEnvironmentThenFlagsAndConfigShowSaysWhereEachCameFrom) {
     TempDir dir;
     scratch_home(dir);
-    write(
+    spill(
         dir.file("conf/sluice/config.toml"),
         "# a hub's settings\nthreads = 3\nwindow_cap = 10\nallow_host = [\"a.example\", "
         "\"b.example\"]\ntoken = \"secret-in-file\"\nwrite_timeout_ms = 5000\n");
@@ -92,19 +125,19 @@ TEST(Settings, AnUnknownKeyOrABadValueStopsTheStartNamingItsLine) {
     TempDir dir;
     scratch_home(dir);
     const std::string file = dir.file("conf/sluice/config.toml");
-    write(file, "threads = 2\n\nworkspace_rot = \"/src\"\n");
+    spill(file, "threads = 2\n\nworkspace_rot = \"/src\"\n");
     auto r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find(file + ":3: key 'workspace_rot'"), std::string::npos) << r.err;
-    write(file, "listen = \"127.0.0.1:0\"\nthreads = 100\n");
+    spill(file, "listen = \"127.0.0.1:0\"\nthreads = 100\n");
     r = sluice(dir, dir.path(), "serve");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find(file + ":2: key 'threads': "), std::string::npos) << r.err;
-    write(file, "no_token = \"yes\"\n");
+    spill(file, "no_token = \"yes\"\n");
     r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find(":1: key 'no_token': expects true or false"), std::string::npos) << r.err;
-    write(file, "threads = [1\n");
+    spill(file, "threads = [1\n");
     r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find(file + ":1: "), std::string::npos) << r.err;
@@ -179,9 +212,8 @@ TEST(Settings, AnEarlierVersionsDataDirIsUsedWithANoticeAndMovedOnlyWhenAsked) {
     TempDir dir;
     scratch_home(dir);
     std::filesystem::create_directories(dir.file("old/sluice-data/seats"));
-    write(dir.file("old/sluice-data/token"), "tok\n");
-    // `timeout` ends the hub with SIGTERM after 3 s: a clean exit.
-    auto r = sluice(dir, dir.file("old"), "serve --listen 127.0.0.1:0", 3);
+    spill(dir.file("old/sluice-data/token"), "tok\n");
+    auto r = serve_until_listening(dir, dir.file("old"), "--listen 127.0.0.1:0");
     EXPECT_NE(r.err.find("notice: using " + dir.file("old/sluice-data")), std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("sluice data move"), std::string::npos) << r.err;
@@ -197,32 +229,15 @@ TEST(Settings, AnEarlierVersionsDataDirIsUsedWithANoticeAndMovedOnlyWhenAsked) {
 TEST(Settings, TheConnectionsWarningAppearsOnlyWhenTheFlagWasGiven) {
     TempDir dir;
     scratch_home(dir);
-    auto r = sluice(dir, dir.path(), "serve --listen 127.0.0.1:0 --data " + dir.file("d"), 2);
+    auto r = serve_until_listening(dir, dir.path(), "--listen 127.0.0.1:0 --data " + dir.file("d"));
+    EXPECT_NE((r.out + r.err).find("listening on"), std::string::npos) << r.out << r.err;
     EXPECT_EQ((r.out + r.err).find("--max-connections"), std::string::npos) << r.out << r.err;
-    // Started in the background and ended by its pid once it listens: a fixed `timeout` let a
-    // loaded machine end the ASan binary before it printed anything.
-    const std::string limited = "prlimit --nofile=512:512 " SLUICE_BINARY;
-    const std::string cmd = "cd '" + dir.path() + "' && (" + limited
-                            + " serve --listen 127.0.0.1:0 --max-connections 5000 --data "
-                            + dir.file("d") + " >" + dir.file("err2") + " 2>&1 & echo $! >"
-                            + dir.file("pid2") + ")"; // spdlog: stdout
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-    const auto pid = static_cast<pid_t>(std::stol(slurp(dir.file("pid2"))));
-    for (int i = 0; i < 600 && slurp(dir.file("err2")).find("listening on") == std::string::npos;
-         ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ::kill(pid, SIGTERM);
-    // Not our child: polled, not waited (gone, or a zombie its new parent has yet to reap).
-    const auto running = [pid] {
-        const auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-        const auto paren = stat.rfind(')');
-        return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
-    };
-    for (int i = 0; i < 300 && running(); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    EXPECT_NE(slurp(dir.file("err2")).find("--max-connections 5000"), std::string::npos);
+    r = serve_until_listening(
+        dir,
+        dir.path(),
+        "--listen 127.0.0.1:0 --max-connections 5000 --data " + dir.file("d"),
+        "prlimit --nofile=512:512");
+    EXPECT_NE((r.out + r.err).find("--max-connections 5000"), std::string::npos) << r.out << r.err;
 }
 
 } // namespace

@@ -12,6 +12,10 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/claude_projects_test.cpp
     e2e/claude_subagents_test.cpp
     e2e/claude_long_session_test.cpp
+    e2e/usage_test.cpp
+    e2e/hooks_test.cpp
+    e2e/hooks_install_test.cpp
+    e2e/hooks_claude_test.cpp
     e2e/security_test.cpp
     e2e/security_tls_test.cpp
     e2e/edges_test.cpp
@@ -37,3 +41,20 @@ if(NOT "unit/conversation/fixtures.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES unit/conversation/fixtures.cpp) # TempDir
 endif()
 list(APPEND SLUICE_TEST_LIBS sluice::runtime sluice::conversation)
+# The client verbs end to end, in a pseudo-terminal where a terminal matters (Ctrl-C, tail).
+add_test(NAME Cli.EndToEnd COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/cli_test.py -v)
+set_tests_properties(Cli.EndToEnd PROPERTIES
+    ENVIRONMENT "SLUICE_BINARY=$<TARGET_FILE:sluice>"
+    TIMEOUT 300
+    LABELS "e2e")
+# The hook bridge with the real Claude Code, interactive under a pseudo-terminal (its screen read
+# through pyte): answered from sluice, from two viewers at once, denied, with the hub down, at the
+# hook's timeout, in the terminal first, and from the page in headless Chromium. Exit 77: skipped
+# (the pinned Claude Code, pyte or Chromium missing).
+add_test(NAME HookBridgeClaude.Interactive
+    COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/hooks_pty_test.py -v)
+set_tests_properties(HookBridgeClaude.Interactive PROPERTIES
+    ENVIRONMENT "SLUICE_BINARY=$<TARGET_FILE:sluice>"
+    TIMEOUT 600
+    SKIP_RETURN_CODE 77
+    LABELS "e2e")

@@ -25,6 +25,9 @@ import os
 import sys
 
 SESSION = "fake-session-0001"
+# As the real Claude Code does (checked against the pinned CLI): --resume ID keeps that id.
+if "--resume" in sys.argv[:-1]:
+    SESSION = sys.argv[sys.argv.index("--resume") + 1]
 IGNORE_INTERRUPT = "--ignore-interrupt" in sys.argv
 IGNORE_SETTINGS = "--ignore-settings" in sys.argv  # never answers set_permission_mode/set_model
 seq = 0
@@ -116,7 +119,9 @@ def main():
         with open(sys.argv[sys.argv.index("--pid-file") + 1], "w") as f:
             f.write(str(os.getpid()))
     out({"type": "system", "subtype": "init", "session_id": SESSION, "pid": os.getpid(),
-         "model": "fake-model", "tools": ["Bash"], "uuid": uuid()})
+         # As Claude Code's init row: the model this process uses (its --model, else its own).
+         "model": sys.argv[sys.argv.index("--model") + 1] if "--model" in sys.argv[:-1] else "fake-model",
+         "tools": ["Bash"], "uuid": uuid()})
     hanging = False
     waiting_permission = None
     settings = []

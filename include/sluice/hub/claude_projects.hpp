@@ -2,6 +2,8 @@
 // from bounded heads and tails, the index key kept in sluice's data dir, the inotify follower.
 #pragma once
 
+#include <sluice/conversation/turns.hpp>
+
 #include <boost/asio/io_context.hpp>
 
 #include <chrono>
@@ -25,6 +27,17 @@ inline constexpr std::size_t FOREIGN_LIST_HEAD_BYTES = 32 * 1024;
 inline constexpr std::size_t FOREIGN_LIST_TAIL_BYTES = 16 * 1024;
 /// Bytes of a title (cut at a UTF-8 boundary, then "…").
 inline constexpr std::size_t FOREIGN_TITLE_MAX_BYTES = 120;
+/// Most bytes read at once to count a session file's turns beyond its head and tail: a file
+/// larger than a listing's head + tail is counted whole up to this size, and what is appended
+/// to a counted file is counted up to this much at a time; past it the turns are unknown
+/// (`null`) until the seat is opened. Basis: at most one such read per listing or per change,
+/// of a size a read takes milliseconds for; it bounds the transient buffer too.
+inline constexpr std::size_t FOREIGN_COUNT_STEP_BYTES = 4 * 1024 * 1024;
+/// Most bytes all listings of one hub read to count whole files larger than head + tail (what
+/// was appended to a counted file is not charged: it costs what was written). Basis: 10,000
+/// session files then cost at most this, about a second of counting, on top of their heads and
+/// tails; the files listed after it is spent show unknown turns until opened.
+inline constexpr std::uint64_t FOREIGN_COUNT_BUDGET_BYTES = 256ULL * 1024 * 1024;
 /// A session is `live` when its file was written this recently.
 inline constexpr std::chrono::seconds FOREIGN_LIVE_FOR{60};
 /// What a foreign seat answers to a prompt, a rename or a delete (409).
@@ -36,8 +49,12 @@ struct ForeignListing {
     std::string session_id;             ///< from the file name (`<session>.jsonl`)
     std::string project;                ///< the `cwd` its rows carry (empty: none seen)
     std::string title;                  ///< custom/ai title or summary row, else first prompt
-    std::optional<std::uint64_t> turns; ///< known when the whole file was read
-    std::uint64_t size{};               ///< bytes, when listed
+    std::optional<std::uint64_t> turns; ///< known when the whole file was counted
+    /// While `turns` is known: the bytes it counts (through the last whole line read) and the
+    /// turn scan's state there, so a grown file is counted from there (count_appended).
+    std::uint64_t counted{};
+    TurnScan scan;                                 ///< (see `counted`)
+    std::uint64_t size{};                          ///< bytes, when listed
     std::chrono::system_clock::time_point mtime{}; ///< last written, when listed
 };
 
@@ -56,15 +73,32 @@ parse_listing(std::string_view head, std::string_view tail, bool whole);
 /// FOREIGN_TITLE_MAX_BYTES (cut at a UTF-8 boundary, then "…").
 [[nodiscard]] std::string trim_title(std::string_view text);
 
+/// Counts the turns of a file larger than a listing's head + tail whose `listing` has none yet:
+/// read whole when it is at most FOREIGN_COUNT_STEP_BYTES and FOREIGN_COUNT_BUDGET_BYTES is not
+/// spent; else its turns stay unknown.
+/// @par Thread safety
+/// Safe from any thread; blocking (one read).
+void count_larger_file(const std::filesystem::path& file, ForeignListing& listing);
+
+/// Counts the turns in what was appended to `file` since `listing` was counted, up to
+/// `listing.size` (whole lines; at most FOREIGN_COUNT_STEP_BYTES read), so a growing session's
+/// turns stay known while it is not opened. Turns unknown stay so; they become unknown when more
+/// than that was appended or the read fails.
+/// @par Thread safety
+/// Safe from any thread; blocking (one read).
+void count_appended(const std::filesystem::path& file, ForeignListing& listing);
+
 /// Lists one session file by bounded reads (FOREIGN_LIST_HEAD_BYTES + FOREIGN_LIST_TAIL_BYTES
-/// at most). @return nullopt when it cannot be read or is not a session file.
+/// at most, and count_larger_file's). @return nullopt when it cannot be read or is not a
+/// session file.
 /// @par Thread safety
 /// Safe from any thread; blocking (two reads).
 [[nodiscard]] std::optional<ForeignListing> list_session_file(const std::filesystem::path& file);
 
 /// Brings `listing` up to date after `file` changed: unchanged when its size is; listed again
-/// (list_session_file) while it lacks a project or a title; else its size kept and its turns
-/// made unknown. @return whether anything changed.
+/// (list_session_file) while it lacks a project or a title; else its size kept and what was
+/// appended counted (count_appended; a file that shrank: turns unknown). @return whether
+/// anything changed.
 /// @par Thread safety
 /// Safe from any thread; blocking (a stat, and at most the two reads of a listing).
 bool relist_if_changed(const std::filesystem::path& file, ForeignListing& listing);

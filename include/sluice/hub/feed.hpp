@@ -8,6 +8,8 @@
 #include <sluice/hub/partial.hpp>
 #include <sluice/hub/subscriber.hpp>
 
+#include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,6 +19,11 @@
 #include <vector>
 
 namespace sluice::hub {
+
+/// Publishes a feed remembers the time of (Feed::published_at). Basis: a viewer's batch is
+/// taken within a few publishes of its oldest frame unless it is far behind, and then its
+/// publish-to-write time is not measured (the write timeout or the lag limit tells of it).
+inline constexpr std::size_t PUBLISH_STAMPS = 64;
 
 /// A page of history: whole turns, oldest first, with a cursor for older ones.
 struct HistoryPage {
@@ -33,6 +40,7 @@ struct HistoryPage {
 /// source knows these; the feed only carries them into `connected` / `resumed`.
 struct FeedHead {
     bool running{false};                ///< whether a turn runs
+    bool waiting{false};                ///< whether the agent waits on the person (a prompt)
     std::uint64_t turn{};               ///< the running turn, or the last accepted one
     std::string_view permissions{"[]"}; ///< the pending prompts, a JSON array of their rows
     bool partial_open{false};           ///< whether the open turn's partial rides in a join
@@ -78,6 +86,12 @@ public:
     /// Frames were appended: previews queued before them are superseded (not loss), and so is
     /// the partial message (the frames carry its content). The caller wakes the viewers.
     void published();
+
+    /// When the frame at `pos` was published (by `published`, steady clock), while it is among
+    /// the newest PUBLISH_STAMPS publishes of this epoch; nullopt otherwise. What a viewer's
+    /// writer measures its publish-to-write time from.
+    [[nodiscard]] std::optional<std::chrono::steady_clock::time_point>
+    published_at(std::uint64_t pos) const noexcept;
 
     /// Starts the feed over with `window` under `epoch` (a conversation reset, a file opened or
     /// opened again, a mirror's copy): every cache goes, and so do the preview positions and the
@@ -127,6 +141,11 @@ public:
     /// position `before`.
     void turn_state(std::uint64_t before, const std::string& data);
 
+    /// Queues a `permission` event (`{"row":{…}}`: a hooked prompt asked or ended, which a fed
+    /// seat cannot append as a frame) for every viewer, at the window's end. A viewer who joins
+    /// later learns the pending prompts from `connected`.
+    void permission(const std::string& data);
+
     /// Forgets the open turn's partial message (its turn is over).
     void clear_partial() noexcept { partial_.clear(); }
 
@@ -159,6 +178,7 @@ private:
         std::shared_ptr<const std::string> json;
         std::uint64_t first{}, end{}, bytes{};
         bool running{false};
+        bool waiting{false};
         std::uint64_t turn{};
         std::string permissions;
     };
@@ -189,6 +209,15 @@ private:
     std::uint64_t preview_pos_bytes_{};
     std::uint64_t gone_dropped_{}; // preview losses of subscribers gone
     std::uint64_t gone_resyncs_{}; // resyncs of subscribers gone
+
+    // The newest publishes: the window's end after each, and when (a ring; see published_at).
+    struct Stamp {
+        std::uint64_t end{};
+        std::chrono::steady_clock::time_point at;
+    };
+
+    std::array<Stamp, PUBLISH_STAMPS> stamps_{};
+    std::uint64_t stamped_{}; // publishes stamped this epoch; the newest is stamps_[(n-1) % size]
 };
 
 } // namespace sluice::hub

@@ -4,9 +4,11 @@
 #include <sluice/hub/archives.hpp>
 #include <sluice/hub/async.hpp>
 #include <sluice/hub/failure.hpp>
+#include <sluice/hub/hooks.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/subagents.hpp>
 #include <sluice/hub/turn_durations.hpp>
+#include <sluice/hub/usage_ledger.hpp>
 #include <sluice/hub/writer.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -37,6 +39,7 @@ struct HubConfig {
     std::chrono::milliseconds sync_interval{500}; ///< transcript fsync timer while a turn runs
     conversation_budget budget{};                 ///< the seats' window budget
     std::shared_ptr<Broker> broker{};             ///< the cluster engine (`--redis`), or null
+    std::shared_ptr<const PriceTable> prices{};   ///< usage prices (null: the shipped table)
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.
@@ -100,8 +103,16 @@ public:
     /// already. Only its listing is kept (a few hundred bytes: 10,000 files fit the listing
     /// benchmark's 64 MiB): the seat itself (Seat::open_fed over a FileSource; its index and key in
     /// `<data>/foreign/<id>/`) is made when `find` first asks for it. Foreign seats do not count
-    /// against `max_seats`. @return its id, or nullopt when the id is taken.
+    /// against `max_seats`. @return its id, or nullopt when the id is taken by another file or
+    /// by a seat of sluice's own (the same file listed again: its id, the listing brought up to
+    /// date or its seat told that the file changed).
     std::optional<std::string> add_foreign(std::filesystem::path file, ForeignListing listing);
+
+    /// The seat of the terminal session a Claude Code hook reported (`c-<session id>`), listed
+    /// now from the hook's `transcript_path` when the projects watch has not listed it (a
+    /// session whose file is not written yet, or a hub without `--claude-projects`): only a
+    /// file named `<session id>.jsonl`. not_found when there is no such session here.
+    Result<std::shared_ptr<Seat>> hooked_seat(const HookCall& call);
 
     /// The foreign session file listed as `id` changed (a watch saw it): its seat reads its new
     /// rows (Seat::source_changed, on its strand), or, while it is only listed, its listing is
@@ -109,11 +120,17 @@ public:
     void foreign_changed(std::string_view id);
 
     /// Continues a foreign session: a new hosted `claude` seat in the session's recorded cwd
-    /// that resumes it (`--resume <session_id>`), made as the asynchronous `create` makes one;
-    /// refused (bad_request) when the cwd lies outside the workspace root, conflict when `id`
-    /// is not a foreign seat, not_found when there is no such seat. `done` runs on `ex`.
+    /// that resumes it (`--resume <session_id>`), made as the asynchronous `create` makes one,
+    /// its transcript starting with the session's frames (so its history starts where the
+    /// session's does; a one-off copy on the writer); the seat that already continues it, if
+    /// one does (one conversation never forks into two seats). Refused (bad_request) when the
+    /// cwd lies outside the workspace root, conflict when `id` is not a foreign seat, not_found
+    /// when there is no such seat. `done` runs on `ex`.
     void
     continue_foreign(std::string_view id, const boost::asio::any_io_executor& ex, CreateDone done);
+
+    /// The hosted claude seat that continues foreign seat `id` (resumes its session), or null.
+    [[nodiscard]] std::shared_ptr<Seat> continued_seat(std::string_view id) const;
 
     /// What `subagents` hands back.
     using SubagentsDone = std::function<void(Result<std::vector<Subagent>>)>;
@@ -197,7 +214,8 @@ public:
 
     /// What GET /v1/seats lists: every seat's summary, sluice's own oldest first, then the
     /// foreign session files in the order they were listed (from their listing while no seat
-    /// is made for them: Seat::listed_summary).
+    /// is made for them: Seat::listed_summary), but those a hosted seat continues (listed once,
+    /// as that seat).
     [[nodiscard]] std::vector<SeatSummary> summaries() const;
 
     /// The names of the seat folders in the seats directory (ids only; nothing is opened).
@@ -273,19 +291,30 @@ public:
     /// How long this hub's turns ran (every seat's), for /metrics.
     [[nodiscard]] const TurnDurations& turn_durations() const noexcept { return *turn_durations_; }
 
+    /// The usage ledger (GET /v1/usage, /metrics): fed by hosted seats' result rows and by the
+    /// Claude Code sessions' scanner (ClaudeProjects).
+    [[nodiscard]] const std::shared_ptr<UsageLedger>& usage() const noexcept { return usage_; }
+
 private:
     [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
     [[nodiscard]] std::filesystem::path seats_root() const;
     std::shared_ptr<Seat> open_folder(const std::filesystem::path& dir);
     [[nodiscard]] std::optional<Failure> check_spec(SeatSpec& spec) const;
-    Result<std::shared_ptr<Seat>> make_seat(SeatSpec spec);
-    void make_on_writer(SeatSpec spec, const boost::asio::any_io_executor& ex, CreateDone done);
+    // `history`: a foreign session file whose frames the new seat's transcript starts with.
+    Result<std::shared_ptr<Seat>>
+    make_seat(SeatSpec spec, const std::filesystem::path& history = {});
+    void make_on_writer(
+        SeatSpec spec,
+        const boost::asio::any_io_executor& ex,
+        CreateDone done,
+        std::filesystem::path history = {});
     void add(std::shared_ptr<Seat> seat);
 
     boost::asio::io_context& io_;
     HubConfig config_;
     std::shared_ptr<Writer> writer_; // one thread for this data dir
     std::shared_ptr<TurnDurations> turn_durations_{std::make_shared<TurnDurations>()};
+    std::shared_ptr<UsageLedger> usage_;
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Seat>> order_;
     std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;

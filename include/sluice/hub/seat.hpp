@@ -13,6 +13,7 @@
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/failure.hpp>
 #include <sluice/hub/feed.hpp>
+#include <sluice/hub/hooks.hpp>
 #include <sluice/hub/journal.hpp>
 #include <sluice/hub/permission_prompts.hpp>
 #include <sluice/hub/seat_meta.hpp>
@@ -20,6 +21,7 @@
 #include <sluice/hub/subscriber.hpp>
 #include <sluice/hub/turn_close.hpp>
 #include <sluice/hub/turn_durations.hpp>
+#include <sluice/hub/usage_ledger.hpp>
 #include <sluice/hub/writer.hpp>
 #include <sluice/runtime/agents/agent.hpp>
 
@@ -41,6 +43,8 @@
 namespace sluice::hub {
 
 using conversation_budget = Budget;
+
+class HookBridge; // a hooked seat's prompts and their waiting hooks (hook_bridge.hpp)
 
 /// What an agent factory gives: an agent, or the reason there is none (the seat is then
 /// `unavailable` with that reason: e.g. "agent kind 'process' needs --agent-cmd").
@@ -82,9 +86,11 @@ struct SeatSummary {
     std::string project;           ///< foreign: the session's cwd
     std::string title;             ///< foreign: its title
     bool turns_known{true};        ///< foreign: whether `turns` is known yet
-    std::string session_id;        ///< foreign: Claude Code's session id
+    std::string session_id;        ///< Claude Code's session id (a foreign or a claude seat's)
     std::string model;             ///< the model asked for (empty: the agent's default)
     std::string permission_mode;   ///< claude: the permission mode (empty: Claude Code's default)
+    bool hooked{
+        false}; ///< foreign: its terminal session's hooks reach this hub (prompts answerable)
 };
 
 /// What `submit` did with a prompt.
@@ -103,6 +109,7 @@ struct SeatOptions {
     Budget budget{};                                 ///< window budget
     std::shared_ptr<Broker> broker{};                ///< the cluster engine (`--redis`), or null
     std::shared_ptr<TurnDurations> turn_durations{}; ///< where ended turns are counted, or null
+    std::shared_ptr<UsageLedger> usage{}; ///< where a hosted seat's result rows are counted
 };
 
 /// One conversation. A hosted seat's semantic output becomes frames: appended to the transcript on
@@ -122,7 +129,10 @@ struct SeatOptions {
 /// is confined to `strand()`. The agent
 /// calls its TurnSink on the strand (the executor the seat gave it); a call from another
 /// thread is dispatched there.
-class Seat : public std::enable_shared_from_this<Seat>, public JournalEvents, private SourceHost {
+class Seat : public std::enable_shared_from_this<Seat>,
+             public JournalEvents,
+             private SourceHost,
+             private HookHost {
 public:
     using strand_type = boost::asio::strand<boost::asio::io_context::executor_type>;
 
@@ -357,8 +367,53 @@ public:
             [](Seat& s, const auto& done) { s.reset(done); }, std::forward<Token>(token));
     }
 
+    // ---- Claude Code's hooks: a terminal session's seat (seat_serve.cpp, HookBridge) ---------
+
+    /// A hook of this foreign seat's session reported `call`: the seat is `hooked` (until
+    /// SessionEnd). A PermissionRequest becomes a pending prompt (a `permission` event
+    /// `{"row":{permission_request, hooked, cwd}}` to every viewer, in `connected`'s
+    /// `permissions`; the seat `waiting`) answered by `answer_permission` or closed when the
+    /// transcript shows the tool answered in the terminal, at Stop, PostToolUse or SessionEnd,
+    /// when its hook stops asking (HOOK_GONE_AFTER) or at its timeout. Notification marks the
+    /// seat `waiting` until its next row or Stop. @return the prompt's request id
+    /// (PermissionRequest), else "". Refused (conflict) for a seat that is not a foreign session's,
+    /// or closed.
+    Result<std::string> hook(const HookCall& call);
+
+    /// What `hook_wait` hands back, on the strand.
+    using HookDone = std::function<void(Result<HookOutcome>)>;
+
+    /// Waits at most `wait` for hooked prompt `request_id` to be answered or closed: `done` gets
+    /// its outcome (once; a later wait is not_found), or `pending` when `wait` passed first.
+    /// not_found for a prompt this seat does not know (or whose outcome was fetched already).
+    void hook_wait(const std::string& request_id, std::chrono::milliseconds wait, HookDone done);
+
+    /// `hook`: void(Result<std::string>).
+    template <class Token>
+    auto async_hook(HookCall call, Token&& token) {
+        return on_strand<Result<std::string>>(
+            [call = std::move(call)](Seat& s, const auto& done) { done(s.hook(call)); },
+            std::forward<Token>(token));
+    }
+
+    /// `hook_wait`: void(Result<HookOutcome>).
+    template <class Token>
+    auto async_hook_wait(std::string request_id, std::chrono::milliseconds wait, Token&& token) {
+        return on_strand<Result<HookOutcome>>(
+            [id = std::move(request_id), wait](Seat& s, const auto& done) {
+                s.hook_wait(id, wait, done);
+            },
+            std::forward<Token>(token));
+    }
+
     /// The window (the fan-out ring). On the strand.
     [[nodiscard]] const Window& window() const noexcept { return feed_.window(); }
+
+    /// When the frame at `pos` was published, while recent (Feed::published_at). On the strand.
+    [[nodiscard]] std::optional<std::chrono::steady_clock::time_point>
+    published_at(std::uint64_t pos) const noexcept {
+        return feed_.published_at(pos);
+    }
 
     /// The seat's epoch. On the strand.
     [[nodiscard]] const std::string& epoch() const noexcept { return spec_.epoch; }
@@ -398,6 +453,7 @@ private:
     }
 
     void changed() override {
+        hooks_seen();
         wake_all();
         update_summary();
     }
@@ -429,7 +485,14 @@ private:
     void fail_turn(std::string reason);
     void note_permission(const runtime::AgentEvent& event);
     void resolve_permission(
-        const std::string& id, runtime::PermissionResolved::Behavior behavior, std::string by);
+        const std::string& id,
+        runtime::PermissionResolved::Behavior behavior,
+        std::string by,
+        const std::string& reason = {});
+    // HookHost: a hooked prompt's card shown and withdrawn (seat_serve.cpp)
+    void show_hooked(runtime::PermissionRequest ask) override;
+    void withdraw_hooked(const std::string& id, std::string by, const std::string& reason) override;
+    void hooks_seen();
     void withdraw_permissions();
     // Why nothing can be written to this seat now (foreign, closed, mirror, unavailable,
     // read-only, degraded), if so: what refuses a prompt and a reset alike.
@@ -440,7 +503,10 @@ private:
     void run_reset();
     void reset_written(boost::system::error_code ec, const std::string& why);
     void settings_answered(
-        const runtime::AgentSettings& settings, const std::string& error, const Done& done);
+        const runtime::AgentSettings& settings,
+        const runtime::Agent::SettingsAnswer& answer,
+        const Done& done);
+    void session_started(const runtime::SessionStarted& started); // a claude process's init row
     // publishing (seat.cpp): frames through the journal, then the feed
     void enqueue_frame(FramePtr frame);
     void publish_preview(const StreamEvent& ev);
@@ -492,7 +558,8 @@ private:
     // are published, or superseded by a newer frame).
     RelayQueue held_previews_{SUBSCRIBER_PREVIEW_LIMITS};
 
-    PermissionPrompts permissions_; // the running turn's prompts, and the last ones answered
+    PermissionPrompts permissions_;     // the running turn's prompts, and the last ones answered
+    std::shared_ptr<HookBridge> hooks_; // a foreign seat's hooked prompts (made at its first hook)
     // The agent said it waits on the person (`session_state_changed: requires_action`), until
     // it says otherwise or the turn ends.
     bool agent_requires_action_{false};

@@ -75,6 +75,7 @@ struct SeatView {
     std::string_view seat;  ///< the seat id
     std::string_view epoch; ///< the seat's epoch
     bool running{false};    ///< whether a turn runs
+    bool waiting{false};    ///< whether the agent waits on the person (a prompt)
     std::uint64_t turn{};   ///< the running turn, or the last accepted one
     /// The pending permission prompts as a JSON array of their rows ("" or "[]": none).
     std::string_view permissions;
@@ -136,7 +137,11 @@ public:
 
     /// Queues a turn-state event (`wire::turn_json`) to go before frame position `before`
     /// (the window's end when it happened). Over SUBSCRIBER_CONTROL_CAP: resync instead.
-    void push_turn_state(std::uint64_t before, std::string data);
+    /// `kind`: `turn`, or `permission` (a hooked prompt asked or ended: `{"row":{…}}`).
+    void push_turn_state(
+        std::uint64_t before,
+        std::string data,
+        wire::OutEvent::Kind kind = wire::OutEvent::Kind::turn);
 
     /// Appends the subscriber's next events to `out` (nothing when it is up to date): a
     /// resync or resume first, then up to SUBSCRIBER_BATCH_FRAMES frames with turn-state
@@ -188,7 +193,14 @@ private:
     bool cancel_on_disconnect_{false};
     bool lagged_{false};
     RelayQueue previews_{SUBSCRIBER_PREVIEW_LIMITS};
-    boost::container::deque<std::pair<std::uint64_t, std::string>> control_;
+
+    struct Control {
+        std::uint64_t before{};
+        wire::OutEvent::Kind kind{wire::OutEvent::Kind::turn};
+        std::string data;
+    };
+
+    boost::container::deque<Control> control_;
     std::uint64_t lost_upstream_{};
     std::uint64_t frames_sent_{};
     std::uint64_t gap_bytes_{};

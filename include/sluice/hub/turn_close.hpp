@@ -6,6 +6,8 @@
 
 #include <boost/json/object.hpp>
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,10 +31,12 @@ inline constexpr std::string_view CANCELLED_TEXT = "cancelled";
 /// None: a value owned by one seat.
 class TurnClose {
 public:
-    /// Starts a new turn (its prompt is the next frame).
+    /// Starts a new turn (its prompt is the next frame), run here: a turn closed later ended
+    /// when it is closed.
     void start() noexcept;
 
-    /// Notes one frame of the turn.
+    /// Notes one frame of the turn. Without `start` (a turn read back from a transcript), the
+    /// first frame's `timestamp` is when the turn opened and the newest one's when it ended.
     void observe(const Frame& f);
 
     /// Whether a turn was started (or a frame observed) and still lacks its `result` row.
@@ -45,7 +49,8 @@ public:
 
     /// The rows that close the turn: one `user` row with an `is_error` tool_result per
     /// unanswered tool_use (text `tool_text`), then a `result` row, subtype
-    /// `error_during_execution`, `"result": result_text`. Empty when the turn is closed.
+    /// `error_during_execution`, `"result": result_text`, its `duration_ms` how long the turn
+    /// ran (omitted when no frame said when it opened). Empty when the turn is closed.
     [[nodiscard]] std::vector<boost::json::object> closing_rows(
         std::string_view tool_text,
         std::string_view result_text,
@@ -53,6 +58,9 @@ public:
 
 private:
     std::vector<std::string> unanswered_;
+    std::optional<std::chrono::system_clock::time_point> opened_; ///< when the turn opened
+    std::optional<std::chrono::system_clock::time_point> newest_; ///< its newest frame's time
+    bool live_{false};                                            ///< started here: ends now
     bool seen_{false};
     bool result_{false};
 };

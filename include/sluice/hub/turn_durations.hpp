@@ -1,8 +1,9 @@
 // TurnDurations: how long the hub's turns ran, as a histogram (`sluice_turn_duration_seconds`).
 #pragma once
 
+#include <sluice/core/histogram.hpp>
+
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -17,8 +18,7 @@ inline constexpr std::array<double, 11> TURN_DURATION_BUCKETS{
 /// A histogram of turn durations, by how the turn ended.
 ///
 /// @par Thread safety
-/// Safe from any thread (relaxed atomics: a scrape may see one turn counted in `count` before its
-/// bucket, never a lost one).
+/// Safe from any thread (see Histogram).
 class TurnDurations {
 public:
     /// How a turn ended (the label `outcome` of the metric).
@@ -29,12 +29,9 @@ public:
     /// The label value of an outcome ("ended", "cancelled", "failed").
     static const char* name(Outcome o) noexcept;
 
-    /// One outcome's figures, cumulative as Prometheus wants them.
-    struct Snapshot {
-        std::array<std::uint64_t, TURN_DURATION_BUCKETS.size()> le{}; ///< turns <= each bound
-        std::uint64_t count{}; ///< every turn (the +Inf bucket)
-        double sum_seconds{};  ///< their durations added
-    };
+    /// One outcome's figures, cumulative as Prometheus wants them (the first
+    /// `TURN_DURATION_BUCKETS.size()` entries of `le`).
+    using Snapshot = Histogram::Snapshot;
 
     /// Counts one turn of `took` that ended as `outcome`.
     void observe(Outcome outcome, std::chrono::steady_clock::duration took) noexcept;
@@ -42,14 +39,10 @@ public:
     [[nodiscard]] Snapshot snapshot(Outcome outcome) const noexcept;
 
 private:
-    struct Series {
-        std::array<std::atomic<std::uint64_t>, TURN_DURATION_BUCKETS.size()>
-            bucket{}; // not cumulative
-        std::atomic<std::uint64_t> count{};
-        std::atomic<std::uint64_t> sum_us{}; // microseconds: an integer adds without a CAS loop
-    };
-
-    std::array<Series, OUTCOMES.size()> series_{};
+    std::array<Histogram, OUTCOMES.size()> series_{
+        Histogram(TURN_DURATION_BUCKETS),
+        Histogram(TURN_DURATION_BUCKETS),
+        Histogram(TURN_DURATION_BUCKETS)};
 };
 
 } // namespace sluice::hub

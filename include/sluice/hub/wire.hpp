@@ -29,7 +29,7 @@ namespace sluice::hub::wire {
 /// One event for a subscriber, transport-neutral (SSE and WebSocket encode it).
 struct OutEvent {
     /// The kinds of event a subscriber receives.
-    enum class Kind : std::uint8_t { connected, resumed, frame, preview, gap, turn };
+    enum class Kind : std::uint8_t { connected, resumed, frame, preview, gap, turn, permission };
     Kind kind{Kind::frame};             ///< what it is
     std::string id;                     ///< "<epoch>:<seq>" or empty (no id)
     std::shared_ptr<const Frame> frame; ///< for `frame`: shared, never copied
@@ -61,6 +61,10 @@ struct SeatHead {
     /// The pending permission prompts, a JSON array of their rows; "" or "[]" leaves
     /// `"permissions"` out of the payload.
     std::string_view permissions{};
+    /// Whether the agent waits on the person ("waiting", over running or idle): a permission
+    /// prompt pending (a hosted seat's, or a terminal session's through its hooks), or a
+    /// Notification hook; as `GET /v1/seats` says it.
+    bool waiting{false};
 };
 
 /// `{"seat":…,"epoch":…,"seq":…,"recovered":false,"state":…,"turn":…,

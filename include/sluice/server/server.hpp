@@ -17,6 +17,15 @@
 
 namespace sluice::server {
 
+/// One agent kind a seat may be created with (`POST /v1/seats` `agent`), and whether this hub
+/// can run it.
+struct AgentKind {
+    std::string kind;     ///< "builtin", "claude" or "process"
+    bool available{true}; ///< false: a create with it is refused, for `reason`
+    std::string detail;   ///< what runs it, e.g. the builtin provider and model
+    std::string reason;   ///< why it is not available
+};
+
 /// Listener and protocol settings.
 struct ServerConfig {
     std::string listen{"127.0.0.1:8420"}; ///< address:port (port 0: any free port)
@@ -61,6 +70,9 @@ struct ServerConfig {
     /// Scale-out (`--redis`): carries commands for a seat another node owns to that node
     /// (null: they are refused, 409).
     std::shared_ptr<hub::Forwarder> forwarder{};
+    /// The agent kinds a seat may be created with here, as `GET /v1/agents` lists them.
+    std::vector<AgentKind> agent_kinds{};
+    std::string workspace_root; ///< the folder claude seats' `cwd` lies in (`GET /v1/agents`)
 };
 
 /// The HTTP front of a hub.

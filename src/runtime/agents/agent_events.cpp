@@ -11,7 +11,7 @@ namespace sluice::runtime {
 namespace json = boost::json;
 
 json::object PermissionRequest::row() const {
-    return json::object{
+    json::object o{
         {"type", "system"},
         {"subtype", "permission_request"},
         {"request_id", request_id},
@@ -20,6 +20,13 @@ json::object PermissionRequest::row() const {
         {"input", input},
         {"title", title},
         {"decision_reason", decision_reason}};
+    if (cwd) {
+        o["cwd"] = *cwd;
+    }
+    if (hooked) {
+        o["hooked"] = true;
+    }
+    return o;
 }
 
 std::string_view PermissionResolved::behavior_name(Behavior b) noexcept {

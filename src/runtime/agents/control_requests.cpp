@@ -97,12 +97,15 @@ void ControlRequests::settle(ChangeId c) {
     auto change = std::move(it->second);
     changes_.erase(it);
     if (change.done) {
-        change.done(change.error);
+        change.done({std::move(change.error), std::move(change.model)});
     }
 }
 
 void ControlRequests::answered(
-    const std::string& id, std::string error, std::vector<std::string>& argv) {
+    const std::string& id,
+    std::string error,
+    std::vector<std::string>& argv,
+    const json::object& response) {
     auto it = asked_.find(id);
     if (it == asked_.end()) {
         return; // an interrupt's answer, or one nobody waits for any more
@@ -111,6 +114,15 @@ void ControlRequests::answered(
     asked_.erase(it);
     auto& change = changes_[a.change];
     if (error.empty()) {
+        // Claude Code answers set_model with the model it resolved the name to ({"model":
+        // "claude-…"}): that is what runs, so later processes are started with it too.
+        const auto* m = response.if_contains("model");
+        if (a.flag == "--model" && m != nullptr && m->is_string() && !m->get_string().empty()) {
+            change.model = std::string(m->get_string());
+            if (!a.value.empty()) {
+                a.value = change.model; // "default" stays no flag: the session's own default
+            }
+        }
         set_flag(argv, a.flag, a.value);
     } else if (change.error.empty()) {
         change.error = std::move(error);

@@ -75,8 +75,9 @@ public:
     /// Names one settings change (Agent::apply_settings).
     using ChangeId = std::uint64_t;
 
-    /// Opens a settings change: `done` gets "" once every field asked was taken, else the
-    /// first refusal; it runs once, from `settle_if_done`, `answered`, `expire` or `gone`.
+    /// Opens a settings change: `done` gets no error once every field asked was taken, else
+    /// the first refusal, with the model the agent reported using (a `set_model` answer's
+    /// `model`); it runs once, from `settle_if_done`, `answered`, `expire` or `gone`.
     ChangeId open_change(Agent::SettingsDone done);
 
     /// Asks process `proc` one field of change `c` (`request`: e.g. `{"subtype":
@@ -88,9 +89,15 @@ public:
     /// Ends change `c` ("") if none of its fields is being asked. @return whether it ended.
     bool settle_if_done(ChangeId c);
 
-    /// The agent's answer to request `id` ("" or its error): a field taken sets its flag in
-    /// `argv`. An answer nobody waits for (an interrupt's, a late one) changes nothing.
-    void answered(const std::string& id, std::string error, std::vector<std::string>& argv);
+    /// The agent's answer to request `id` ("" or its error; `response`: a success's body): a
+    /// field taken sets its flag in `argv` — for `--model`, to the model the answer reports
+    /// using when it names one (Claude Code remaps some names). An answer nobody waits for
+    /// (an interrupt's, a late one) changes nothing.
+    void answered(
+        const std::string& id,
+        std::string error,
+        std::vector<std::string>& argv,
+        const boost::json::object& response = {});
 
     /// Every field of change `c` still asked fails with `why` (the agent did not answer in time).
     void expire(ChangeId c, const char* why, std::vector<std::string>& argv);
@@ -109,6 +116,7 @@ private:
     struct Change {
         std::size_t left{0};
         std::string error; // the first refusal
+        std::string model; // the model the agent reported using
         Agent::SettingsDone done;
     };
 

@@ -131,9 +131,9 @@ public:
         // refused (the process may still take it; the next one starts with the old flags).
         auto timer = std::make_shared<net::steady_timer>(ex_, SETTINGS_ANSWER_TIMEOUT);
         const auto change =
-            control_.open_change([timer, done = std::move(done)](std::string error) {
+            control_.open_change([timer, done = std::move(done)](Agent::SettingsAnswer answer) {
                 timer->cancel();
-                done(std::move(error));
+                done(std::move(answer));
             });
         const bool live =
             config_.live_settings && child_ && !child_->gone && child_->child->in().is_open();
@@ -424,7 +424,8 @@ private:
             return;
         }
         if (auto* answer = std::get_if<stream_json::ControlResponse>(&decoded)) {
-            control_.answered(answer->request_id, std::move(answer->error), config_.argv);
+            control_.answered(
+                answer->request_id, std::move(answer->error), config_.argv, answer->response);
             return; // answers to interrupts and settings, whenever they come
         }
         if (!ours) {

@@ -34,4 +34,34 @@ TEST(Clock, IsTwentyFourCharacters) {
     EXPECT_EQ(sluice::iso8601_utc(system_clock::now()).size(), 24U);
 }
 
+TEST(Clock, ParsesWhatItFormatsAndClaudeCodeWrites) {
+    for (const std::int64_t ms : {0LL, 999LL, 951'782'400'123LL, 1'796'117'719'042LL}) {
+        const system_clock::time_point tp{milliseconds(ms)};
+        const auto back = sluice::parse_iso8601_utc(sluice::iso8601_utc(tp));
+        ASSERT_TRUE(back.has_value()) << ms;
+        EXPECT_EQ(*back, tp) << ms;
+    }
+    const auto whole = sluice::parse_iso8601_utc("2026-12-01T09:35:19Z");
+    ASSERT_TRUE(whole.has_value());
+    EXPECT_EQ(sluice::iso8601_utc(*whole), "2026-12-01T09:35:19.000Z");
+    const auto micro = sluice::parse_iso8601_utc("2026-12-01T09:35:19.042917Z");
+    ASSERT_TRUE(micro.has_value());
+    EXPECT_EQ(sluice::iso8601_utc(*micro), "2026-12-01T09:35:19.042Z");
+}
+
+TEST(Clock, RefusesWhatIsNotAUtcTimestamp) {
+    for (const char* bad :
+         {"",
+          "2026-12-01",
+          "2026-12-01T09:35:19",
+          "2026-12-01T09:35:19+01:00",
+          "2026-13-01T09:35:19Z",
+          "2026-02-30T09:35:19Z",
+          "2026-12-01 09:35:19Z",
+          "yesterday",
+          "2026-12-01T09:35:19.042Zjunk"}) {
+        EXPECT_FALSE(sluice::parse_iso8601_utc(bad).has_value()) << bad;
+    }
+}
+
 } // namespace

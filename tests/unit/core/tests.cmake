@@ -4,6 +4,7 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/core/clock_test.cpp
     unit/core/event_test.cpp
     unit/core/file_read_test.cpp
+    unit/core/histogram_test.cpp
     unit/core/relay_queue_test.cpp
     unit/core/relay_test.cpp
     unit/core/relay_async_test.cpp

@@ -6,6 +6,7 @@
 #include <sluice/hub/claude_projects.hpp>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -205,6 +206,62 @@ TEST(ClaudeProjectsListing, CheapTurnCountReadsOddRowsAsTheFullParseDoes) {
         all += r + "\n";
     }
     EXPECT_EQ(count_turns(all), full_count(rows));
+}
+
+// A session file larger than a listing's head + tail: its turns counted whole within bounds,
+// and what is appended counted by reading only that (a line still being written counted once
+// its end comes), so an unopened session's turns stay known as it grows.
+TEST(ClaudeProjectsListing, LargerFilesAndWhatIsAppendedAreCounted) {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("sluice-count-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto file = dir / "0b5c1e6a-2f0d-4c55-9a8e-3f1f4c2f9a10.jsonl";
+    const std::string pad(2000, 'x');
+    std::string text;
+    const auto turn = [&pad](int i) {
+        return R"({"type":"user","cwd":"/w/p","message":{"role":"user","content":"prompt )"
+               + std::to_string(i)
+               + R"("}})"
+                 "\n"
+                 R"({"type":"assistant","message":{"role":"assistant",)"
+                 R"("content":[{"type":"text","text":")"
+               + pad
+               + R"("}]}})"
+                 "\n";
+    };
+    for (int i = 0; i < 40; ++i) {
+        text += turn(i);
+    }
+    ASSERT_GT(text.size(), FOREIGN_LIST_HEAD_BYTES + FOREIGN_LIST_TAIL_BYTES);
+    std::ofstream(file, std::ios::binary) << text;
+    auto l = list_session_file(file);
+    ASSERT_TRUE(l.has_value());
+    ASSERT_TRUE(l->turns.has_value()) << "a file of a few hundred KiB is counted";
+    EXPECT_EQ(*l->turns, 40U);
+    EXPECT_EQ(*l->turns, count_turns(text));
+
+    // Appended: a turn and half of the next one's first line.
+    const auto next = turn(40) + turn(41);
+    const auto cut = turn(40).size() + 10;
+    std::ofstream(file, std::ios::binary | std::ios::app) << next.substr(0, cut);
+    ASSERT_TRUE(relist_if_changed(file, *l));
+    ASSERT_TRUE(l->turns.has_value());
+    EXPECT_EQ(*l->turns, 41U);
+    std::ofstream(file, std::ios::binary | std::ios::app) << next.substr(cut);
+    ASSERT_TRUE(relist_if_changed(file, *l));
+    ASSERT_TRUE(l->turns.has_value());
+    EXPECT_EQ(*l->turns, 42U);
+    EXPECT_EQ(*l->turns, count_turns(text + next));
+
+    // More appended at once than one count reads: unknown, not wrong.
+    std::string lots;
+    for (int i = 0; lots.size() <= FOREIGN_COUNT_STEP_BYTES; ++i) {
+        lots += turn(100 + i);
+    }
+    std::ofstream(file, std::ios::binary | std::ios::app) << lots;
+    ASSERT_TRUE(relist_if_changed(file, *l));
+    EXPECT_FALSE(l->turns.has_value());
+    std::filesystem::remove_all(dir);
 }
 
 } // namespace

@@ -146,6 +146,14 @@ TEST(Feed, ConnectedPageIsBuiltAgainWhenTheHeadChanges) {
     EXPECT_NE(waiting[0].shared.get(), idle[0].shared.get());
     EXPECT_NE(waiting[0].json().find(R"("state":"running")"), std::string::npos);
     EXPECT_NE(waiting[0].json().find("permission_request"), std::string::npos);
+    // Only whether the agent waits on the person changed (a hook's Notification): built again.
+    auto c = std::make_shared<Subscriber>();
+    feed.attach(c, std::nullopt);
+    auto notified = collect(
+        feed, *c, FeedHead{.running = true, .waiting = true, .turn = 2, .permissions = pending});
+    ASSERT_FALSE(notified.empty());
+    EXPECT_NE(notified[0].shared.get(), waiting[0].shared.get());
+    EXPECT_NE(notified[0].json().find(R"("state":"waiting")"), std::string::npos);
 }
 
 TEST(Feed, ResumesByLastEventIdOfItsEpochOnly) {
@@ -245,6 +253,50 @@ TEST(Feed, PreviewsAnotherNodeSentThatNeverArrivedAreAGap) {
     feed.append(answer("done"));
     feed.published();
     EXPECT_EQ(feed.preview_offset(), 0U); // a new position
+}
+
+TEST(Feed, PermissionEventGoesToEveryViewerAfterTheFramesBeforeIt) {
+    Feed feed("c-1", "e-1", Budget{});
+    turn(feed, 1);
+    auto sub = std::make_shared<Subscriber>();
+    feed.attach(sub, std::nullopt);
+    ASSERT_EQ(collect(feed, *sub).at(0).kind, Kind::connected);
+    feed.append(prompt("prompt 2"));
+    feed.published();
+    const std::string row = R"({"row":{"type":"system","subtype":"permission_request"}})";
+    feed.permission(row); // a hooked prompt: an event, never a frame of the file's numbering
+    const auto out = collect(feed, *sub);
+    ASSERT_EQ(out.size(), 2U);
+    EXPECT_EQ(out[0].kind, Kind::frame);
+    EXPECT_EQ(out[1].kind, Kind::permission);
+    EXPECT_EQ(out[1].json(), row);
+    EXPECT_TRUE(out[1].id.empty());
+    EXPECT_STREQ(wire::event_name(out[1].kind), "permission");
+    EXPECT_EQ(feed.window().end(), 3U); // two frames of turn 1, the prompt: no frame added
+}
+
+TEST(Feed, KnowsWhenItsRecentFramesWerePublishedAndForgetsOlderOnesAndOtherEpochs) {
+    Feed feed("s-1", "e-1", Budget{});
+    EXPECT_FALSE(feed.published_at(0)); // nothing published yet
+    turn(feed, 0);                      // frames 0 and 1
+    const auto first = feed.published_at(0);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(feed.published_at(1), first); // one publish, one time
+    EXPECT_FALSE(feed.published_at(2));     // not yet published
+    turn(feed, 1);                          // frames 2 and 3
+    ASSERT_TRUE(feed.published_at(3));
+    EXPECT_GE(*feed.published_at(3), *first);
+    for (std::size_t i = 2; i < PUBLISH_STAMPS + 2; ++i) {
+        turn(feed, static_cast<int>(i));
+    }
+    // 66 publishes: the first two are no longer held; the third's time is, but its frames
+    // (4, 5) cannot be told from older ones, so the oldest held answers nothing either.
+    EXPECT_FALSE(feed.published_at(0));
+    EXPECT_FALSE(feed.published_at(4));
+    EXPECT_TRUE(feed.published_at(6));
+    EXPECT_TRUE(feed.published_at(feed.window().end() - 1));
+    feed.replace("e-2", Window(Budget{}), true);
+    EXPECT_FALSE(feed.published_at(0)); // another epoch: its positions start again
 }
 
 } // namespace

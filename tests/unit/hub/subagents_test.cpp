@@ -1,5 +1,6 @@
 // Tests of SubagentIndex (hub/subagents.hpp) on real session files: read on, not read again.
 #include "e2e/claude_tree.hpp"
+#include "support/files.hpp"
 
 #include <sluice/hub/subagents.hpp>
 
@@ -14,6 +15,7 @@ namespace {
 using namespace sluice::test::claude_tree;
 using sluice::hub::Subagent;
 using sluice::hub::SubagentIndex;
+using sluice::test::append_to;
 using sluice::test::fixture_path;
 using sluice::test::slurp;
 using sluice::test::TempDir;
@@ -24,10 +26,6 @@ std::map<std::string, Subagent> by_id(const std::vector<Subagent>& list) {
         out[s.agent_id] = s;
     }
     return out;
-}
-
-void append(const fs::path& p, const std::string& text) {
-    std::ofstream(p, std::ios::binary | std::ios::app) << text;
 }
 
 constexpr const char* ALICE = "a36efb2a1231c41e2";
@@ -55,11 +53,11 @@ TEST(SubagentIndex, ASecondRequestReadsOnlyWhatWasAppended) {
         R"({"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use",)"
         R"("id":"toolu_new","name":"Task","input":{"description":"a new one","prompt":"P1"}}]}})"
         "\n";
-    append(session, call);
+    append_to(session, call);
     put(dir / SUBAGENT_SESSION.project / SUBAGENT_SESSION.id / "subagents" / "agent-new1.jsonl",
         R"({"type":"user","sessionId":"x","message":{"role":"user","content":"P1"}})"
         "\n");
-    append(
+    append_to(
         dir / SUBAGENT_SESSION.project / SUBAGENT_SESSION.id / "subagents"
             / (std::string("agent-") + ALICE + ".jsonl"),
         R"({"type":"assistant","message":{"content":[]}})"
@@ -123,7 +121,7 @@ TEST(SubagentIndex, InlineRowsFollowAppendsWithoutReadingTheFileAgain) {
     const std::string more = std::string(R"({"type":"assistant","isSidechain":true,"uuid":"zz1",)")
                              + R"("parentUuid":")" + std::string(last)
                              + R"(","message":{"role":"assistant","content":[]}})" + "\n";
-    append(session, more);
+    append_to(session, more);
     rows = index.inline_rows(first.agent_id);
     ASSERT_TRUE(rows.has_value());
     ASSERT_EQ(rows->size(), first.rows + 1);

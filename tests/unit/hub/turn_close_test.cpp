@@ -83,5 +83,38 @@ TEST(TurnClose, APromptAloneIsClosedByAResultRow) {
     EXPECT_EQ(rows[0].at("result").as_string(), "interrupted by a hub restart");
 }
 
+TEST(TurnClose, AReadBackTurnLastedFromItsPromptToItsNewestFrame) {
+    // The hub died mid-turn: the closing result says how long the turn ran, not 0.
+    TurnClose t;
+    t.observe(*frame(R"({"type":"user","timestamp":"2026-12-05T08:00:00.000Z",)"
+                     R"("message":{"role":"user","content":"go"}})"));
+    t.observe(*frame(R"({"type":"assistant","timestamp":"2026-12-05T08:00:12.345Z",)"
+                     R"("message":{"role":"assistant","content":[{"type":"text","text":"hm"}]}})"));
+    const auto rows = t.closing_rows(INTERRUPTED_TOOL_TEXT, INTERRUPTED_TEXT, "s-1");
+    ASSERT_EQ(rows.size(), 1U);
+    EXPECT_EQ(rows[0].at("duration_ms").to_number<std::int64_t>(), 12'345);
+    EXPECT_FALSE(rows[0].contains("num_turns")); // not counted: no made-up "0 steps"
+}
+
+TEST(TurnClose, AStartedTurnLastedUntilItIsClosed) {
+    TurnClose t;
+    t.start();
+    t.observe(*frame(R"({"type":"user","timestamp":"2000-01-01T00:00:00.000Z",)"
+                     R"("message":{"role":"user","content":"go"}})"));
+    const auto rows = t.closing_rows(RESTART_TEXT, RESTART_TEXT, "s-1");
+    ASSERT_EQ(rows.size(), 1U);
+    const auto ms = rows[0].at("duration_ms").to_number<std::int64_t>();
+    EXPECT_GE(ms, 0);
+    EXPECT_LT(ms, 60'000); // from start(), not from a frame's stale clock
+}
+
+TEST(TurnClose, NoDurationWhenNothingSaysWhenTheTurnOpened) {
+    TurnClose t;
+    t.observe(*frame(PROMPT));
+    const auto rows = t.closing_rows(INTERRUPTED_TOOL_TEXT, INTERRUPTED_TEXT, "s-1");
+    ASSERT_EQ(rows.size(), 1U);
+    EXPECT_FALSE(rows[0].contains("duration_ms"));
+}
+
 } // namespace
 } // namespace sluice::hub

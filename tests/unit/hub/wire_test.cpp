@@ -73,6 +73,16 @@ TEST(Wire, ConnectedAndResumedCarryPendingPermissionPrompts) {
     EXPECT_EQ(resumed_json(none).find("permissions"), std::string::npos);
 }
 
+TEST(Wire, AHeadWaitingOnThePersonSaysWaitingRunningOrNot) {
+    const std::string pending = R"([{"type":"system","subtype":"permission_request"}])";
+    // A hosted seat's prompt (a turn runs) and a terminal session's hooked one (none runs here).
+    for (const bool running : {true, false}) {
+        const SeatHead head{"s-1", "e-1", 3, running, 1, pending, true};
+        EXPECT_NE(connected_json(head, Page{}, 4).find(R"("state":"waiting")"), std::string::npos);
+        EXPECT_NE(resumed_json(head).find(R"("state":"waiting")"), std::string::npos);
+    }
+}
+
 TEST(Wire, EncodesAHistoryPage) {
     EXPECT_EQ(
         page_json(two_turn_page(), 6),

@@ -115,14 +115,23 @@ public:
     /// Whether this agent takes AgentSettings (apply_settings does something).
     [[nodiscard]] virtual bool takes_settings() const { return false; }
 
-    /// How `apply_settings` ends: "" when the agent took the settings, else its refusal.
-    using SettingsDone = std::function<void(std::string error)>;
+    /// How `apply_settings` ended.
+    struct SettingsAnswer {
+        std::string error; ///< "" when the agent took every field asked, else its first refusal
+        /// The model the agent says it now uses, when it said (Claude Code answers `set_model`
+        /// with the model it resolved the name to, e.g. a retired one remapped); "" otherwise.
+        std::string model;
+    };
+
+    /// How `apply_settings` ends (see SettingsAnswer).
+    using SettingsDone = std::function<void(SettingsAnswer answer)>;
 
     /// Applies `settings`: to the running process (control requests; `done` gets the process's
-    /// answer: "" or its error, also when the process ends before answering) and to every
-    /// process started later (its command line; with no process running, `done("")`). Returns
-    /// at once; `done` runs once, on the agent's executor. A field the process refused is not
-    /// kept for later processes. Default: `done("")` (nothing to apply).
+    /// answer: no error or its error, also when the process ends before answering, and the
+    /// model it reports) and to every process started later (its command line; with no process
+    /// running, `done({})`). Returns at once; `done` runs once, on the agent's executor. A field
+    /// the process refused is not kept for later processes; a model it reports using is what
+    /// later processes are given. Default: `done({})` (nothing to apply).
     // By value: an override takes the callback.
     // NOLINTNEXTLINE(performance-unnecessary-value-param)
     virtual void apply_settings(const AgentSettings& /*settings*/, SettingsDone done) { done({}); }

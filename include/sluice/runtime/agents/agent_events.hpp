@@ -20,9 +20,12 @@ struct PermissionRequest {
     boost::json::value input{};             ///< the tool's input as asked (null when absent)
     std::string title;                      ///< for a person: "Create x", else "Allow <tool>?"
     boost::json::value decision_reason{};   ///< why the agent asks (null when absent)
+    std::optional<std::string> cwd{};       ///< where the tool runs, when the asker says
+    bool hooked{false}; ///< asked by a terminal's Claude Code through its hook (not a seat's agent)
 
     /// The frame recording it: `{"type":"system","subtype":"permission_request","request_id",
-    /// "tool_name","tool_use_id","input","title","decision_reason"}` (absent fields null).
+    /// "tool_name","tool_use_id","input","title","decision_reason"}` (absent fields null), plus
+    /// `"cwd"` when known and `"hooked":true` for a hook's prompt.
     [[nodiscard]] boost::json::object row() const;
 };
 

@@ -1,0 +1,175 @@
+// The agents `serve` can run: the seats' agent factory and the agent kinds GET /v1/agents lists.
+#include "serve_agents.hpp"
+
+#include "runtime_flags.hpp"
+
+#include <sluice/runtime/agents/agent.hpp>
+#include <sluice/runtime/agents/stream_json.hpp>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace sluice::app {
+
+namespace {
+
+// Permission modes are Claude Code's words; a request may only name one of them.
+bool valid_permission_mode(const std::string& m) {
+    return m.empty() || runtime::stream_json::is_permission_mode(m);
+}
+
+// Whether `p` is `root` or lies under it (both canonical).
+bool inside(const std::filesystem::path& p, const std::filesystem::path& root) {
+    auto [r, q] = std::mismatch(root.begin(), root.end(), p.begin(), p.end());
+    return r == root.end();
+}
+
+// The newest session id a restored seat's rows name (a meta.json from before sessions were
+// recorded): its system/init rows.
+std::string session_in_rows(const std::vector<boost::json::object>& rows) {
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
+        if (auto sid = runtime::stream_json::init_session_id(*it); !sid.empty()) {
+            return std::string(sid);
+        }
+    }
+    return {};
+}
+
+// A claude seat's agent: its cwd checked to lie inside the workspace root (a reason, so the
+// create is a 400, otherwise), a per-seat folder by default; it resumes its session.
+hub::AgentOrReason claude_agent(
+    const RuntimeFlags& flags,
+    const std::filesystem::path& root,
+    const hub::SeatSpec& spec,
+    const std::vector<boost::json::object>& rows,
+    const boost::asio::any_io_executor& ex) {
+    namespace fs = std::filesystem;
+    if (auto why = claude_unrunnable(flags); !why.empty()) {
+        return {nullptr, std::move(why)}; // refused at creation, not at the first prompt
+    }
+    if (!valid_permission_mode(spec.permission_mode)) {
+        return {
+            nullptr,
+            "field 'permission_mode' must be one of "
+                + std::string(runtime::stream_json::PERMISSION_MODES)};
+    }
+    std::error_code ec;
+    fs::path cwd = spec.cwd.empty() ? root / spec.id : fs::path(spec.cwd);
+    if (cwd.is_relative()) {
+        cwd = root / cwd;
+    }
+    cwd = fs::weakly_canonical(cwd, ec);
+    if (ec || !inside(cwd, root)) {
+        if (!spec.session_id.empty() && !spec.cwd.empty()) {
+            // A continued Claude Code session: its cwd came from the session, not the client.
+            return {
+                nullptr,
+                "the session's cwd " + cwd.string() + " lies outside the workspace root "
+                    + root.string()
+                    + " (set workspace_root, or serve --workspace-root, to a folder holding it)"};
+        }
+        return {
+            nullptr,
+            "field 'cwd': " + cwd.string() + " must lie inside the workspace root "
+                + root.string()};
+    }
+    if (spec.cwd.empty()) {
+        fs::create_directories(cwd, ec);
+    }
+    if (!fs::is_directory(cwd, ec)) {
+        return {nullptr, "field 'cwd': no such directory: " + cwd.string()};
+    }
+    auto pc = claude_agent_config(
+        flags,
+        spec.model,
+        spec.permission_mode,
+        spec.session_id.empty() ? session_in_rows(rows) : spec.session_id);
+    pc.working_dir = cwd.string();
+    return {runtime::make_process_agent(ex, std::move(pc)), {}};
+}
+
+} // namespace
+
+std::filesystem::path workspace_root(const ServeOptions& o) {
+    std::filesystem::path root = o.workspace_root.empty()
+                                     ? std::filesystem::path(o.data) / "workspaces"
+                                     : std::filesystem::path(o.workspace_root);
+    std::error_code ec;
+    std::filesystem::create_directories(root, ec);
+    return std::filesystem::weakly_canonical(root, ec);
+}
+
+std::vector<server::AgentKind> agent_kinds(const ServeOptions& o) {
+    const auto& f = o.runtime;
+    std::string builtin = "provider " + f.provider;
+    if (!f.model.empty()) {
+        builtin += ", model " + f.model;
+    }
+    server::AgentKind claude{
+        .kind = "claude", .available = true, .detail = f.claude_bin, .reason = {}};
+    claude.reason = claude_unrunnable(f);
+    claude.available = claude.reason.empty();
+    server::AgentKind process{
+        .kind = "process", .available = !f.agent_cmd.empty(), .detail = {}, .reason = {}};
+    if (!process.available) {
+        process.reason = "the hub runs with no --agent-cmd";
+    }
+    return {
+        {.kind = "builtin", .available = true, .detail = builtin, .reason = {}}, claude, process};
+}
+
+hub::AgentFactory agent_factory(const ServeOptions& o) {
+    const runtime::RuntimeConfig rc = runtime_config(o.runtime);
+    const bool has_agent_cmd = !o.runtime.agent_cmd.empty();
+    const runtime::ProcessAgentConfig pc =
+        has_agent_cmd ? process_agent_config(o.runtime) : runtime::ProcessAgentConfig{};
+    // Each agent runs on its seat's strand (the hub passes it): its turns and sink calls run
+    // there, one at a time. A missing flag or a bad setting is a reason (the seat is
+    // unavailable), never an exception out of the factory.
+    const std::filesystem::path root = workspace_root(o);
+
+    // Every seat keeps a copy of the factory: what it needs is held once, shared (a copy of
+    // the configurations in each of 10,000 listed session files' seats cost ~1 KiB apiece).
+    struct AgentConfigs {
+        runtime::RuntimeConfig rc;
+        runtime::ProcessAgentConfig pc;
+        bool has_agent_cmd{};
+        RuntimeFlags flags;
+        std::filesystem::path root;
+    };
+
+    auto made =
+        std::make_shared<const AgentConfigs>(AgentConfigs{rc, pc, has_agent_cmd, o.runtime, root});
+    return [made](
+               const hub::SeatSpec& spec,
+               const std::vector<boost::json::object>& rows,
+               const boost::asio::any_io_executor& ex) -> hub::AgentOrReason {
+        if (spec.agent == "claude") {
+            return claude_agent(made->flags, made->root, spec, rows, ex);
+        }
+        if (spec.agent == "process") {
+            if (!made->has_agent_cmd) {
+                return {nullptr, "agent kind 'process' needs the hub to run with --agent-cmd"};
+            }
+            return {runtime::make_process_agent(ex, made->pc), {}};
+        }
+        auto cfg = made->rc;
+        if (!spec.model.empty()) {
+            cfg.model = spec.model;
+        }
+        if (!spec.system.empty()) {
+            cfg.system_prompt = spec.system;
+        }
+        try {
+            return {runtime::make_builtin_agent(ex, cfg, rows), {}};
+        } catch (const std::invalid_argument& e) {
+            return {nullptr, e.what()};
+        }
+    };
+}
+
+} // namespace sluice::app
