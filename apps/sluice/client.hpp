@@ -98,6 +98,12 @@ void add_manage_commands(
     const std::shared_ptr<ClientOptions>& o,
     const std::function<void(CLI::App*)>& common);
 
+/// Adds `sluice search QUERY` (search_cmd.cpp) to `app`.
+void add_search_command(
+    CLI::App& app,
+    const std::shared_ptr<ClientOptions>& o,
+    const std::function<void(CLI::App*)>& common);
+
 /// Adds `sluice usage [--by seat|project|model|day]` (usage_cmd.cpp) to `app`.
 void add_usage_command(
     CLI::App& app,

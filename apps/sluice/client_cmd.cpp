@@ -353,6 +353,7 @@ void add_client_commands(CLI::App& app) {
 
     client::add_manage_commands(app, o, common);
     client::add_usage_command(app, o, common);
+    client::add_search_command(app, o, common);
 
     auto* stats = app.add_subcommand("stats", "Print the hub's stats as JSON");
     common(stats);

@@ -151,6 +151,7 @@ hub::HubConfig hub_config(const ServeOptions& o) {
             o.window_cap_bytes > 0 ? o.window_cap_bytes : CONVERSATION_CAP_BYTES);
     }
     hc.make_agent = agent_factory(o);
+    hc.search_index = std::filesystem::path(o.data) / "search.db"; // a cache: rebuilt when lost
     if (!o.prices.empty()) {
         std::string why;
         hc.prices = hub::PriceTable::load(o.prices, why);

@@ -9,6 +9,7 @@
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
+#include <sluice/hub/search_indexer.hpp>
 #include <sluice/hub/usage_scanner.hpp>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -364,6 +365,14 @@ struct ClaudeProjects::Impl : std::enable_shared_from_this<Impl> {
         IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR;
     static constexpr std::uint32_t ROOT_EVENTS = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR;
 
+    // The search index reads what the file gained (its own thread; the offset it keeps).
+    void
+    search_changed(const std::filesystem::path& file, const std::string& id, std::string project) {
+        if (const auto& search = hub.search()) {
+            search->changed(file, SearchTarget{id, "", "claude", std::move(project), false, false});
+        }
+    }
+
     std::size_t file_seen(const std::filesystem::path& file) {
         auto key = file.string();
         std::optional<std::string> id;
@@ -376,16 +385,19 @@ struct ClaudeProjects::Impl : std::enable_shared_from_this<Impl> {
         usage.changed(file);
         if (id) {
             hub.foreign_changed(*id);
+            search_changed(file, *id, {});
             return 0;
         }
         auto listing = list_session_file(file);
         if (!listing) {
             return 0;
         }
+        auto project = listing->project;
         id = hub.add_foreign(file, std::move(*listing));
         if (!id) {
             return 0; // the same session id under another folder: listed once
         }
+        search_changed(file, *id, std::move(project));
         std::lock_guard lock(mu);
         by_path.emplace(std::move(key), std::move(*id));
         return 1;

@@ -8,6 +8,7 @@
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/file_source.hpp>
 #include <sluice/hub/hub.hpp>
+#include <sluice/hub/search_indexer.hpp>
 #include <sluice/hub/seat_meta.hpp>
 
 #include <boost/asio/post.hpp>
@@ -25,10 +26,17 @@ Hub::Hub(net::io_context& io, HubConfig config)
     , config_(std::move(config))
     , writer_(std::make_shared<Writer>(std::max(WRITER_QUEUE_CAPACITY, 2 * config_.max_seats + 64)))
     , usage_(std::make_shared<UsageLedger>(config_.prices)) {
+    if (!config_.search_index.empty()) {
+        search_ = std::make_shared<SearchIndexer>(
+            config_.search_index, SearchTextOptions{config_.search_thinking});
+    }
 }
 
 Hub::~Hub() {
     writer_->drain(); // a create still on the writer refers to this hub
+    if (search_) {
+        search_->stop();
+    }
 }
 
 SeatOptions Hub::seat_options(std::filesystem::path dir) const {
@@ -41,7 +49,8 @@ SeatOptions Hub::seat_options(std::filesystem::path dir) const {
         config_.budget,
         config_.broker,
         turn_durations_,
-        usage_};
+        usage_,
+        search_};
 }
 
 std::shared_ptr<Seat> Hub::add_mirror(SeatSpec spec, std::unique_ptr<Source> source) {
@@ -101,6 +110,8 @@ std::shared_ptr<Seat> Hub::open_folder(const std::filesystem::path& dir) {
     }
     if (const auto s = seat->summary(); s.state == SeatState::unavailable) {
         spdlog::warn("seat {} is unavailable: {}", s.id, s.reason);
+    } else if (search_ && spec) {
+        announce_transcripts(*search_, dir, s.id, s.epoch, spec->cwd);
     }
     return seat;
 }
@@ -484,6 +495,9 @@ boost::system::result<void> Hub::remove(std::string_view id, bool purge) {
         seat = it->second;
         seats_.erase(it);
         std::erase(order_, seat);
+    }
+    if (search_) {
+        search_->remove_seat(seat->id()); // its hits go with it
     }
     auto to =
         purge ? std::filesystem::path{}

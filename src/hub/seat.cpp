@@ -9,6 +9,7 @@
 #include <sluice/core/assert.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/hub.hpp>
+#include <sluice/hub/search_indexer.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/wire.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
@@ -542,6 +543,11 @@ void Seat::on_durable(
                 count_result_frame(opt_.usage.get(), spec_.id, spec_.model, spec_.cwd, *batch[i]);
             }
             feed_.append(held_form(std::move(batch[i]))); // oversize: its reference form
+        }
+        if (opt_.search && !source_) { // durable: the indexer reads them (its own thread)
+            opt_.search->changed(
+                opt_.dir / "transcript.jsonl",
+                SearchTarget{spec_.id, spec_.epoch, "sluice", spec_.cwd, true, false});
         }
         spec_.published = feed_.window().end();
         last_activity_ = std::chrono::system_clock::now();

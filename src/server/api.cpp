@@ -307,6 +307,9 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
         if (parts[1] == "usage" && parts.size() == 2) {
             co_return usage_response(s, req, url);
         }
+        if (parts[1] == "search" && parts.size() == 2) {
+            co_return co_await search_response(s, req, url);
+        }
         if (parts[1] == "agents" && parts.size() == 2) {
             co_return agents_response(req, s.cfg);
         }

@@ -62,4 +62,8 @@ hook_routes(Server::Impl& s, const Request& req, const std::vector<std::string>&
 /// GET /v1/usage: the usage ledger's totals by seat, project, model or day (usage_api.cpp).
 Response usage_response(Server::Impl& s, const Request& req, const boost::urls::url_view& url);
 
+/// GET /v1/search: hits of the full-text index, with snippets (search_api.cpp).
+net::awaitable<Response>
+search_response(Server::Impl& s, const Request& req, const boost::urls::url_view& url);
+
 } // namespace sluice::server::api_detail

@@ -169,8 +169,9 @@ std::optional<Response> Guard::check(
                     + std::string(url.path()) + " needs the owner's token");
         }
         const bool whoami = parts.size() == 2 && parts[0] == "v1" && parts[1] == "whoami";
-        // Its seat's usage only: GET /v1/usage?seat=<its seat>.
-        const bool own_usage = parts.size() == 2 && parts[0] == "v1" && parts[1] == "usage"
+        // Its seat's usage and hits only: GET /v1/usage|search?seat=<its seat>.
+        const bool own_usage = parts.size() == 2 && parts[0] == "v1"
+                               && (parts[1] == "usage" || parts[1] == "search")
                                && query_param(url, "seat") == out.grant.seat;
         if (!out.grant.seat.empty() && !whoami && !own_usage
             && !(

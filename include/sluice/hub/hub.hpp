@@ -29,6 +29,8 @@
 
 namespace sluice::hub {
 
+class SearchIndexer;
+
 /// Hub-wide settings.
 struct HubConfig {
     std::filesystem::path data_dir{"sluice-data"}; ///< one folder per seat under `seats/`
@@ -40,6 +42,8 @@ struct HubConfig {
     conversation_budget budget{};                 ///< the seats' window budget
     std::shared_ptr<Broker> broker{};             ///< the cluster engine (`--redis`), or null
     std::shared_ptr<const PriceTable> prices{};   ///< usage prices (null: the shipped table)
+    std::filesystem::path search_index{};         ///< the search index's file (empty: no search)
+    bool search_thinking{false};                  ///< index assistant thinking too
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.
@@ -295,6 +299,10 @@ public:
     /// Claude Code sessions' scanner (ClaudeProjects).
     [[nodiscard]] const std::shared_ptr<UsageLedger>& usage() const noexcept { return usage_; }
 
+    /// The search index's feeder (GET /v1/search), or null when the hub keeps none: fed by
+    /// hosted seats' durable frames and by the Claude Code sessions' follow (ClaudeProjects).
+    [[nodiscard]] const std::shared_ptr<SearchIndexer>& search() const noexcept { return search_; }
+
 private:
     [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
     [[nodiscard]] std::filesystem::path seats_root() const;
@@ -315,6 +323,7 @@ private:
     std::shared_ptr<Writer> writer_; // one thread for this data dir
     std::shared_ptr<TurnDurations> turn_durations_{std::make_shared<TurnDurations>()};
     std::shared_ptr<UsageLedger> usage_;
+    std::shared_ptr<SearchIndexer> search_; // null without config_.search_index
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Seat>> order_;
     std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;

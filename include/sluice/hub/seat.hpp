@@ -42,6 +42,8 @@
 
 namespace sluice::hub {
 
+class SearchIndexer;
+
 using conversation_budget = Budget;
 
 class HookBridge; // a hooked seat's prompts and their waiting hooks (hook_bridge.hpp)
@@ -109,7 +111,8 @@ struct SeatOptions {
     Budget budget{};                                 ///< window budget
     std::shared_ptr<Broker> broker{};                ///< the cluster engine (`--redis`), or null
     std::shared_ptr<TurnDurations> turn_durations{}; ///< where ended turns are counted, or null
-    std::shared_ptr<UsageLedger> usage{}; ///< where a hosted seat's result rows are counted
+    std::shared_ptr<UsageLedger> usage{};    ///< where a hosted seat's result rows are counted
+    std::shared_ptr<SearchIndexer> search{}; ///< told when a hosted seat's frames are durable
 };
 
 /// One conversation. A hosted seat's semantic output becomes frames: appended to the transcript on

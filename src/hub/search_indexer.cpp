@@ -1,0 +1,361 @@
+// SearchIndexer: the search index fed in the background (hub/search_indexer.hpp).
+#include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/turns.hpp>
+#include <sluice/core/file_read.hpp>
+#include <sluice/hub/search_indexer.hpp>
+
+#include <boost/asio/post.hpp>
+#include <boost/json.hpp>
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace sluice::hub {
+
+namespace json = boost::json;
+
+namespace {
+
+// The indexer's thread yields to seats' work: it runs at this nice value (Linux: per thread).
+constexpr int INDEXER_NICE = 10;
+
+std::int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// A descriptor closed when it goes.
+struct Fd {
+    int fd;
+
+    explicit Fd(int f)
+        : fd(f) {}
+
+    ~Fd() {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+};
+
+} // namespace
+
+SearchIndexer::SearchIndexer(const std::filesystem::path& db_file, SearchTextOptions opt)
+    : index_(SearchIndex::open(db_file, rebuilt_))
+    , opt_(opt)
+    , thread_([this] { run(); }) {
+}
+
+SearchIndexer::~SearchIndexer() {
+    stop();
+}
+
+void SearchIndexer::changed(const std::filesystem::path& file, SearchTarget target) {
+    {
+        std::lock_guard lock(mu_);
+        if (stopping_) {
+            return;
+        }
+        auto& st = files_[file.string()];
+        st.target = std::move(target);
+        st.done = false;
+        if (st.queued) {
+            return;
+        }
+        if (queue_.size() >= SEARCH_QUEUE_MAX) {
+            spdlog::warn(
+                "search: {} waits for its next change: the index queue is full", file.string());
+            return;
+        }
+        st.queued = true;
+        queue_.push_back(Job{file.string(), {}});
+    }
+    cv_.notify_all();
+}
+
+void SearchIndexer::remove_seat(std::string seat) {
+    {
+        std::lock_guard lock(mu_);
+        if (stopping_) {
+            return;
+        }
+        std::erase_if(files_, [&seat](const auto& kv) {
+            return kv.second.target.seat == seat && !kv.second.queued;
+        });
+        queue_.push_back(Job{{}, std::move(seat)}); // never dropped: one per removal
+    }
+    cv_.notify_all();
+}
+
+void SearchIndexer::search(SearchQuery q, const boost::asio::any_io_executor& ex, SearchDone done) {
+    auto page = std::make_shared<std::optional<SearchPage>>();
+    auto shared_done = std::make_shared<SearchDone>(std::move(done));
+    const bool queued = queries_.submit(
+        [this, page, q = std::move(q)] {
+            try {
+                *page = index_->search(q);
+            } catch (const std::exception& e) {
+                spdlog::error("search: a query failed: {}", e.what());
+                *page = SearchPage{};
+            }
+            return boost::system::error_code{};
+        },
+        ex,
+        [page, shared_done](boost::system::error_code) { (*shared_done)(std::move(*page)); });
+    if (!queued) {
+        boost::asio::post(ex, [shared_done] { (*shared_done)(std::nullopt); });
+    }
+}
+
+SearchProgress SearchIndexer::progress() const {
+    std::lock_guard lock(mu_);
+    SearchProgress p;
+    p.total = files_.size();
+    for (const auto& [path, st] : files_) {
+        p.done += st.done ? 1 : 0;
+        p.queued += st.queued ? 1 : 0;
+    }
+    p.rebuilt = rebuilt_;
+    return p;
+}
+
+void SearchIndexer::wait_idle() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return stopping_ || (queue_.empty() && !busy_); });
+}
+
+void SearchIndexer::stop() {
+    {
+        std::lock_guard lock(mu_);
+        stopping_ = true;
+        queue_.clear();
+    }
+    cv_.notify_all();
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) {
+        thread_.join();
+    }
+}
+
+void SearchIndexer::run() {
+    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), INDEXER_NICE);
+    while (true) {
+        Job job;
+        SearchTarget target;
+        {
+            std::unique_lock lock(mu_);
+            busy_ = false;
+            cv_.notify_all();
+            cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+            if (stopping_) {
+                return;
+            }
+            job = std::move(queue_.front());
+            queue_.pop_front();
+            if (!job.file.empty()) {
+                auto& st = files_[job.file];
+                st.queued = false;
+                target = st.target;
+            }
+            busy_ = true;
+        }
+        try {
+            if (job.file.empty()) {
+                index_->remove_seat(job.seat);
+                continue;
+            }
+            const bool done = index_file(job.file, target);
+            std::lock_guard lock(mu_);
+            if (auto it = files_.find(job.file); it != files_.end() && !it->second.queued) {
+                it->second.done = done;
+            }
+        } catch (const std::exception& e) {
+            spdlog::error(
+                "search: indexing {}: {}", job.file.empty() ? job.seat : job.file, e.what());
+        }
+    }
+}
+
+bool SearchIndexer::index_file(const std::string& file, const SearchTarget& target) {
+    auto t = target;
+    Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+
+    struct stat st {};
+
+    if (fd.fd < 0 || ::fstat(fd.fd, &st) != 0) {
+        return true; // gone (a removed seat's folder, a deleted session): nothing to read
+    }
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    const auto dev = static_cast<std::uint64_t>(st.st_dev);
+    const auto ino = static_cast<std::uint64_t>(st.st_ino);
+    auto stored = index_->file(file);
+    if (t.archived && !stored) {
+        // An archive the index has no offset for (a rebuild): read whole, replacing what the
+        // live file left of that epoch.
+        index_->remove_epoch(t.seat, t.epoch);
+    }
+    if (stored && t.hosted && !t.archived && stored->epoch != t.epoch) {
+        // A reset: the old epoch's file is kept as transcript.<old>.jsonl; its rest is read
+        // from where it was left, under its name, and its epoch is archived.
+        const auto old_path =
+            (std::filesystem::path(file).parent_path() / ("transcript." + stored->epoch + ".jsonl"))
+                .string();
+        Fd old(::open(old_path.c_str(), O_RDONLY | O_CLOEXEC));
+
+        struct stat ost {};
+
+        if (old.fd >= 0 && ::fstat(old.fd, &ost) == 0
+            && static_cast<std::uint64_t>(ost.st_ino) == stored->ino) {
+            auto f = *stored;
+            f.path = old_path;
+            auto ot = t;
+            ot.epoch = stored->epoch;
+            ot.archived = true;
+            read_from(old.fd, static_cast<std::uint64_t>(ost.st_size), f, ot);
+        }
+        index_->archive_epoch(t.seat, stored->epoch);
+        stored.reset();
+    } else if (stored && (stored->ino != ino || stored->dev != dev || size < stored->offset)) {
+        spdlog::info("search: {} was truncated or replaced: indexed again", file);
+        if (t.hosted) {
+            index_->archive_epoch(t.seat, stored->epoch);
+        } else {
+            index_->remove_epoch(stored->seat, stored->epoch);
+        }
+        stored.reset();
+    }
+    SearchFile f;
+    if (stored) {
+        f = *stored;
+    } else {
+        f.path = file;
+        f.seat = t.seat;
+        f.epoch = t.epoch;
+    }
+    f.dev = dev;
+    f.ino = ino;
+    if (t.archived) {
+        index_->archive_epoch(t.seat, t.epoch);
+    }
+    if (!t.project.empty() || !stored) {
+        index_->set_seat(t.seat, t.source, t.project);
+    }
+    return read_from(fd.fd, size, f, t);
+}
+
+bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchTarget& t) {
+    TurnScan scan; // its state at the offset is not kept: a turn opened across a restart may be
+                   // counted as the scan from a fresh state counts it
+    std::string buf;
+    std::vector<SearchDoc> docs;
+    std::uint64_t pos = f.offset;
+    bool skipping = false; // inside a line longer than SEARCH_LINE_MAX_BYTES
+    const auto line = [&](std::string_view text) {
+        boost::system::error_code ec;
+        auto v = json::parse(text, ec);
+        if (ec || !v.is_object()) {
+            return; // not a row (damage): takes no position
+        }
+        auto& row = v.get_object();
+        const auto* type = row.if_contains("type");
+        if (type == nullptr || !type->is_string() || !is_frame_type(type->get_string())) {
+            return;
+        }
+        if (t.project.empty()) {
+            if (const auto* cwd = row.if_contains("cwd"); cwd != nullptr && cwd->is_string()) {
+                t.project = std::string(cwd->get_string());
+                index_->set_seat(t.seat, t.source, t.project);
+            }
+        }
+        auto frame = Frame::from_row(std::move(row));
+        if (scan.opens_turn(*frame)) {
+            ++f.turns;
+        }
+        auto text_of = indexed_text(frame->row(), opt_);
+        if (!text_of.empty()) {
+            const auto time = row_time_ms(frame->row());
+            docs.push_back(SearchDoc{
+                f.seat,
+                f.epoch,
+                f.frames,
+                f.turns,
+                time != 0 ? time : now_ms(),
+                std::move(text_of)});
+        }
+        ++f.frames;
+    };
+    while (pos < size) {
+        {
+            std::lock_guard lock(mu_);
+            if (stopping_) {
+                return false;
+            }
+        }
+        const auto n =
+            static_cast<std::size_t>(std::min<std::uint64_t>(SEARCH_CHUNK_BYTES, size - pos));
+        const auto old = buf.size();
+        buf.resize(old + n);
+        if (!pread_all(fd, buf.data() + old, n, pos)) {
+            spdlog::warn("search: cannot read {}", f.path);
+            return false;
+        }
+        pos += n;
+        std::size_t start = 0;
+        for (auto nl = buf.find('\n'); nl != std::string::npos; nl = buf.find('\n', start)) {
+            if (skipping) {
+                ++f.frames; // the long row's position (a frame, as long rows are)
+            } else {
+                line(std::string_view(buf.data() + start, nl - start));
+            }
+            skipping = false;
+            start = nl + 1;
+        }
+        buf.erase(0, start);
+        if (buf.size() > SEARCH_LINE_MAX_BYTES) {
+            skipping = true;
+            buf.clear();
+        }
+        if (!skipping) {
+            f.offset = pos - buf.size();
+        }
+        if (!index_->add(docs, f)) {
+            return false;
+        }
+        docs.clear();
+    }
+    return f.offset == size;
+}
+
+void announce_transcripts(
+    SearchIndexer& indexer,
+    const std::filesystem::path& dir,
+    const std::string& seat,
+    const std::string& epoch,
+    const std::string& cwd) {
+    constexpr std::string_view head = "transcript.";
+    constexpr std::string_view tail = ".jsonl";
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        const auto name = e.path().filename().string();
+        if (name.size() <= head.size() + tail.size() || !name.starts_with(head)
+            || !name.ends_with(tail) || name == "transcript.jsonl") {
+            continue;
+        }
+        const auto old = name.substr(head.size(), name.size() - head.size() - tail.size());
+        indexer.changed(e.path(), SearchTarget{seat, old, "sluice", cwd, true, true});
+    }
+    indexer.changed(
+        dir / "transcript.jsonl", SearchTarget{seat, epoch, "sluice", cwd, true, false});
+}
+
+} // namespace sluice::hub
