@@ -270,7 +270,8 @@ SearchIndex::~SearchIndex() {
 }
 
 std::unique_ptr<SearchIndex> SearchIndex::open(const std::filesystem::path& file, bool& recreated) {
-    recreated = false;
+    std::error_code ec;
+    recreated = !std::filesystem::exists(file, ec); // lost (or never made): everything is read
     std::string why;
     sqlite3* db = try_open(file, why);
     if (db == nullptr) {

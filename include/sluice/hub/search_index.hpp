@@ -109,7 +109,8 @@ struct SearchPage {
 class SearchIndex {
 public:
     /// Opens (or creates) the index at `file`. A file that is not this index is replaced by an
-    /// empty one, and `recreated` says so. @throw std::runtime_error when no index can be made
+    /// empty one; `recreated` says whether the index was missing or replaced (so everything is
+    /// read again). @throw std::runtime_error when no index can be made
     /// there at all (the directory is not writable).
     static std::unique_ptr<SearchIndex> open(const std::filesystem::path& file, bool& recreated);
 

@@ -10,6 +10,9 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/hub/journal_test.cpp
     unit/hub/partial_test.cpp
     unit/hub/permission_prompts_test.cpp
+    unit/hub/search_index_test.cpp
+    unit/hub/search_indexer_test.cpp
+    unit/hub/search_text_test.cpp
     unit/hub/seed_test.cpp
     unit/hub/seat_meta_test.cpp
     unit/hub/seat_test.cpp
