@@ -22,18 +22,21 @@ TEST(SearchText, IndexesPromptsTextToolNamesInputsAndResults) {
         text_of(R"({"type":"user","message":{"role":"user","content":"fix the migration"}})"),
         "fix the migration");
     EXPECT_EQ(
-        text_of(
-            R"({"type":"assistant","message":{"content":[{"type":"text","text":"Running it."},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make test","description":"run","timeout":5}},{"type":"tool_use","id":"t2","name":"Grep","input":{"pattern":"fn main","path":"src/","glob":["*.rs"]}}]}})"),
+        text_of(R"({"type":"assistant","message":{"content":[{"type":"text","text":"Running it."},)"
+                R"({"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make test",)"
+                R"("description":"run","timeout":5}},{"type":"tool_use","id":"t2","name":"Grep",)"
+                R"("input":{"pattern":"fn main","path":"src/","glob":["*.rs"]}}]}})"),
         "Running it.\nBash\nmake test\nrun\nGrep\nfn main\nsrc/\n*.rs");
     EXPECT_EQ(
-        text_of(
-            R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"ok 12 passed"},{"type":"tool_result","tool_use_id":"t2","content":[{"type":"text","text":"src/main.rs:1"},{"type":"image"}]}]}})"),
+        text_of(R"({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1",)"
+                R"("content":"ok 12 passed"},{"type":"tool_result","tool_use_id":"t2","content":)"
+                R"([{"type":"text","text":"src/main.rs:1"},{"type":"image"}]}]}})"),
         "ok 12 passed\nsrc/main.rs:1");
 }
 
 TEST(SearchText, LeavesOutThinkingUnlessAskedAndMetaAndBookkeepingRows) {
-    const auto row =
-        R"({"type":"assistant","message":{"content":[{"type":"thinking","thinking":"secret plan"},{"type":"text","text":"hello"}]}})";
+    const auto row = R"({"type":"assistant","message":{"content":[{"type":"thinking","thinking":)"
+                     R"("secret plan"},{"type":"text","text":"hello"}]}})";
     EXPECT_EQ(text_of(row), "hello");
     EXPECT_EQ(text_of(row, SearchTextOptions{.thinking = true}), "secret plan\nhello");
     EXPECT_EQ(
