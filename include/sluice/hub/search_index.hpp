@@ -32,20 +32,20 @@ inline constexpr std::size_t SEARCH_TRIGRAM_MIN_BYTES = 3;
 
 /// One indexed frame: where it is (seat, epoch, seq, turn), when, and its indexed text.
 struct SearchDoc {
-    std::string seat;       ///< seat id
-    std::string epoch;      ///< the seat's epoch the seq belongs to
+    std::string seat{};     ///< seat id
+    std::string epoch{};    ///< the seat's epoch the seq belongs to
     std::uint64_t seq{};    ///< the frame's position in that epoch
     std::uint64_t turn{};   ///< turns opened up to and with this frame (1-based; 0: none yet)
     std::int64_t time_ms{}; ///< the row's time (Unix ms), or when it was indexed
-    std::string text;       ///< indexed_text of the frame (search_text.hpp)
+    std::string text{};     ///< indexed_text of the frame (search_text.hpp)
 };
 
 /// How far a file was indexed: read to `offset` (whole lines), `frames` frame rows and `turns`
 /// turn openings before it, the file identified by device and inode (a replaced file differs).
 struct SearchFile {
-    std::string path;       ///< the file
-    std::string seat;       ///< its seat
-    std::string epoch;      ///< the epoch its frames are numbered in
+    std::string path{};     ///< the file
+    std::string seat{};     ///< its seat
+    std::string epoch{};    ///< the epoch its frames are numbered in
     std::uint64_t dev{};    ///< st_dev when last read
     std::uint64_t ino{};    ///< st_ino when last read
     std::uint64_t offset{}; ///< bytes read (through the last whole line)
@@ -55,10 +55,10 @@ struct SearchFile {
 
 /// A search request.
 struct SearchQuery {
-    std::string q;                           ///< the literal looked for (case ignored)
-    std::optional<std::string> seat;         ///< only this seat
-    std::optional<std::string> project;      ///< only seats of this project (working directory)
-    std::optional<std::string> source;       ///< only seats of this source ("sluice", "claude")
+    std::string q{};                         ///< the literal looked for (case ignored)
+    std::optional<std::string> seat{};       ///< only this seat
+    std::optional<std::string> project{};    ///< only seats of this project (working directory)
+    std::optional<std::string> source{};     ///< only seats of this source ("sluice", "claude")
     std::int64_t since_ms{};                 ///< only frames at or after this time (Unix ms)
     std::size_t limit{SEARCH_LIMIT_DEFAULT}; ///< hits at most (clamped to SEARCH_LIMIT_MAX)
     std::int64_t cursor{};                   ///< a page's `next_cursor` (0: the newest first)
@@ -66,28 +66,28 @@ struct SearchQuery {
 
 /// A piece of a snippet: text around a match, or a match (as the frame has it).
 struct SnippetPiece {
-    std::string text; ///< the bytes (cut at UTF-8 boundaries)
-    bool match{};     ///< whether it is a match
+    std::string text{}; ///< the bytes (cut at UTF-8 boundaries)
+    bool match{};       ///< whether it is a match
 };
 
 /// One hit: the frame, its seat's facts, and a snippet with the matches marked.
 struct SearchHit {
-    std::string seat;                  ///< seat id
-    std::string epoch;                 ///< epoch of `seq`
-    std::uint64_t seq{};               ///< the frame
-    std::uint64_t turn{};              ///< its turn (1-based; 0: before the first)
-    std::int64_t time_ms{};            ///< the row's time (Unix ms)
-    bool archived{};                   ///< the epoch was replaced (a reset): history, not live
-    std::string source;                ///< the seat's source
-    std::string project;               ///< the seat's project ("" when unknown)
-    std::vector<SnippetPiece> snippet; ///< text and marked matches
+    std::string seat{};                  ///< seat id
+    std::string epoch{};                 ///< epoch of `seq`
+    std::uint64_t seq{};                 ///< the frame
+    std::uint64_t turn{};                ///< its turn (1-based; 0: before the first)
+    std::int64_t time_ms{};              ///< the row's time (Unix ms)
+    bool archived{};                     ///< the epoch was replaced (a reset): history, not live
+    std::string source{};                ///< the seat's source
+    std::string project{};               ///< the seat's project ("" when unknown)
+    std::vector<SnippetPiece> snippet{}; ///< text and marked matches
 };
 
 /// A page of hits, newest indexed first.
 struct SearchPage {
-    std::vector<SearchHit> hits;             ///< at most the query's limit
-    std::optional<std::int64_t> next_cursor; ///< set when more hits follow
-    bool scanned{};                          ///< answered by a LIKE scan (a short query)
+    std::vector<SearchHit> hits{};             ///< at most the query's limit
+    std::optional<std::int64_t> next_cursor{}; ///< set when more hits follow
+    bool scanned{};                            ///< answered by a LIKE scan (a short query)
 };
 
 /// The snippet of `text` around the first SEARCH_SNIPPET_MATCHES occurrences of `q` (ASCII case

@@ -44,12 +44,12 @@ inline constexpr std::size_t SEARCH_QUERIES_MAX = 64;
 /// reset, its old epoch archived) or someone else does (a replaced or truncated file is read
 /// again, its old hits removed).
 struct SearchTarget {
-    std::string seat;    ///< seat id
-    std::string epoch;   ///< the epoch (hosted seats; "" for files numbered by their reader)
-    std::string source;  ///< "sluice" or "claude"
-    std::string project; ///< the working directory ("" when unknown)
-    bool hosted{};       ///< the hub's own transcript
-    bool archived{};     ///< a hosted seat's reset archive (`transcript.<epoch>.jsonl`)
+    std::string seat{};    ///< seat id
+    std::string epoch{};   ///< the epoch (hosted seats; "" for files numbered by their reader)
+    std::string source{};  ///< "sluice" or "claude"
+    std::string project{}; ///< the working directory ("" when unknown)
+    bool hosted{};         ///< the hub's own transcript
+    bool archived{};       ///< a hosted seat's reset archive (`transcript.<epoch>.jsonl`)
 };
 
 /// How far indexing is: files read to their end of the files known, and files waiting.
