@@ -105,14 +105,15 @@ search(const SluiceProcess& hub, const std::string& query, const std::string& to
         "GET",
         hub.base() + "/v1/search?" + query,
         {},
-        token.empty() ? transport::HttpHeaders{} : bearer(token));
+        token.empty() ? decltype(bearer(token)){} : bearer(token));
     EXPECT_EQ(r.status, 200U) << r.body;
     return r.status == 200 && r.json.is_object() ? r.json.as_object() : json::object{};
 }
 
 std::string encoded(const std::string& s) {
     std::string out;
-    for (unsigned char c : s) {
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
         if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
             out += static_cast<char>(c);
         } else {
