@@ -277,7 +277,9 @@ std::unique_ptr<SearchIndex> SearchIndex::open(const std::filesystem::path& file
     sqlite3* db = try_open(file, why);
     if (db == nullptr) {
         spdlog::warn(
-            "search: the index {} is {}: made anew, rebuilt in the background", file.string(), why);
+            "search: the index {} cannot be used ({}): made anew, rebuilt in the background",
+            file.string(),
+            why);
         remove_files(file);
         recreated = true;
         db = try_open(file, why);
@@ -432,7 +434,7 @@ SearchPage SearchIndex::search(const SearchQuery& q) const {
         "coalesce(s.project, ''), EXISTS(SELECT 1 FROM archived a WHERE a.seat = d.seat AND "
         "a.epoch = d.epoch) FROM body b JOIN docs d ON d.id = b.rowid LEFT JOIN seats s ON "
         "s.seat = d.seat WHERE ";
-    sql += page.scanned ? "b.text LIKE ?1 ESCAPE '\\'" : "body MATCH ?1";
+    sql += page.scanned ? "b.text LIKE ?1 ESCAPE '\\'" : "b.text MATCH ?1";
     sql += " AND (?2 = 0 OR b.rowid < ?2) AND (?3 IS NULL OR d.seat = ?3) AND (?4 IS NULL OR "
            "s.project = ?4) AND (?5 IS NULL OR s.source = ?5) AND d.time >= ?6 ORDER BY b.rowid "
            "DESC LIMIT ?7";

@@ -137,10 +137,10 @@ private:
     // Reads from `f`'s offset to `size` into the index; whether it got there.
     bool read_from(int fd, std::uint64_t size, SearchFile& f, SearchTarget& t);
 
+    bool rebuilt_{}; // before index_: set by its construction
     std::unique_ptr<SearchIndex> index_;
     Writer queries_{SEARCH_QUERIES_MAX}; // the query thread (blocking SQLite reads)
     SearchTextOptions opt_;
-    bool rebuilt_{};
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<Job> queue_;
