@@ -388,6 +388,9 @@ void Seat::on_event(std::uint64_t turn, runtime::AgentEvent event) {
 
 void Seat::note_permission(const runtime::AgentEvent& event) {
     if (permissions_.note(event)) {
+        if (const auto* ask = std::get_if<runtime::PermissionRequest>(&event)) {
+            tell(permission_notice(*ask));
+        }
         update_summary();
     }
 }
@@ -503,8 +506,17 @@ void Seat::finish_turn(runtime::TurnEnd end) {
         state = "failed";
         outcome = TurnDurations::Outcome::failed;
     }
+    const auto took = std::chrono::steady_clock::now() - turns_.started;
     if (opt_.turn_durations) {
-        opt_.turn_durations->observe(outcome, std::chrono::steady_clock::now() - turns_.started);
+        opt_.turn_durations->observe(outcome, took);
+    }
+    if (outcome != TurnDurations::Outcome::cancelled && took >= opt_.notify_long_turn) {
+        Notice n;
+        n.kind = outcome == TurnDurations::Outcome::failed ? Notice::Kind::turn_failed
+                                                           : Notice::Kind::turn_ended;
+        n.took = std::chrono::duration_cast<std::chrono::milliseconds>(took);
+        n.summary = end.error;
+        tell(std::move(n));
     }
     push_turn_state(wire::turn_json(turns_.running, state, end.error));
     turns_.cancel.reset();

@@ -513,4 +513,27 @@ void Seat::withdraw_hooked(const std::string& id, std::string by, const std::str
     update_summary(); // a prompt its timer closed: no longer waiting
 }
 
+void Seat::on_write_failed() {
+    if (!told_degraded_ && !journal_->degraded().empty()) {
+        told_degraded_ = true;
+        Notice n;
+        n.kind = Notice::Kind::degraded;
+        n.summary = journal_->degraded();
+        tell(std::move(n));
+    }
+    update_summary();
+}
+
+void Seat::tell(Notice n) {
+    if (!opt_.notifier || mirror() || closed_) {
+        return;
+    }
+    n.seat = spec_.id;
+    if (n.title.empty()) {
+        const auto s = summary();
+        n.title = !s.title.empty() ? s.title : spec_.name;
+    }
+    opt_.notifier->notify(std::move(n));
+}
+
 } // namespace sluice::hub

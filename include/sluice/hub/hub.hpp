@@ -40,6 +40,9 @@ struct HubConfig {
     conversation_budget budget{};                 ///< the seats' window budget
     std::shared_ptr<Broker> broker{};             ///< the cluster engine (`--redis`), or null
     std::shared_ptr<const PriceTable> prices{};   ///< usage prices (null: the shipped table)
+    std::shared_ptr<Notifier> notifier{};         ///< told of events that need a person, or null
+    /// Turns that ran at least this long tell the notifier when they end or fail.
+    std::chrono::milliseconds notify_long_turn{NOTIFY_LONG_TURN_DEFAULT};
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.
