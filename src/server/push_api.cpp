@@ -36,7 +36,7 @@ subscribe_route(push::NotifySender& sender, const Request& req, const Access& wh
     }
     std::string endpoint;
     std::string p256dh;
-    std::string auth;
+    std::string secret;
     if (!string_field(*body, "endpoint", endpoint, why)) {
         co_return bad(req, why);
     }
@@ -48,11 +48,11 @@ subscribe_route(push::NotifySender& sender, const Request& req, const Access& wh
             "PushSubscription.toJSON())");
     }
     if (!string_field(keys->get_object(), "p256dh", p256dh, why)
-        || !string_field(keys->get_object(), "auth", auth, why)) {
-        co_return bad(req, "keys." + why.substr(why.find('\'')));
+        || !string_field(keys->get_object(), "auth", secret, why)) {
+        co_return bad(req, "in field 'keys': " + why);
     }
     push::Subscription sub;
-    if (auto ok = push::check_subscription(endpoint, p256dh, auth, sub); !ok) {
+    if (auto ok = push::check_subscription(endpoint, p256dh, secret, sub); !ok) {
         co_return bad(req, ok.error().message);
     }
     sub.owner = who.token_digest;

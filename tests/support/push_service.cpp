@@ -311,8 +311,10 @@ std::string check_vapid(
         return "k= is not the hub's public key";
     }
     const auto point = push::from_base64url(public_key_b64);
-    auto key = point ? push::EcKey::from_public(*point)
-                     : push::Result<push::EcKey>(push::Failure::of(errc::bad_request, "b64"));
+    if (!point) {
+        return "the hub's public key is not base64url";
+    }
+    auto key = push::EcKey::from_public(*point);
     if (!key) {
         return "the hub's public key is not a P-256 point";
     }

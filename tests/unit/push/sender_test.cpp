@@ -75,7 +75,9 @@ TEST(NotifySender, WebhookBodyIsSignedJson) {
     EXPECT_EQ(body.at("summary"), "rm -rf build");
     EXPECT_EQ(body.at("request_id"), "h-1");
     EXPECT_EQ(body.at("url"), "/#/seat/s-1");
-    sender->stop();
+    for (int i = 0; i < 100 && sender->stats().sent == 0; ++i) {
+        std::this_thread::sleep_for(20ms);
+    }
     EXPECT_EQ(sender->stats().sent, 1U);
 }
 
