@@ -116,11 +116,11 @@ TEST(Push, AWaitingPromptIsPushedOnceEncryptedForTheBrowserAndSignedWithVapid) {
     ASSERT_TRUE(text) << why;
     const auto p = json::parse(*text);
     EXPECT_EQ(p.at("kind"), "permission");
-    EXPECT_EQ(p.at("seat"), seat);
+    EXPECT_EQ(p.at("seat").as_string(), seat);
     EXPECT_EQ(p.at("tool"), "Bash");
     EXPECT_EQ(p.at("summary"), "rm -rf build");
     EXPECT_EQ(p.at("request_id"), asked.at("request_id"));
-    EXPECT_EQ(p.at("url"), "/#/seat/" + seat);
+    EXPECT_EQ(p.at("url").as_string(), "/#/seat/" + seat);
     const auto metrics = h.call("GET", "/metrics").body;
     EXPECT_NE(metrics.find("sluice_push_sent_total 1"), std::string::npos) << metrics;
 }
@@ -134,7 +134,7 @@ TEST(Push, SubscriptionsAreListedWithoutSecretsDeletedAndRefusedWhenBad) {
     const auto listed = h.call("GET", "/v1/push/subscriptions");
     ASSERT_EQ(listed.status, 200U);
     ASSERT_EQ(listed.json.at("subscriptions").as_array().size(), 1U);
-    EXPECT_EQ(listed.json.at("subscriptions").at(0).at("id"), id);
+    EXPECT_EQ(listed.json.at("subscriptions").at(0).at("id").as_string(), id);
     EXPECT_EQ(listed.body.find(sluice::push::base64url(ua.auth)), std::string::npos);
     EXPECT_EQ(listed.body.find("p256dh"), std::string::npos);
     // Bad keys: 400 naming the field.
@@ -184,7 +184,7 @@ TEST(Push, SubscriptionsSurviveARestart) {
     EXPECT_EQ(h.public_key(), key); // the same VAPID key
     const auto listed = h.call("GET", "/v1/push/subscriptions");
     ASSERT_EQ(listed.json.at("subscriptions").as_array().size(), 1U);
-    EXPECT_EQ(listed.json.at("subscriptions").at(0).at("id"), id);
+    EXPECT_EQ(listed.json.at("subscriptions").at(0).at("id").as_string(), id);
     (void)h.ask(dir, SESSION_A, "make");
     ASSERT_TRUE(service.wait_for(1));
     EXPECT_TRUE(decrypt_push(service.received().at(0).body, ua));
@@ -211,7 +211,8 @@ TEST(Push, AViewerSubscriptionHearsOnlyOfTheSeatItMayWatch) {
         h.call("GET", "/v1/push/subscriptions", {}, viewer)
             .json.at("subscriptions")
             .at(0)
-            .at("seat"),
+            .at("seat")
+            .as_string(),
         seat_a);
     (void)h.ask(dir, SESSION_B, "echo b");
     (void)h.ask(dir, SESSION_A, "echo a2");
@@ -220,7 +221,7 @@ TEST(Push, AViewerSubscriptionHearsOnlyOfTheSeatItMayWatch) {
     std::this_thread::sleep_for(500ms);
     ASSERT_EQ(viewer_service.received().size(), 1U);
     const auto p = json::parse(decrypt_push(viewer_service.received().at(0).body, ua).value());
-    EXPECT_EQ(p.at("seat"), seat_a);
+    EXPECT_EQ(p.at("seat").as_string(), seat_a);
     EXPECT_EQ(p.at("summary"), "echo a2");
 }
 
