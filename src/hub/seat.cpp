@@ -510,14 +510,7 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     if (opt_.turn_durations) {
         opt_.turn_durations->observe(outcome, took);
     }
-    if (outcome != TurnDurations::Outcome::cancelled && took >= opt_.notify_long_turn) {
-        Notice n;
-        n.kind = outcome == TurnDurations::Outcome::failed ? Notice::Kind::turn_failed
-                                                           : Notice::Kind::turn_ended;
-        n.took = std::chrono::duration_cast<std::chrono::milliseconds>(took);
-        n.summary = end.error;
-        tell(std::move(n));
-    }
+    tell_long_turn(outcome, took, end.error);
     push_turn_state(wire::turn_json(turns_.running, state, end.error));
     turns_.cancel.reset();
     agent_requires_action_ = false;

@@ -524,6 +524,21 @@ void Seat::on_write_failed() {
     update_summary();
 }
 
+void Seat::tell_long_turn(
+    TurnDurations::Outcome outcome,
+    std::chrono::steady_clock::duration took,
+    const std::string& error) {
+    if (outcome == TurnDurations::Outcome::cancelled || took < opt_.notify_long_turn) {
+        return; // a person who cancelled knows; a short turn was watched
+    }
+    Notice n;
+    n.kind = outcome == TurnDurations::Outcome::failed ? Notice::Kind::turn_failed
+                                                       : Notice::Kind::turn_ended;
+    n.took = std::chrono::duration_cast<std::chrono::milliseconds>(took);
+    n.summary = error;
+    tell(std::move(n));
+}
+
 void Seat::tell(Notice n) {
     if (!opt_.notifier || mirror() || closed_) {
         return;

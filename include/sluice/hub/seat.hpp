@@ -467,6 +467,11 @@ private:
     // Tells the notifier (if any) about `n`, naming this seat; a mirror never does (its owner
     // node sends).
     void tell(Notice n);
+    // Tells of a turn that ended or failed after running at least `notify_long_turn`.
+    void tell_long_turn(
+        TurnDurations::Outcome outcome,
+        std::chrono::steady_clock::duration took,
+        const std::string& error);
 
     // Runs `op(seat, done)` on the strand, `done(R)` completing `token` (hub/async.hpp).
     template <class R, class Op, class Token>
