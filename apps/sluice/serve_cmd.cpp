@@ -292,6 +292,13 @@ int run_serve(ServeOptions o, const Settings& settings) {
     hub::HubConfig hc = hub_config(o);
     // The notifier: Web Push to the subscriptions in the data dir, and --notify-url webhooks,
     // from a thread of its own.
+    for (const auto& url : o.notify_urls) {
+        if (!push::endpoint_origin(url)) {
+            std::fprintf(
+                stderr, "sluice serve: --notify-url %s is not an http(s) URL\n", url.c_str());
+            return 2;
+        }
+    }
     push::SenderConfig pc;
     pc.data_dir = o.data;
     pc.vapid_subject = o.vapid_subject;
