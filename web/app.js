@@ -541,10 +541,32 @@
   }
   $('notify').addEventListener('click', async () => {
     if (notifyOn()) localStorage.removeItem(NOTIFY_KEY);
-    else if ((await Notification.requestPermission()) === 'granted') localStorage.setItem(NOTIFY_KEY, '1');
-    else setHubStatus('notifications are blocked for this page in the browser');
+    else if ((await Notification.requestPermission()) === 'granted') {
+      localStorage.setItem(NOTIFY_KEY, '1');
+      enablePush().catch((e) => setHubStatus(`push notifications unavailable: ${e.message}`));
+    } else setHubStatus('notifications are blocked for this page in the browser');
     showNotifyButton();
   });
+
+  // The installable page's service worker (web/sw.js): offline page files, Web Push.
+  const swReady = 'serviceWorker' in navigator
+    ? navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.ready).catch(() => null)
+    : Promise.resolve(null);
+  /** Subscribes this browser to the hub's Web Push (GET /v1/push/key, POST
+   *  /v1/push/subscriptions) and gives the service worker the owner's token so a prompt's
+   *  Allow/Deny actions can answer (a viewer's notifications only open the page). */
+  async function enablePush() {
+    const reg = await swReady;
+    if (!reg || !('PushManager' in window)) return false;
+    const { public_key: k } = await api('GET', '/v1/push/key');
+    const b64 = k.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (k.length % 4)) % 4);
+    const key = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const sub = (await reg.pushManager.getSubscription())
+      || (await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }));
+    await api('POST', '/v1/push/subscriptions', sub.toJSON());
+    if (reg.active) reg.active.postMessage({ type: 'sluice-token', token: token(), owner: role.role === 'owner' });
+    return true;
+  }
   /** A browser notification for seat `v` while this tab is hidden (when the person opted in). */
   function notify(v, what) {
     if (!notifyOn() || document.visibilityState === 'visible') return;

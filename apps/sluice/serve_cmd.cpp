@@ -12,6 +12,7 @@
 #include <sluice/conversation/frame_ref.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/hub.hpp>
+#include <sluice/push/sender.hpp>
 #include <sluice/runtime/agents/agent.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
 #include <sluice/server/auth.hpp>
@@ -290,6 +291,30 @@ int run_serve(ServeOptions o, const Settings& settings) {
     // cleanly instead of killing the hub with hub.json left behind).
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     hub::HubConfig hc = hub_config(o);
+    // The notifier: Web Push to the subscriptions in the data dir, and --notify-url webhooks,
+    // from a thread of its own.
+    for (const auto& url : o.notify_urls) {
+        if (!push::endpoint_origin(url)) {
+            std::fprintf(
+                stderr, "sluice serve: --notify-url %s is not an http(s) URL\n", url.c_str());
+            return 2;
+        }
+    }
+    push::SenderConfig pc;
+    pc.data_dir = o.data;
+    pc.vapid_subject = o.vapid_subject;
+    pc.public_url = o.public_url;
+    pc.webhook_urls = o.notify_urls;
+    pc.webhook_secret = o.notify_secret;
+    pc.ntfy = o.notify_format == "ntfy";
+    auto opened = push::NotifySender::open(std::move(pc));
+    if (!opened) {
+        std::fprintf(stderr, "sluice serve: Web Push: %s\n", opened.error().message.c_str());
+        return 2;
+    }
+    const std::shared_ptr<push::NotifySender> sender = std::move(*opened);
+    hc.notifier = sender;
+    hc.notify_long_turn = std::chrono::seconds(o.notify_long_turn);
 
     // --redis: the cluster engine (src/cluster). Without it nothing of it exists.
     auto made = cluster_node(o.cluster, o.data, io, hc);
@@ -332,6 +357,7 @@ int run_serve(ServeOptions o, const Settings& settings) {
         return 2;
     }
     sc.forwarder = node;
+    sc.push = sender;
     sc.listen_fd = activated->fd;
     server::Server srv(io, hub, sc);
     forward_to = &srv;
@@ -422,6 +448,7 @@ int run_serve(ServeOptions o, const Settings& settings) {
     for (auto& t : threads) {
         t.join();
     }
+    sender->stop(); // what is queued is dropped; a delivery in flight is cancelled
     remove_hub_file(o.data);
     return 0;
 }

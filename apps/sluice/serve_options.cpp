@@ -80,6 +80,30 @@ void add_serve_options(CLI::App& sub, ServeOptions& o) {
            "the usage price table, JSON in the shape of the shipped one (src/hub/prices.json: its "
            "date and source named in it); a model it does not list has no cost")
         ->type_name("FILE");
+    sub.add_option(
+           "--notify-url",
+           o.notify_urls,
+           "POST events that need a person (a prompt waiting, a long turn ended or failed, a "
+           "seat degraded) to this URL as JSON (repeatable)")
+        ->type_name("URL");
+    sub.add_option(
+        "--notify-secret",
+        o.notify_secret,
+        "sign --notify-url bodies: X-Sluice-Signature: sha256=<hex HMAC-SHA256 of the body>");
+    sub.add_option(
+           "--notify-format",
+           o.notify_format,
+           "json, or ntfy (a text body with Title, Tags, Priority and Click headers)")
+        ->check(CLI::IsMember({"json", "ntfy"}));
+    sub.add_option(
+        "--notify-long-turn",
+        o.notify_long_turn,
+        "seconds: a turn that ran at least this long notifies (Web Push, --notify-url) when it "
+        "ends or fails");
+    sub.add_option(
+        "--vapid-subject",
+        o.vapid_subject,
+        "the contact Web Push services see in the VAPID token (mailto: or https: URL)");
     sub.add_option("--log-format", o.log_format, "log lines as text or json (one line per event)")
         ->check(CLI::IsMember({"text", "json"}));
 }

@@ -43,6 +43,11 @@ struct ServeOptions {
     std::uint64_t retain_archives_days{0};    // prune reset archives and removed seats (0: keep)
     std::string log_format{"text"};           // text | json (logging.hpp)
     std::string prices; // usage price table (JSON; empty: the shipped one, src/hub/prices.json)
+    std::vector<std::string> notify_urls; // webhooks told of events that need a person
+    std::string notify_secret;            // HMAC-SHA256 key of X-Sluice-Signature
+    std::string notify_format{"json"};    // json | ntfy
+    std::uint64_t notify_long_turn{30};   // seconds: a longer turn notifies when it ends
+    std::string vapid_subject{"mailto:sluice@localhost"}; // VAPID `sub`: a contact
 };
 
 /// Adds every serve flag to `sub`, bound to `o`, and `--config FILE`.

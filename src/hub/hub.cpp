@@ -50,7 +50,9 @@ SeatOptions Hub::seat_options(std::filesystem::path dir) const {
         config_.broker,
         turn_durations_,
         usage_,
-        search_};
+        search_,
+        config_.notifier,
+        config_.notify_long_turn};
 }
 
 std::shared_ptr<Seat> Hub::add_mirror(SeatSpec spec, std::unique_ptr<Source> source) {

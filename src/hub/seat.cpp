@@ -389,6 +389,9 @@ void Seat::on_event(std::uint64_t turn, runtime::AgentEvent event) {
 
 void Seat::note_permission(const runtime::AgentEvent& event) {
     if (permissions_.note(event)) {
+        if (const auto* ask = std::get_if<runtime::PermissionRequest>(&event)) {
+            tell(permission_notice(*ask));
+        }
         update_summary();
     }
 }
@@ -504,9 +507,11 @@ void Seat::finish_turn(runtime::TurnEnd end) {
         state = "failed";
         outcome = TurnDurations::Outcome::failed;
     }
+    const auto took = std::chrono::steady_clock::now() - turns_.started;
     if (opt_.turn_durations) {
-        opt_.turn_durations->observe(outcome, std::chrono::steady_clock::now() - turns_.started);
+        opt_.turn_durations->observe(outcome, took);
     }
+    tell_long_turn(outcome, took, end.error);
     push_turn_state(wire::turn_json(turns_.running, state, end.error));
     turns_.cancel.reset();
     agent_requires_action_ = false;

@@ -513,4 +513,42 @@ void Seat::withdraw_hooked(const std::string& id, std::string by, const std::str
     update_summary(); // a prompt its timer closed: no longer waiting
 }
 
+void Seat::on_write_failed() {
+    if (!told_degraded_ && !journal_->degraded().empty()) {
+        told_degraded_ = true;
+        Notice n;
+        n.kind = Notice::Kind::degraded;
+        n.summary = journal_->degraded();
+        tell(std::move(n));
+    }
+    update_summary();
+}
+
+void Seat::tell_long_turn(
+    TurnDurations::Outcome outcome,
+    std::chrono::steady_clock::duration took,
+    const std::string& error) {
+    if (outcome == TurnDurations::Outcome::cancelled || took < opt_.notify_long_turn) {
+        return; // a person who cancelled knows; a short turn was watched
+    }
+    Notice n;
+    n.kind = outcome == TurnDurations::Outcome::failed ? Notice::Kind::turn_failed
+                                                       : Notice::Kind::turn_ended;
+    n.took = std::chrono::duration_cast<std::chrono::milliseconds>(took);
+    n.summary = error;
+    tell(std::move(n));
+}
+
+void Seat::tell(Notice n) {
+    if (!opt_.notifier || mirror() || closed_) {
+        return;
+    }
+    n.seat = spec_.id;
+    if (n.title.empty()) {
+        const auto s = summary();
+        n.title = !s.title.empty() ? s.title : spec_.name;
+    }
+    opt_.notifier->notify(std::move(n));
+}
+
 } // namespace sluice::hub

@@ -254,8 +254,8 @@ Response asset_response(const Request& req, const web::Asset& asset) {
     return res;
 }
 
-net::awaitable<Response>
-route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
+net::awaitable<Response> route_api(
+    Server::Impl& s, const Request& req, const boost::urls::url_view& url, const Access& who) {
     auto segs = url.segments();
     std::vector<std::string> parts(segs.begin(), segs.end());
     if (!parts.empty() && parts.back().empty()) {
@@ -277,7 +277,11 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
         co_return res;
     }
     if (parts.size() == 1 && parts[0] == "metrics") {
-        auto res = json_response(req, 200, metrics_text(s.hub, s.counters, s.connections->open()));
+        auto text = metrics_text(s.hub, s.counters, s.connections->open());
+        if (s.cfg.push) {
+            text += push::metrics_text(s.cfg.push->stats());
+        }
+        auto res = json_response(req, 200, std::move(text));
         res.set(http::field::content_type, "text/plain; version=0.0.4");
         co_return res;
     }
@@ -315,6 +319,9 @@ route_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url)
         }
         if (parts[1] == "hooks") {
             co_return co_await hook_routes(s, req, parts);
+        }
+        if (parts[1] == "push") {
+            co_return co_await push_routes(s, req, parts, who);
         }
         if (parts[1] == "seats") {
             if (parts.size() == 2) {
@@ -370,11 +377,11 @@ void Server::handle_forwarded(hub::ForwardedRequest fr, hub::ForwardDone done) {
     net::co_spawn(net::make_strand(s->io), std::move(run), net::detached);
 }
 
-net::awaitable<Response>
-handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
+net::awaitable<Response> handle_api(
+    Server::Impl& s, const Request& req, const boost::urls::url_view& url, const Access& who) {
     std::string what;
     try {
-        co_return co_await route_api(s, req, url);
+        co_return co_await route_api(s, req, url, who);
     } catch (const std::exception& e) {
         what = e.what();
     }

@@ -59,6 +59,11 @@ net::awaitable<Response> subagent_routes(
 net::awaitable<Response>
 hook_routes(Server::Impl& s, const Request& req, const std::vector<std::string>& parts);
 
+/// /v1/push/key and /v1/push/subscriptions[/{id}]: Web Push (push_api.cpp). `who`: whose
+/// subscriptions (a viewer's are scoped to the seat it may watch).
+net::awaitable<Response> push_routes(
+    Server::Impl& s, const Request& req, const std::vector<std::string>& parts, const Access& who);
+
 /// GET /v1/usage: the usage ledger's totals by seat, project, model or day (usage_api.cpp).
 Response usage_response(Server::Impl& s, const Request& req, const boost::urls::url_view& url);
 

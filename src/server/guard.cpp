@@ -147,6 +147,7 @@ std::optional<Response> Guard::check(
             return res;
         }
         out.grant = *verdict.grant;
+        out.token_digest = auth::hex(auth::digest(*presented));
     }
     if (state_changing(method)
         && (method != http::verb::delete_ || !req.body().empty()
@@ -159,7 +160,10 @@ std::optional<Response> Guard::check(
             "a " + std::string(req.method_string())
                 + " must carry Content-Type: application/json (the body may be empty)");
     }
-    if (out.grant.role == auth::Role::viewer) {
+    // A viewer's one act: its own push subscriptions (POST, DELETE /v1/push/subscriptions…),
+    // which hear only of the seats it may watch.
+    const bool push_route = parts.size() >= 2 && parts[0] == "v1" && parts[1] == "push";
+    if (out.grant.role == auth::Role::viewer && !push_route) {
         if (state_changing(method)) {
             return refuse(
                 req,

@@ -140,9 +140,9 @@ std::optional<EarlyAnswer> refuse_stream(
     const Server::Impl& s, const Request& req, const hub::Seat* seat, const std::string& id);
 
 // Answers a plain request through the API; at shutdown it is the connection's last.
-inline net::awaitable<Response>
-route_request(Server::Impl& s, const Request& req, const boost::urls::url_view& url) {
-    Response res = co_await handle_api(s, req, url);
+inline net::awaitable<Response> route_request(
+    Server::Impl& s, const Request& req, const boost::urls::url_view& url, const Access& who) {
+    Response res = co_await handle_api(s, req, url, who);
     if (s.connections->closing()) {
         res.keep_alive(false); // shutting down: answer this one, then go
     }
@@ -239,7 +239,7 @@ serve_http(std::shared_ptr<Server::Impl> s, Stream stream, Connections::Ticket t
                 ticket);
             co_return;
         }
-        Response res = co_await route_request(*s, *req, url);
+        Response res = co_await route_request(*s, *req, url, granted);
         const bool keep = res.keep_alive();
         if (!co_await write_response(stream, std::move(res)) || !keep) {
             co_return;

@@ -85,8 +85,9 @@ error_response(const Request& req, const boost::system::error_code& ec, std::str
 
 /// Answers a plain (non-streaming) request. Never throws: a handler's exception becomes a 500
 /// with its message, and one log line.
-net::awaitable<Response>
-handle_api(Server::Impl& s, const Request& req, const boost::urls::url_view& url);
+/// `who`: what the access checks granted (a forwarded command: the owner).
+net::awaitable<Response> handle_api(
+    Server::Impl& s, const Request& req, const boost::urls::url_view& url, const Access& who = {});
 
 /// Serves one HTTP connection until the peer goes, an error, or shutdown; leaves `ticket` at
 /// the end. Runs on `stream`'s executor (the connection's strand).

@@ -10,6 +10,8 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <string>
+
 namespace sluice::server {
 
 /// A request as read (its body a string, bounded by `--max-body-bytes`).
@@ -21,6 +23,8 @@ using Response = http::response<SharedBody>;
 struct Access {
     auth::Grant grant;     ///< who asks (owner when no token is required)
     bool page_file{false}; ///< a GET of the page's static files (no token needed)
+    /// Hex SHA-256 of the token presented ("" when none is required): whose push subscriptions.
+    std::string token_digest;
 };
 
 } // namespace sluice::server

@@ -17,6 +17,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/hooks_test.cpp
     e2e/hooks_install_test.cpp
     e2e/hooks_claude_test.cpp
+    e2e/push_test.cpp
     e2e/security_test.cpp
     e2e/security_tls_test.cpp
     e2e/edges_test.cpp
@@ -35,13 +36,16 @@ list(APPEND SLUICE_TEST_SOURCES
 if(NOT "support/test_certs.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES support/test_certs.cpp) # security_tls_test, redis_cluster_test
 endif()
+if(NOT "support/push_service.cpp" IN_LIST SLUICE_TEST_SOURCES)
+    list(APPEND SLUICE_TEST_SOURCES support/push_service.cpp) # push_test
+endif()
 if(NOT "support/redis_process.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES support/redis_process.cpp) # redis_cluster_test
 endif()
 if(NOT "unit/conversation/fixtures.cpp" IN_LIST SLUICE_TEST_SOURCES)
     list(APPEND SLUICE_TEST_SOURCES unit/conversation/fixtures.cpp) # TempDir
 endif()
-list(APPEND SLUICE_TEST_LIBS sluice::runtime sluice::conversation)
+list(APPEND SLUICE_TEST_LIBS sluice::runtime sluice::conversation sluice::push OpenSSL::Crypto)
 # The client verbs end to end, in a pseudo-terminal where a terminal matters (Ctrl-C, tail).
 add_test(NAME Cli.EndToEnd COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/cli_test.py -v)
 set_tests_properties(Cli.EndToEnd PROPERTIES

@@ -44,6 +44,9 @@ struct HubConfig {
     std::shared_ptr<const PriceTable> prices{};   ///< usage prices (null: the shipped table)
     std::filesystem::path search_index{};         ///< the search index's file (empty: no search)
     bool search_thinking{false};                  ///< index assistant thinking too
+    std::shared_ptr<Notifier> notifier{};         ///< told of events that need a person, or null
+    /// Turns that ran at least this long tell the notifier when they end or fail.
+    std::chrono::milliseconds notify_long_turn{NOTIFY_LONG_TURN_DEFAULT};
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.

@@ -15,6 +15,7 @@
 #include <sluice/hub/feed.hpp>
 #include <sluice/hub/hooks.hpp>
 #include <sluice/hub/journal.hpp>
+#include <sluice/hub/notify.hpp>
 #include <sluice/hub/permission_prompts.hpp>
 #include <sluice/hub/seat_meta.hpp>
 #include <sluice/hub/source.hpp>
@@ -113,6 +114,9 @@ struct SeatOptions {
     std::shared_ptr<TurnDurations> turn_durations{}; ///< where ended turns are counted, or null
     std::shared_ptr<UsageLedger> usage{};    ///< where a hosted seat's result rows are counted
     std::shared_ptr<SearchIndexer> search{}; ///< told when a hosted seat's frames are durable
+    std::shared_ptr<Notifier> notifier{}; ///< told of events that need a person, or null
+    /// A turn that ran at least this long tells the notifier when it ends or fails.
+    std::chrono::milliseconds notify_long_turn{NOTIFY_LONG_TURN_DEFAULT};
 };
 
 /// One conversation. A hosted seat's semantic output becomes frames: appended to the transcript on
@@ -437,7 +441,7 @@ public:
     void on_durable(
         std::vector<FramePtr> batch, std::size_t appended, boost::system::error_code ec) override;
 
-    void on_write_failed() override { update_summary(); }
+    void on_write_failed() override;
 
 private:
     // SourceHost (what a source is given of its seat).
@@ -462,6 +466,15 @@ private:
     }
 
     class Sink;
+
+    // Tells the notifier (if any) about `n`, naming this seat; a mirror never does (its owner
+    // node sends).
+    void tell(Notice n);
+    // Tells of a turn that ended or failed after running at least `notify_long_turn`.
+    void tell_long_turn(
+        TurnDurations::Outcome outcome,
+        std::chrono::steady_clock::duration took,
+        const std::string& error);
 
     // Runs `op(seat, done)` on the strand, `done(R)` completing `token` (hub/async.hpp).
     template <class R, class Op, class Token>
@@ -568,7 +581,8 @@ private:
     bool agent_requires_action_{false};
 
     bool closed_{false};
-    bool released_{false}; // closed by `release`: nothing more goes to the broker
+    bool released_{false};      // closed by `release`: nothing more goes to the broker
+    bool told_degraded_{false}; // the notifier heard that a write failed (once per seat)
 
     std::optional<std::chrono::system_clock::time_point> last_activity_;
     mutable std::mutex summary_mu_;

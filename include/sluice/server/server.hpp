@@ -3,6 +3,7 @@
 
 #include <sluice/hub/forward.hpp>
 #include <sluice/hub/hub.hpp>
+#include <sluice/push/sender.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/system/result.hpp>
@@ -73,6 +74,8 @@ struct ServerConfig {
     /// The agent kinds a seat may be created with here, as `GET /v1/agents` lists them.
     std::vector<AgentKind> agent_kinds{};
     std::string workspace_root; ///< the folder claude seats' `cwd` lies in (`GET /v1/agents`)
+    /// Web Push (`/v1/push/…`) and the notifier's figures in /metrics (null: no push routes).
+    std::shared_ptr<push::NotifySender> push{};
 };
 
 /// The HTTP front of a hub.

@@ -7,6 +7,7 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/hub/file_source_test.cpp
     unit/hub/hooks_test.cpp
     unit/hub/hub_test.cpp
+    unit/hub/notify_test.cpp
     unit/hub/journal_test.cpp
     unit/hub/partial_test.cpp
     unit/hub/permission_prompts_test.cpp
