@@ -6,10 +6,12 @@
 
 #include <boost/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -58,6 +60,25 @@ int cmd_seats(const ClientOptions& o, bool du) {
         }
         disk = st->at("disk").as_object();
     }
+    // COST: each seat's total from GET /v1/usage ("-": nothing used; "?": tokens whose model
+    // has no known price). The hub keeps no usage for a seat of another node: "-" too.
+    auto usage = call(o, "GET", "/v1/usage?group=seat");
+    if (!usage) {
+        return 1;
+    }
+    std::map<std::string, std::string> cost;
+    for (const auto& r : usage->at("rows").as_array()) {
+        const auto& c = r.at("cost_usd");
+        std::array<char, 32> buf{};
+        if (c.is_number()) {
+            std::snprintf(buf.data(), buf.size(), "$%.2f", c.to_number<double>());
+        }
+        cost[std::string(r.at("key").as_string())] = c.is_number() ? buf.data() : "?";
+    }
+    const auto cost_of = [&](const json::object& s) -> std::string {
+        const auto it = cost.find(std::string(s.at("id").as_string()));
+        return it == cost.end() ? "-" : it->second;
+    };
     const auto disk_of = [&](const json::value& s) -> std::string {
         const auto* b = disk.at("seats").as_object().if_contains(s.at("id").as_string());
         return b != nullptr ? human_bytes(b->to_number<std::uint64_t>()) : "-";
@@ -66,7 +87,14 @@ int cmd_seats(const ClientOptions& o, bool du) {
     // "hub" for this hub's seats, "claude" for a session read from its file; PROJECT: the
     // session's folder (its last component).
     std::printf(
-        "%-38s %-6s %-8s %-11s %6s %7s ", "SEAT", "SOURCE", "AGENT", "STATE", "TURNS", "FRAMES");
+        "%-38s %-6s %-8s %-11s %6s %7s %9s ",
+        "SEAT",
+        "SOURCE",
+        "AGENT",
+        "STATE",
+        "TURNS",
+        "FRAMES",
+        "COST");
     if (du) {
         std::printf("%10s ", "DISK");
     }
@@ -88,13 +116,14 @@ int cmd_seats(const ClientOptions& o, bool du) {
             project = project.substr(cut + 1);
         }
         std::printf(
-            "%-38s %-6s %-8s %-11s %6s %7llu ",
+            "%-38s %-6s %-8s %-11s %6s %7llu %9s ",
             text(so, "id").c_str(),
             source.c_str(),
             text(so, "agent").c_str(),
             text(so, "state").c_str(),
             t.c_str(),
-            static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()));
+            static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()),
+            cost_of(so).c_str());
         if (du) {
             std::printf("%10s ", disk_of(s).c_str());
         }
