@@ -152,6 +152,7 @@ int cmd_seats(const ClientOptions& o, bool du) {
 
 struct NewOptions {
     std::string name, agent, cwd, model, permission_mode;
+    double budget_usd{-1}; // below 0: none given
 };
 
 int cmd_new(const ClientOptions& o, NewOptions n) {
@@ -169,6 +170,9 @@ int cmd_new(const ClientOptions& o, NewOptions n) {
         if (!value->empty()) {
             body[key] = *value;
         }
+    }
+    if (n.budget_usd >= 0) {
+        body["budget_usd"] = n.budget_usd;
     }
     auto v = call(o, "POST", "/v1/seats", json::serialize(body));
     if (!v) {
@@ -266,6 +270,11 @@ void add_client_commands(CLI::App& app) {
         "is taken from the current folder)");
     create->add_option("--model", nopt->model, "the model (default: the agent's)");
     create->add_option("--permission-mode", nopt->permission_mode, "claude: its permission mode");
+    create
+        ->add_option(
+            "--budget-usd", nopt->budget_usd, "what the seat may spend in all, in USD (no limit)")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("USD");
     on_selected(create, [o, nopt] { return client::cmd_new(*o, *nopt); });
 
     auto* send = app.add_subcommand("send", "Send a prompt and print the answer as it streams");

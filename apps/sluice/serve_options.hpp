@@ -43,6 +43,7 @@ struct ServeOptions {
     std::uint64_t retain_archives_days{0};    // prune reset archives and removed seats (0: keep)
     std::string log_format{"text"};           // text | json (logging.hpp)
     std::string prices; // usage price table (JSON; empty: the shipped one, src/hub/prices.json)
+    double daily_budget_usd{0}; // what hosted seats may spend per day (UTC) in all; 0: no limit
 };
 
 /// Adds every serve flag to `sub`, bound to `o`, and `--config FILE`.

@@ -24,7 +24,8 @@ Hub::Hub(net::io_context& io, HubConfig config)
     : io_(io)
     , config_(std::move(config))
     , writer_(std::make_shared<Writer>(std::max(WRITER_QUEUE_CAPACITY, 2 * config_.max_seats + 64)))
-    , usage_(std::make_shared<UsageLedger>(config_.prices)) {
+    , usage_(std::make_shared<UsageLedger>(config_.prices))
+    , limits_(config_.limits ? config_.limits : std::make_shared<SpendLimits>()) {
 }
 
 Hub::~Hub() {
@@ -41,7 +42,8 @@ SeatOptions Hub::seat_options(std::filesystem::path dir) const {
         config_.budget,
         config_.broker,
         turn_durations_,
-        usage_};
+        usage_,
+        limits_};
 }
 
 std::shared_ptr<Seat> Hub::add_mirror(SeatSpec spec, std::unique_ptr<Source> source) {

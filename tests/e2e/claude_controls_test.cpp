@@ -19,21 +19,9 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace sluice::test;
 using namespace std::chrono_literals;
-
-// An executable `claude` that runs the stand-in with the flags sluice passes.
-std::string fake_claude(const TempDir& dir, const std::string& flags = {}) {
-    const auto agent = fs::weakly_canonical(
-        fs::absolute(fs::path(__FILE__).parent_path() / "../support/fake_agent.py"));
-    const auto path = dir.file("claude");
-    std::ofstream(path) << "#!/bin/sh\nexec python3 '" << agent.string() << "' " << flags
-                        << " \"$@\"\n";
-    fs::permissions(path, fs::perms::owner_all);
-    return path;
-}
 
 std::vector<std::string> serve(const TempDir& dir, const std::string& claude) {
     return {"serve", "--listen", "127.0.0.1:0", "--data", dir.file("data"), "--claude-bin", claude};

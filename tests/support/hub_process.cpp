@@ -18,6 +18,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 
@@ -200,6 +202,15 @@ std::vector<std::string> hub_args(const TempDir& dir, std::vector<std::string> e
         "serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"};
     a.insert(a.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
     return a;
+}
+
+std::string fake_claude(const TempDir& dir, const std::string& flags) {
+    const auto agent =
+        (std::filesystem::path(SLUICE_SOURCE_DIR) / "tests/support/fake_agent.py").string();
+    const auto path = dir.file("claude");
+    std::ofstream(path) << "#!/bin/sh\nexec python3 '" << agent << "' " << flags << " \"$@\"\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
 }
 
 int connect_raw(unsigned port, int rcvbuf) {

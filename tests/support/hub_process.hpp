@@ -108,6 +108,10 @@ Reply http(
 /// `serve --listen 127.0.0.1:0 --data <dir> --pace 0` followed by `extra`: a test's hub.
 std::vector<std::string> hub_args(const TempDir& dir, std::vector<std::string> extra = {});
 
+/// An executable `claude` in `dir` running the stand-in tests/support/fake_agent.py with `flags`
+/// and the flags sluice passes (for `--claude-bin`); its path.
+std::string fake_claude(const TempDir& dir, const std::string& flags = {});
+
 /// `Authorization: Bearer <token>`.
 transport::HttpHeaders bearer(const std::string& token);
 

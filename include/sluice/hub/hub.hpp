@@ -6,6 +6,7 @@
 #include <sluice/hub/failure.hpp>
 #include <sluice/hub/hooks.hpp>
 #include <sluice/hub/seat.hpp>
+#include <sluice/hub/spend_limits.hpp>
 #include <sluice/hub/subagents.hpp>
 #include <sluice/hub/turn_durations.hpp>
 #include <sluice/hub/usage_ledger.hpp>
@@ -40,6 +41,7 @@ struct HubConfig {
     conversation_budget budget{};                 ///< the seats' window budget
     std::shared_ptr<Broker> broker{};             ///< the cluster engine (`--redis`), or null
     std::shared_ptr<const PriceTable> prices{};   ///< usage prices (null: the shipped table)
+    std::shared_ptr<SpendLimits> limits{};        ///< budgets (null: seats' own budgets only)
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.
@@ -295,6 +297,9 @@ public:
     /// Claude Code sessions' scanner (ClaudeProjects).
     [[nodiscard]] const std::shared_ptr<UsageLedger>& usage() const noexcept { return usage_; }
 
+    /// The seats' budgets and the hub's daily one (never null).
+    [[nodiscard]] const std::shared_ptr<SpendLimits>& limits() const noexcept { return limits_; }
+
 private:
     [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
     [[nodiscard]] std::filesystem::path seats_root() const;
@@ -315,6 +320,7 @@ private:
     std::shared_ptr<Writer> writer_; // one thread for this data dir
     std::shared_ptr<TurnDurations> turn_durations_{std::make_shared<TurnDurations>()};
     std::shared_ptr<UsageLedger> usage_;
+    std::shared_ptr<SpendLimits> limits_;
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Seat>> order_;
     std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;
