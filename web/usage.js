@@ -55,12 +55,19 @@ window.sluiceUsage = (() => {
     out.dataset.seat = id || '';
     if (id === null) return;
     let d;
+    let s;
     try {
-      d = await api('GET', `/v1/usage?group=seat&seat=${enc(id)}`);
+      [d, s] = await Promise.all([api('GET', `/v1/usage?group=seat&seat=${enc(id)}`),
+        api('GET', `/v1/seats/${enc(id)}`)]);
     } catch { return; } // the seat list says when the hub is unreachable
     if (ask !== seatAsked) return;
-    out.textContent = line(d.total);
+    // A hosted seat's budget: what it spent of it (its turns as the hub counted them).
+    const budget = s && typeof s.budget_usd === 'number' ? s.budget_usd : null;
+    const parts = [line(d.total)].filter(Boolean);
+    if (budget != null) parts.push(`${fmtCost(s.spent_usd || 0)} of its ${fmtCost(budget)} budget`);
+    out.textContent = parts.join(' · ');
     out.title = detail(d.total);
+    out.classList.toggle('spent', budget != null && (s.spent_usd || 0) >= budget);
   }
 
   // ---------------------------------------------------------------- the seat list's groups

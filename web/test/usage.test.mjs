@@ -77,6 +77,13 @@ test('the seat header, the list\'s groups and the last 30 days say what sessions
     await until('the header to follow the second turn', async () => (await text('#seat-usage')) === '$2.90 · 884 tokens');
     await page.screenshot({ path: path.join(ARTIFACTS, 'web-usage-seat.png') });
 
+    // Its budget: what it spent of it, marked once spent.
+    assert.equal((await h.api('PATCH', `/v1/seats/${seat}`, { budget_usd: 2.5 })).status, 200);
+    await page.goto(`${h.base}/`);
+    await page.goto(`${h.base}/#/seat/${encodeURIComponent(seat)}`);
+    await until('the budget', async () => (await text('#seat-usage')) === '$2.90 · 884 tokens · $2.90 of its $2.50 budget');
+    assert.match(await page.locator('#seat-usage').getAttribute('class'), /\bspent\b/);
+
     // A session with no known price says so rather than guessing.
     await page.goto(`${h.base}/#/seat/${encodeURIComponent('c-22222222-2222-4222-8222-222222222222')}`);
     await until('the unpriced total', async () => (await text('#seat-usage')) === '3.5k tokens · cost unknown');
