@@ -522,7 +522,7 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     turns_.failure.clear();
     feed_.clear_partial(); // the turn is closed: nothing of it is open any more
     if (rebuild_for_budget_ && agent_) {
-        rebuild_agent();
+        remake_agent("no agent after a budget change");
     }
     start_next_turn();
     journal_->sync_periodically(turns_.cancel.has_value());

@@ -427,19 +427,8 @@ void Seat::run_reset() {
             }
         });
     if (reset_.rebuild_agent && agent_) {
-        // The old agent (and its process: stdin closed, SIGTERM, SIGKILL after a grace) goes;
-        // the new one has no history and no session to resume.
-        agent_.reset();
-        AgentOrReason made;
-        try {
-            made = opt_.make_agent(spec_, {}, strand_);
-        } catch (const std::exception& e) {
-            made.reason = e.what();
-        }
-        agent_ = std::move(made.agent);
-        if (!agent_) {
-            unavailable_ = made.reason.empty() ? "no agent after the reset" : made.reason;
-        }
+        // The new agent has no history and no session to resume.
+        remake_agent("no agent after the reset");
     }
     journal_->flush();
     wake_all();
@@ -541,7 +530,7 @@ Result<void> Seat::set_budget(std::optional<double> usd) {
         if (turns_.cancel) {
             rebuild_for_budget_ = true;
         } else {
-            rebuild_agent();
+            remake_agent("no agent after a budget change");
         }
     }
     update_summary();
@@ -578,7 +567,7 @@ void Seat::count_spend(const Frame& f) {
     }
 }
 
-void Seat::rebuild_agent() {
+void Seat::remake_agent(const char* none) {
     rebuild_for_budget_ = false;
     if (opt_.limits) {
         spec_.budget_left = opt_.limits->left(spec_.id, utc_day_now());
@@ -592,7 +581,7 @@ void Seat::rebuild_agent() {
     }
     agent_ = std::move(made.agent);
     if (!agent_) {
-        unavailable_ = made.reason.empty() ? "no agent after a budget change" : made.reason;
+        unavailable_ = made.reason.empty() ? none : made.reason;
     }
 }
 

@@ -44,36 +44,23 @@ std::string seat_with_budget(const SluiceProcess& hub, double usd) {
     return r.status == 201 ? std::string(r.json.at("seat").as_string()) : std::string();
 }
 
-// Sends `text` and returns the frames of its turn once it ended or failed (empty on a timeout).
+// The frames of `text`'s turn; with `notice`, also the notice row that follows its result.
 std::vector<json::value> turn_rows(
-    const SluiceProcess& hub, const std::string& seat, const std::string& text, bool more = false) {
-    SseClient sub(hub.base() + "/v1/seats/" + seat + "/events");
-    if (!sub.wait_for([](const auto& ev) { return !ev.empty(); })) {
-        return {};
+    const SluiceProcess& hub,
+    const std::string& seat,
+    const std::string& text,
+    bool notice = false) {
+    if (!notice) {
+        return turn_frames(hub, seat, text);
     }
-    const auto turn = send(hub, seat, text);
-    if (turn == 0 || !sub.wait_for([turn](const auto& ev) {
-            return has_turn_state(ev, turn, "ended") || has_turn_state(ev, turn, "failed");
-        })) {
-        return {};
-    }
-    if (more) { // a notice follows the result row that crossed 80 %
-        sub.wait_for(
-            [](const auto& ev) {
-                for (const auto& [seq, row] : frames_of(ev)) {
-                    if (row.at("type") == "system" && row.at("subtype") == "notice") {
-                        return true;
-                    }
-                }
-                return false;
-            },
-            5s);
-    }
-    std::vector<json::value> rows;
-    for (auto& [seq, row] : frames_of(sub.events())) {
-        rows.push_back(std::move(row));
-    }
-    return rows;
+    return turn_frames(hub, seat, text, [](const auto& ev) {
+        for (const auto& [seq, row] : frames_of(ev)) {
+            if (row.at("type") == "system" && row.at("subtype") == "notice") {
+                return true;
+            }
+        }
+        return false;
+    });
 }
 
 const json::object* last_of(const std::vector<json::value>& rows, std::string_view type) {

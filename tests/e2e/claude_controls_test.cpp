@@ -34,18 +34,8 @@ json::value seat_of(const SluiceProcess& hub, const std::string& seat) {
 // Sends `text`, waits for its turn to end (a subscriber sees the `turn` event) and returns the
 // text of the turn's `result` row ("" when there is none or the turn did not end).
 std::string run_turn(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
-    SseClient sub(hub.base() + "/v1/seats/" + seat + "/events");
-    if (!sub.wait_for([](const auto& ev) { return !ev.empty(); })) {
-        return {};
-    }
-    const auto turn = send(hub, seat, text);
-    if (turn == 0 || !sub.wait_for([turn](const auto& ev) {
-            return has_turn_state(ev, turn, "ended") || has_turn_state(ev, turn, "failed");
-        })) {
-        return {};
-    }
     std::string result;
-    for (const auto& [seq, row] : frames_of(sub.events())) {
+    for (const auto& row : turn_frames(hub, seat, text)) {
         if (row.at("type") == "result") {
             result = std::string(row.at("result").as_string()); // the newest: this turn's
         }

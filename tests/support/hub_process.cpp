@@ -419,4 +419,29 @@ bool has_turn_state(
     return false;
 }
 
+std::vector<boost::json::value> turn_frames(
+    const SluiceProcess& hub,
+    const std::string& seat,
+    const std::string& text,
+    const std::function<bool(const std::vector<sse::Event>&)>& also) {
+    SseClient sub(hub.base() + "/v1/seats/" + seat + "/events");
+    if (!sub.wait_for([](const auto& ev) { return !ev.empty(); })) {
+        return {};
+    }
+    const auto turn = send(hub, seat, text);
+    if (turn == 0 || !sub.wait_for([turn](const auto& ev) {
+            return has_turn_state(ev, turn, "ended") || has_turn_state(ev, turn, "failed");
+        })) {
+        return {};
+    }
+    if (also) {
+        sub.wait_for(also, std::chrono::seconds(5));
+    }
+    std::vector<boost::json::value> rows;
+    for (auto& [seq, row] : frames_of(sub.events())) {
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
 } // namespace sluice::test

@@ -177,4 +177,13 @@ frames_of(const std::vector<sse::Event>& events);
 bool has_turn_state(
     const std::vector<sse::Event>& events, std::uint64_t turn, std::string_view state);
 
+/// Sends `text` to `seat` and returns the frames a subscriber (joined before it) saw until the
+/// turn ended or failed, and then until `also` holds (up to 5 s) when given; empty when the turn
+/// did not end within 20 s.
+std::vector<boost::json::value> turn_frames(
+    const SluiceProcess& hub,
+    const std::string& seat,
+    const std::string& text,
+    const std::function<bool(const std::vector<sse::Event>&)>& also = {});
+
 } // namespace sluice::test

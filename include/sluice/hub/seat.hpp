@@ -532,9 +532,10 @@ private:
     void push_turn_state(const std::string& data);
     void save_meta();
     // budgets (seat_serve.cpp): a durable result row's cost counted, a notice at 80 %; the
-    // agent made again with what is left
+    // agent made again (after a reset, or with what its budget leaves), `none` the seat's
+    // reason when the factory makes none
     void count_spend(const Frame& f);
-    void rebuild_agent();
+    void remake_agent(const char* none);
 
     void sync_transcript(bool clean = false) { journal_->sync(spec_, clean); }
 
