@@ -154,6 +154,7 @@
     $('seat-search').hidden = seats.length < 2;
     if ($('seat-search').hidden) $('seat-search').value = ''; // no filter left behind, unseen
     applySearch();
+    if (grouped) usage.list(new Map([...groups].map(([k, ss]) => [k, ss.map((x) => x.id)])));
   }
 
   // Who this tab is: a viewer token gets a read-only page (no new seat, no prompt, no stop).
@@ -181,6 +182,7 @@
 
   // ---------------------------------------------------------------- the header's controls and New seat (their own modules)
 
+  const usage = window.sluiceUsage;
   const controls = window.sluiceSeatControls;
   controls.init({
     refresh: async () => { await refreshSeats(); await refreshStats(); },
@@ -242,6 +244,7 @@
     updatePaging(view);
     connect(view);
     refreshStats();
+    usage.seat(id);
     for (const [sid, li] of seatItems) {
       const a = li.firstChild;
       if (sid === id) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
@@ -356,6 +359,7 @@
       // The result row says how the turn ended: a note from the `turn` event is not needed beside it.
       const last = turns.lastElementChild;
       if (last) last.querySelectorAll('.turn-note').forEach((n) => n.remove());
+      usage.turnEnded(v.id);
     }
     live.clearPreviewsFor(d.row);
     keepBottom(stick);
@@ -604,6 +608,7 @@
     document.body.classList.remove('seat-open');
     $('seat-view').hidden = true;
     $('welcome').hidden = false;
+    usage.chart();
     for (const li of seatItems.values()) li.firstChild.removeAttribute('aria-current');
   }
 

@@ -6,10 +6,12 @@
 
 #include <boost/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -58,6 +60,25 @@ int cmd_seats(const ClientOptions& o, bool du) {
         }
         disk = st->at("disk").as_object();
     }
+    // COST: each seat's total from GET /v1/usage ("-": nothing used; "?": tokens whose model
+    // has no known price). The hub keeps no usage for a seat of another node: "-" too.
+    auto usage = call(o, "GET", "/v1/usage?group=seat");
+    if (!usage) {
+        return 1;
+    }
+    std::map<std::string, std::string> cost;
+    for (const auto& r : usage->at("rows").as_array()) {
+        const auto& c = r.at("cost_usd");
+        std::array<char, 32> buf{};
+        if (c.is_number()) {
+            std::snprintf(buf.data(), buf.size(), "$%.2f", c.to_number<double>());
+        }
+        cost[std::string(r.at("key").as_string())] = c.is_number() ? buf.data() : "?";
+    }
+    const auto cost_of = [&](const json::object& s) -> std::string {
+        const auto it = cost.find(std::string(s.at("id").as_string()));
+        return it == cost.end() ? "-" : it->second;
+    };
     const auto disk_of = [&](const json::value& s) -> std::string {
         const auto* b = disk.at("seats").as_object().if_contains(s.at("id").as_string());
         return b != nullptr ? human_bytes(b->to_number<std::uint64_t>()) : "-";
@@ -66,7 +87,14 @@ int cmd_seats(const ClientOptions& o, bool du) {
     // "hub" for this hub's seats, "claude" for a session read from its file; PROJECT: the
     // session's folder (its last component).
     std::printf(
-        "%-38s %-6s %-8s %-11s %6s %7s ", "SEAT", "SOURCE", "AGENT", "STATE", "TURNS", "FRAMES");
+        "%-38s %-6s %-8s %-11s %6s %7s %9s ",
+        "SEAT",
+        "SOURCE",
+        "AGENT",
+        "STATE",
+        "TURNS",
+        "FRAMES",
+        "COST");
     if (du) {
         std::printf("%10s ", "DISK");
     }
@@ -88,13 +116,14 @@ int cmd_seats(const ClientOptions& o, bool du) {
             project = project.substr(cut + 1);
         }
         std::printf(
-            "%-38s %-6s %-8s %-11s %6s %7llu ",
+            "%-38s %-6s %-8s %-11s %6s %7llu %9s ",
             text(so, "id").c_str(),
             source.c_str(),
             text(so, "agent").c_str(),
             text(so, "state").c_str(),
             t.c_str(),
-            static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()));
+            static_cast<unsigned long long>(s.at("frames").to_number<std::uint64_t>()),
+            cost_of(so).c_str());
         if (du) {
             std::printf("%10s ", disk_of(s).c_str());
         }
@@ -123,6 +152,7 @@ int cmd_seats(const ClientOptions& o, bool du) {
 
 struct NewOptions {
     std::string name, agent, cwd, model, permission_mode;
+    double budget_usd{-1}; // below 0: none given
 };
 
 int cmd_new(const ClientOptions& o, NewOptions n) {
@@ -140,6 +170,9 @@ int cmd_new(const ClientOptions& o, NewOptions n) {
         if (!value->empty()) {
             body[key] = *value;
         }
+    }
+    if (n.budget_usd >= 0) {
+        body["budget_usd"] = n.budget_usd;
     }
     auto v = call(o, "POST", "/v1/seats", json::serialize(body));
     if (!v) {
@@ -237,6 +270,11 @@ void add_client_commands(CLI::App& app) {
         "is taken from the current folder)");
     create->add_option("--model", nopt->model, "the model (default: the agent's)");
     create->add_option("--permission-mode", nopt->permission_mode, "claude: its permission mode");
+    create
+        ->add_option(
+            "--budget-usd", nopt->budget_usd, "what the seat may spend in all, in USD (no limit)")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("USD");
     on_selected(create, [o, nopt] { return client::cmd_new(*o, *nopt); });
 
     auto* send = app.add_subcommand("send", "Send a prompt and print the answer as it streams");

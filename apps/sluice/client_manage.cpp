@@ -1,5 +1,5 @@
-// `sluice rename|set`: a seat's name, and a claude seat's permission mode and model, through
-// PATCH /v1/seats/{id} (the running claude is asked; its refusal is the error).
+// `sluice rename|set`: a seat's name and budget, and a claude seat's permission mode and model,
+// through PATCH /v1/seats/{id} (the running claude is asked; its refusal is the error).
 #include "client.hpp"
 #include "commands.hpp"
 
@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -39,6 +40,13 @@ int patch(const ClientOptions& o, const std::string& seat, const json::object& b
             mode.empty() ? "default" : mode.c_str(),
             model.empty() ? "default" : model.c_str());
     }
+    if (const auto* b = s.if_contains("budget_usd"); b != nullptr && b->is_number()) {
+        const auto* spent = s.if_contains("spent_usd");
+        std::printf(
+            " · budget $%.2f (spent $%.2f)",
+            b->to_number<double>(),
+            spent != nullptr && spent->is_number() ? spent->to_number<double>() : 0.0);
+    }
     std::printf("\n");
     return 0;
 }
@@ -61,8 +69,8 @@ void add_manage_commands(
 
     auto* set = app.add_subcommand(
         "set",
-        "Change a claude seat's permission mode or model (the running claude is asked; "
-        "\"default\" returns to Claude Code's own)");
+        "Change a seat's budget, or a claude seat's permission mode or model (the running claude "
+        "is asked; \"default\" returns to Claude Code's own)");
     common(set);
     auto sseat = std::make_shared<std::string>();
     auto mode = std::make_shared<std::string>();
@@ -71,8 +79,25 @@ void add_manage_commands(
     set->add_option(
         "--mode", *mode, "permission mode: default, acceptEdits, plan, bypassPermissions, ...");
     set->add_option("--model", *model, "model id, or default");
-    on_selected(set, [o, sseat, mode, model] {
+    auto budget = std::make_shared<std::string>();
+    set->add_option(
+           "--budget-usd",
+           *budget,
+           "what the seat may spend in all, in USD (\"none\": no budget of its own)")
+        ->type_name("USD|none");
+    on_selected(set, [o, sseat, mode, model, budget] {
         json::object body;
+        if (*budget == "none") {
+            body["budget_usd"] = nullptr;
+        } else if (!budget->empty()) {
+            char* end = nullptr;
+            const double usd = std::strtod(budget->c_str(), &end);
+            if (end == budget->c_str() || *end != '\0' || !(usd >= 0)) {
+                std::fprintf(stderr, "sluice set: --budget-usd takes an amount (2.50) or none\n");
+                return 2;
+            }
+            body["budget_usd"] = usd;
+        }
         if (!mode->empty()) {
             body["permission_mode"] = *mode;
         }
@@ -80,7 +105,7 @@ void add_manage_commands(
             body["model"] = *model;
         }
         if (body.empty()) {
-            std::fprintf(stderr, "sluice set: give --mode or --model (or both)\n");
+            std::fprintf(stderr, "sluice set: give --mode, --model or --budget-usd\n");
             return 2;
         }
         return patch(*o, *sseat, body);

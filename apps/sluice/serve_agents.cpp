@@ -3,12 +3,15 @@
 
 #include "runtime_flags.hpp"
 
+#include <sluice/hub/spend_limits.hpp>
+#include <sluice/hub/usage.hpp>
 #include <sluice/runtime/agents/agent.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -89,6 +92,11 @@ hub::AgentOrReason claude_agent(
         spec.permission_mode,
         spec.session_id.empty() ? session_in_rows(rows) : spec.session_id);
     pc.working_dir = cwd.string();
+    if (spec.budget_left) {
+        // What its budgets leave it (the seat refuses a prompt once one is spent).
+        pc.argv.emplace_back("--max-budget-usd");
+        pc.argv.push_back(hub::max_budget_arg(*spec.budget_left));
+    }
     return {runtime::make_process_agent(ex, std::move(pc)), {}};
 }
 
@@ -122,7 +130,10 @@ std::vector<server::AgentKind> agent_kinds(const ServeOptions& o) {
         {.kind = "builtin", .available = true, .detail = builtin, .reason = {}}, claude, process};
 }
 
-hub::AgentFactory agent_factory(const ServeOptions& o) {
+hub::AgentFactory agent_factory(
+    const ServeOptions& o,
+    std::shared_ptr<hub::SpendLimits> limits,
+    std::shared_ptr<const hub::PriceTable> prices) {
     const runtime::RuntimeConfig rc = runtime_config(o.runtime);
     const bool has_agent_cmd = !o.runtime.agent_cmd.empty();
     const runtime::ProcessAgentConfig pc =
@@ -140,10 +151,12 @@ hub::AgentFactory agent_factory(const ServeOptions& o) {
         bool has_agent_cmd{};
         RuntimeFlags flags;
         std::filesystem::path root;
+        std::shared_ptr<hub::SpendLimits> limits;
+        std::shared_ptr<const hub::PriceTable> prices;
     };
 
-    auto made =
-        std::make_shared<const AgentConfigs>(AgentConfigs{rc, pc, has_agent_cmd, o.runtime, root});
+    auto made = std::make_shared<const AgentConfigs>(
+        AgentConfigs{rc, pc, has_agent_cmd, o.runtime, root, std::move(limits), std::move(prices)});
     return [made](
                const hub::SeatSpec& spec,
                const std::vector<boost::json::object>& rows,
@@ -163,6 +176,23 @@ hub::AgentFactory agent_factory(const ServeOptions& o) {
         }
         if (!spec.system.empty()) {
             cfg.system_prompt = spec.system;
+        }
+        if (made->limits && made->prices) {
+            cfg.budget_left = [limits = made->limits, id = spec.id] {
+                return limits->left(id, hub::utc_day_now());
+            };
+            cfg.cost_of = [prices = made->prices](const session::Usage& u) {
+                return prices->cost(
+                    u.model,
+                    hub::MessageTokens{
+                        .tokens =
+                            hub::UsageTokens{
+                                .input = static_cast<std::int64_t>(u.input),
+                                .output = static_cast<std::int64_t>(u.output),
+                                .cache_read = static_cast<std::int64_t>(u.cache_read),
+                                .cache_write = static_cast<std::int64_t>(u.cache_creation)},
+                        .cache_write_1h = 0});
+            };
         }
         try {
             return {runtime::make_builtin_agent(ex, cfg, rows), {}};

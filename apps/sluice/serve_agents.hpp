@@ -8,6 +8,7 @@
 #include <sluice/server/server.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 namespace sluice::app {
@@ -21,7 +22,12 @@ namespace sluice::app {
 
 /// The seats' agent factory: a builtin agent, the --agent-cmd process, or Claude Code in a
 /// folder of the workspace root. A missing flag or a bad setting is a reason (a create is
-/// refused, a restored seat is unavailable), never an exception.
-[[nodiscard]] hub::AgentFactory agent_factory(const ServeOptions& o);
+/// refused, a restored seat is unavailable), never an exception. Budgets: a claude seat gets
+/// `--max-budget-usd` with what `limits` leaves it when made; a builtin seat's turns ask
+/// `limits` as they start and price their usage from `prices`.
+[[nodiscard]] hub::AgentFactory agent_factory(
+    const ServeOptions& o,
+    std::shared_ptr<hub::SpendLimits> limits,
+    std::shared_ptr<const hub::PriceTable> prices);
 
 } // namespace sluice::app

@@ -151,7 +151,6 @@ hub::HubConfig hub_config(const ServeOptions& o) {
             o.window_cap > 0 ? o.window_cap : CONVERSATION_CAP,
             o.window_cap_bytes > 0 ? o.window_cap_bytes : CONVERSATION_CAP_BYTES);
     }
-    hc.make_agent = agent_factory(o);
     hc.search_index = std::filesystem::path(o.data) / "search.db"; // a cache: rebuilt when lost
     if (!o.prices.empty()) {
         std::string why;
@@ -160,6 +159,9 @@ hub::HubConfig hub_config(const ServeOptions& o) {
             throw std::runtime_error("--prices: " + why); // start-up: the hub does not start
         }
     }
+    hc.limits = std::make_shared<hub::SpendLimits>(
+        o.daily_budget_usd > 0 ? std::optional<double>(o.daily_budget_usd) : std::nullopt);
+    hc.make_agent = agent_factory(o, hc.limits, hc.prices ? hc.prices : hub::PriceTable::shipped());
     return hc;
 }
 

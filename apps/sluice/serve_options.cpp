@@ -104,6 +104,14 @@ void add_serve_options(CLI::App& sub, ServeOptions& o) {
         "--vapid-subject",
         o.vapid_subject,
         "the contact Web Push services see in the VAPID token (mailto: or https: URL)");
+    sub.add_option(
+           "--daily-budget-usd",
+           o.daily_budget_usd,
+           "what the hub's seats may spend per day (UTC) in all, in USD; a prompt beyond it is "
+           "refused, a claude seat gets --max-budget-usd (0: no daily limit; a seat's own "
+           "budget_usd holds either way)")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("USD");
     sub.add_option("--log-format", o.log_format, "log lines as text or json (one line per event)")
         ->check(CLI::IsMember({"text", "json"}));
 }

@@ -48,6 +48,7 @@ struct ServeOptions {
     std::string notify_format{"json"};    // json | ntfy
     std::uint64_t notify_long_turn{30};   // seconds: a longer turn notifies when it ends
     std::string vapid_subject{"mailto:sluice@localhost"}; // VAPID `sub`: a contact
+    double daily_budget_usd{0}; // what hosted seats may spend per day (UTC) in all; 0: no limit
 };
 
 /// Adds every serve flag to `sub`, bound to `o`, and `--config FILE`.

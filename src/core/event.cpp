@@ -26,6 +26,8 @@ std::string_view outcome_name(session::Outcome o) noexcept {
         return "cancelled";
     case session::Outcome::timed_out:
         return "timed_out";
+    case session::Outcome::over_budget:
+        return "over_budget";
     }
     return "failed";
 }
@@ -39,6 +41,9 @@ std::optional<session::Outcome> outcome_from(std::string_view s) noexcept {
     }
     if (s == "timed_out") {
         return session::Outcome::timed_out;
+    }
+    if (s == "over_budget") {
+        return session::Outcome::over_budget;
     }
     return std::nullopt;
 }

@@ -25,7 +25,8 @@ Hub::Hub(net::io_context& io, HubConfig config)
     : io_(io)
     , config_(std::move(config))
     , writer_(std::make_shared<Writer>(std::max(WRITER_QUEUE_CAPACITY, 2 * config_.max_seats + 64)))
-    , usage_(std::make_shared<UsageLedger>(config_.prices)) {
+    , usage_(std::make_shared<UsageLedger>(config_.prices))
+    , limits_(config_.limits ? config_.limits : std::make_shared<SpendLimits>()) {
     if (!config_.search_index.empty()) {
         search_ = std::make_shared<SearchIndexer>(
             config_.search_index, SearchTextOptions{config_.search_thinking});
@@ -52,7 +53,8 @@ SeatOptions Hub::seat_options(std::filesystem::path dir) const {
         usage_,
         search_,
         config_.notifier,
-        config_.notify_long_turn};
+        config_.notify_long_turn,
+        limits_};
 }
 
 std::shared_ptr<Seat> Hub::add_mirror(SeatSpec spec, std::unique_ptr<Source> source) {

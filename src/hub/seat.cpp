@@ -11,6 +11,7 @@
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/search_indexer.hpp>
 #include <sluice/hub/seat.hpp>
+#include <sluice/hub/usage.hpp>
 #include <sluice/hub/wire.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
 
@@ -148,6 +149,10 @@ Result<std::shared_ptr<Seat>> Seat::open(net::io_context& io, SeatSpec spec, Sea
     if (window.end() > 0) {
         seat->last_activity_ = written_at(seat->opt_.dir / "transcript.jsonl"); // when last written
     }
+    if (const auto& limits = seat->opt_.limits) {
+        limits->note(seat->spec_.id, seat->spec_.budget_usd, seat->spec_.spend);
+        seat->spec_.budget_left = limits->left(seat->spec_.id, utc_day_now());
+    }
     AgentOrReason made;
     try {
         made = seat->opt_.make_agent(seat->spec_, std::move(history), seat->strand_);
@@ -253,6 +258,11 @@ Result<Submitted> Seat::submit(std::string text) {
     }
     if (reset_.wanted) {
         return Failure::of(errc::conflict, "the seat's conversation is being reset; send again");
+    }
+    if (opt_.limits) {
+        if (auto spent = opt_.limits->refusal(spec_.id, utc_day_now())) {
+            return Failure::of(errc::conflict, *spent);
+        }
     }
     const bool busy = turns_.cancel.has_value();
     if (busy && turns_.queue.size() >= opt_.max_queued_prompts) {
@@ -517,6 +527,9 @@ void Seat::finish_turn(runtime::TurnEnd end) {
     agent_requires_action_ = false;
     turns_.failure.clear();
     feed_.clear_partial(); // the turn is closed: nothing of it is open any more
+    if (rebuild_for_budget_ && agent_) {
+        remake_agent("no agent after a budget change");
+    }
     start_next_turn();
     journal_->sync_periodically(turns_.cancel.has_value());
     sync_transcript(/*clean=*/!turns_.cancel); // turn end: durable (and exact when idle)
@@ -545,7 +558,7 @@ void Seat::on_durable(
     if (appended > 0) {
         for (std::size_t i = 0; i < appended; ++i) {
             if (!source_) { // a hosted seat's turn totals (a file source's: UsageScanner)
-                count_result_frame(opt_.usage.get(), spec_.id, spec_.model, spec_.cwd, *batch[i]);
+                count_spend(*batch[i]);
             }
             feed_.append(held_form(std::move(batch[i]))); // oversize: its reference form
         }

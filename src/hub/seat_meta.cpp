@@ -35,6 +35,15 @@ std::string encode_meta(const SeatSpec& spec) {
     if (!spec.session_id.empty()) {
         meta["session_id"] = spec.session_id;
     }
+    if (spec.budget_usd) {
+        meta["budget_usd"] = *spec.budget_usd;
+    }
+    if (spec.spend.total_usd > 0 || !spec.spend.day.empty()) {
+        meta["spend"] = json::object{
+            {"total_usd", spec.spend.total_usd},
+            {"day", spec.spend.day},
+            {"day_usd", spec.spend.day_usd}};
+    }
     return json::serialize(meta) + '\n';
 }
 
@@ -98,6 +107,29 @@ Result<SeatSpec> decode_meta(std::string_view text) {
             return Failure::of(errc::corrupt_data, "'unsynced' is not a boolean");
         }
         spec.unsynced = u->get_bool();
+    }
+    if (const auto* b = o.if_contains("budget_usd"); b != nullptr && !b->is_null()) {
+        if (!b->is_number() || b->to_number<double>() < 0) {
+            return Failure::of(errc::corrupt_data, "'budget_usd' is not an amount");
+        }
+        spec.budget_usd = b->to_number<double>();
+    }
+    if (const auto* sp = o.if_contains("spend"); sp != nullptr) {
+        const auto* so = sp->if_object();
+        const auto amount = [&](std::string_view k) -> std::optional<double> {
+            const auto* f = so != nullptr ? so->if_contains(k) : nullptr;
+            if (f == nullptr || !f->is_number() || f->to_number<double>() < 0) {
+                return std::nullopt;
+            }
+            return f->to_number<double>();
+        };
+        const auto* day = so != nullptr ? so->if_contains("day") : nullptr;
+        const auto total = amount("total_usd");
+        const auto on_day = amount("day_usd");
+        if (!total || !on_day || day == nullptr || !day->is_string()) {
+            return Failure::of(errc::corrupt_data, "'spend' is not {total_usd, day, day_usd}");
+        }
+        spec.spend = SeatSpend{*total, std::string(day->get_string()), *on_day};
     }
     if (spec.agent.empty()) {
         spec.agent = "builtin";

@@ -8,10 +8,12 @@
 #include <sluice/core/safe_write.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
+#include <sluice/hub/usage.hpp>
 #include <sluice/hub/wire.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/json.hpp>
 
 #include <spdlog/spdlog.h>
@@ -131,6 +133,8 @@ void Seat::update_summary() {
     s.epoch = spec_.epoch;
     s.model = spec_.model;
     s.permission_mode = spec_.permission_mode;
+    s.budget_usd = spec_.budget_usd;
+    s.spent_usd = spec_.spend.total_usd;
     if (!unavailable_.empty()) {
         s.state = SeatState::unavailable;
         s.reason = unavailable_;
@@ -423,19 +427,8 @@ void Seat::run_reset() {
             }
         });
     if (reset_.rebuild_agent && agent_) {
-        // The old agent (and its process: stdin closed, SIGTERM, SIGKILL after a grace) goes;
-        // the new one has no history and no session to resume.
-        agent_.reset();
-        AgentOrReason made;
-        try {
-            made = opt_.make_agent(spec_, {}, strand_);
-        } catch (const std::exception& e) {
-            made.reason = e.what();
-        }
-        agent_ = std::move(made.agent);
-        if (!agent_) {
-            unavailable_ = made.reason.empty() ? "no agent after the reset" : made.reason;
-        }
+        // The new agent has no history and no session to resume.
+        remake_agent("no agent after the reset");
     }
     journal_->flush();
     wake_all();
@@ -549,6 +542,85 @@ void Seat::tell(Notice n) {
         n.title = !s.title.empty() ? s.title : spec_.name;
     }
     opt_.notifier->notify(std::move(n));
+}
+
+// ---- budgets -------------------------------------------------------------------------------
+
+Result<void> Seat::set_budget(std::optional<double> usd) {
+    SLUICE_ASSERT(strand_.running_in_this_thread());
+    if (usd && !(*usd >= 0)) {
+        return Failure::of(errc::bad_request, "field 'budget_usd' must be an amount of 0 or more");
+    }
+    if (source_) {
+        return source_->refusal(); // its cost is not this hub's to limit
+    }
+    if (closed_) {
+        return Failure::of(errc::conflict, "the seat is closed");
+    }
+    spec_.budget_usd = usd;
+    if (opt_.limits) {
+        opt_.limits->note(spec_.id, spec_.budget_usd, spec_.spend);
+    }
+    save_meta();
+    if (spec_.agent == "claude" && agent_) {
+        // Claude Code keeps to the --max-budget-usd it was started with: a new one needs a new
+        // process (the session resumes), at once when idle, else when the turn ends.
+        if (turns_.cancel) {
+            rebuild_for_budget_ = true;
+        } else {
+            remake_agent("no agent after a budget change");
+        }
+    }
+    update_summary();
+    return {};
+}
+
+void Seat::count_spend(const Frame& f) {
+    const double cost = count_result_frame(opt_.usage.get(), spec_.id, spec_.model, spec_.cwd, f);
+    if (cost <= 0 || !opt_.limits) {
+        return;
+    }
+    auto u = opt_.limits->add(spec_.id, cost, utc_day_now());
+    spec_.spend = u.spend;
+    save_meta();
+    if (u.notice) {
+        // After the row that crossed it (posted: this runs inside a durable batch's handling).
+        json::object row{
+            {"type", "system"},
+            {"subtype", "notice"},
+            {"text", *u.notice},
+            {"budget",
+             json::object{
+                 {"spent_usd", spec_.spend.total_usd},
+                 {"budget_usd",
+                  spec_.budget_usd ? json::value(*spec_.budget_usd) : json::value(nullptr)}}},
+            {"session_id", spec_.id},
+            {"uuid", new_id("n")},
+            {"timestamp", iso_now()}};
+        boost::asio::post(strand_, [self = shared_from_this(), row = std::move(row)]() mutable {
+            if (!self->closed_ && !self->not_writable()) {
+                self->enqueue_frame(Frame::from_row(std::move(row)));
+            }
+        });
+    }
+}
+
+void Seat::remake_agent(const char* none) {
+    rebuild_for_budget_ = false;
+    if (opt_.limits) {
+        spec_.budget_left = opt_.limits->left(spec_.id, utc_day_now());
+    }
+    agent_.reset(); // its process: stdin closed, SIGTERM, SIGKILL after a grace
+    AgentOrReason made;
+    try {
+        made = opt_.make_agent(spec_, {}, strand_);
+    } catch (const std::exception& e) {
+        made.reason = e.what();
+    }
+    agent_ = std::move(made.agent);
+    if (!agent_) {
+        unavailable_ = made.reason.empty() ? none : made.reason;
+    }
 }
 
 } // namespace sluice::hub

@@ -81,22 +81,25 @@ std::size_t UsageLedger::cells() const {
     return cells_.size();
 }
 
-void count_result_frame(
+double count_result_frame(
     UsageLedger* ledger,
     std::string_view seat,
     std::string_view model,
     std::string_view cwd,
     const Frame& f) {
     if (ledger == nullptr || f.type() != "result") {
-        return;
+        return 0;
     }
     const auto deltas = usage_of_result_row(f.row(), model, utc_day_now(), *ledger->prices());
+    double cost = 0;
     for (const auto& d : deltas) {
         ledger->add(seat, d);
+        cost += d.cost_usd;
     }
     if (!deltas.empty() && !cwd.empty()) {
         ledger->set_project(seat, std::string(cwd));
     }
+    return cost;
 }
 
 } // namespace sluice::hub

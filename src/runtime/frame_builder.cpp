@@ -187,7 +187,11 @@ FrameBuilder::tool_result_row(std::string tool_use_id, json::value content, bool
 json::object FrameBuilder::result_row() {
     auto row = envelope("result");
     const bool is_error = error_.has_value();
-    row["subtype"] = is_error ? "error_during_execution" : "success";
+    const bool over_budget = is_error && error_->outcome == session::Outcome::over_budget;
+    // Claude Code's subtype for a turn its budget ended (and its terminal_reason, below).
+    row["subtype"] = over_budget ? "error_max_budget_usd"
+                     : is_error  ? "error_during_execution"
+                                 : "success";
     row["is_error"] = is_error;
     row["duration_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::steady_clock::now() - started_)
@@ -197,9 +201,13 @@ json::object FrameBuilder::result_row() {
     if (is_error) {
         const char* outcome = error_->outcome == session::Outcome::cancelled   ? "cancelled"
                               : error_->outcome == session::Outcome::timed_out ? "timed_out"
+                              : over_budget                                    ? "over_budget"
                                                                                : "failed";
         row["errors"] = json::array{json::string(error_->message)};
         row["outcome"] = outcome;
+        if (over_budget) {
+            row["terminal_reason"] = "budget_exhausted";
+        }
     }
     row["session_id"] = session_id_;
     const session::Usage u = usage_.value_or(session::Usage{});

@@ -12,7 +12,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <set>
@@ -198,10 +200,16 @@ public:
     // after releasing the provider, so a caller that saw Done can start the next turn at once.
     boost::asio::awaitable<std::vector<StreamEvent>> run(std::vector<json::value> messages) {
         total_.model = model();
+        const auto budget = config_.cost_of && config_.budget_left ? config_.budget_left()
+                                                                   : std::optional<double>();
         try {
             history_ = std::make_shared<std::vector<session::HistoryMessage>>();
             for (auto& m : repair_history(std::move(messages))) {
                 history_->push_back(std::make_shared<const json::value>(std::move(m)));
+            }
+            if (budget && *budget <= 0) { // spent before it began (it waited in a queue)
+                fail(budget_message(std::max(*budget, 0.0)), session::Outcome::over_budget);
+                co_return std::move(finals_);
             }
             for (std::uint32_t round = 0;; ++round) {
                 if (round >= config_.max_rounds) {
@@ -221,6 +229,12 @@ public:
                 }
                 if (!*next) {
                     break;
+                }
+                if (budget) {
+                    if (const auto spent = config_.cost_of(total_); spent && *spent >= *budget) {
+                        fail(budget_message(*budget), session::Outcome::over_budget);
+                        co_return std::move(finals_);
+                    }
                 }
             }
             finals_.emplace_back(total_);
@@ -264,6 +278,13 @@ private:
             text.append(more);
         }
     };
+
+    // Claude Code's words for a turn ended by --max-budget-usd.
+    static std::string budget_message(double budget) {
+        std::array<char, 64> buf{};
+        std::snprintf(buf.data(), buf.size(), "Reached maximum budget ($%.2f)", budget);
+        return buf.data();
+    }
 
     // "cancelled", or who stopped the turn when the canceller said (CancellationToken::reason).
     std::string cancelled_message() const {

@@ -40,6 +40,10 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     if (!s.permission_mode.empty()) {
         o["permission_mode"] = s.permission_mode;
     }
+    if (s.source.empty()) { // a hosted seat: its budget and what it spent
+        o["budget_usd"] = s.budget_usd ? json::value(*s.budget_usd) : json::value(nullptr);
+        o["spent_usd"] = s.spent_usd;
+    }
     o["state"] = hub::state_name(s.state);
     if (!s.reason.empty()) {
         o["reason"] = s.reason;
@@ -178,7 +182,8 @@ error_response(const Request& req, const boost::system::error_code& ec, std::str
 
 namespace {
 
-// POST /v1/seats: {"name", "agent", "model", "system", "cwd", "permission_mode"} → 201.
+// POST /v1/seats: {"name", "agent", "model", "system", "cwd", "permission_mode", "budget_usd"}
+// → 201.
 net::awaitable<Response> create_route(Server::Impl& s, const Request& req) {
     std::string why;
     auto body = parse_body(req, why);
@@ -193,6 +198,12 @@ net::awaitable<Response> create_route(Server::Impl& s, const Request& req) {
         || !string_field(*body, "cwd", spec.cwd, why)
         || !string_field(*body, "permission_mode", spec.permission_mode, why)) {
         co_return bad(req, why);
+    }
+    if (const auto* b = body->if_contains("budget_usd"); b != nullptr && !b->is_null()) {
+        if (!b->is_number() || !(b->to_number<double>() >= 0)) {
+            co_return bad(req, "field 'budget_usd' must be an amount of 0 or more");
+        }
+        spec.budget_usd = b->to_number<double>();
     }
     if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process"
         && spec.agent != "claude") {

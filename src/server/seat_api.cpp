@@ -335,8 +335,9 @@ net::awaitable<Response> seat_routes(
                 req, 200, json::serialize(json::object{{"deleted", true}, {"archived", !purged}}));
         }
         if (method == http::verb::patch) {
-            // {"name"?, "permission_mode"?, "model"?} (at least one): a rename, and a claude
-            // seat's permission mode and model; the answer is the seat as GET shows it.
+            // {"name"?, "permission_mode"?, "model"?, "budget_usd"?} (at least one): a rename, a
+            // claude seat's permission mode and model, a budget; the answer is the seat as GET
+            // shows it.
             std::string why;
             auto body = parse_body(req, why);
             if (!body) {
@@ -347,14 +348,24 @@ net::awaitable<Response> seat_routes(
                 co_return bad(req, *refused);
             }
             // A claude seat's settings are asked of its running agent first: the PATCH answers
-            // once it has answered (its refusal is the error); the rename follows a success.
-            auto op = seat->async_change(
-                std::move(change.name),
-                std::move(change.settings),
-                net::use_awaitable); // named: GCC 12 co_await
-            auto r = co_await std::move(op);
-            if (!r) {
-                co_return error_response(req, r.error().code, r.error().message);
+            // once it has answered (its refusal is the error); the rename follows a success,
+            // the budget last (it restarts an idle claude seat's agent).
+            if (change.name || change.settings.permission_mode || change.settings.model) {
+                auto op = seat->async_change(
+                    std::move(change.name),
+                    std::move(change.settings),
+                    net::use_awaitable); // named: GCC 12 co_await
+                auto r = co_await std::move(op);
+                if (!r) {
+                    co_return error_response(req, r.error().code, r.error().message);
+                }
+            }
+            if (change.budget_given) {
+                auto op = seat->async_set_budget(change.budget_usd, net::use_awaitable);
+                auto r = co_await std::move(op);
+                if (!r) {
+                    co_return error_response(req, r.error().code, r.error().message);
+                }
             }
             co_return json_response(req, 200, json::serialize(seat_json(seat->summary(), true)));
         }

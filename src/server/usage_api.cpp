@@ -91,6 +91,12 @@ Response usage_response(Server::Impl& s, const Request& req, const boost::urls::
         {"rows", std::move(rows)},
         {"total", sums_json(total)},
         {"prices", json::object{{"date", prices.date()}, {"source", prices.source()}}}};
+    // The hub's budget for today (UTC) over its seats, and what they spent of it.
+    const auto& limits = *s.hub.limits();
+    const auto daily = limits.daily_usd();
+    body["budget"] = json::object{
+        {"daily_usd", daily ? json::value(*daily) : json::value(nullptr)},
+        {"spent_today_usd", limits.spent_on(hub::utc_day_now())}};
     return json_response(req, 200, json::serialize(body));
 }
 

@@ -26,6 +26,19 @@ std::optional<Refusal> validate_send(const json::object& body, SendOp& out) {
 std::optional<Refusal> validate_seat_change(const json::object& body, SeatChange& out) {
     for (const auto& kv : body) {
         std::optional<std::string>* into = nullptr;
+        if (kv.key() == "budget_usd") {
+            const auto& v = kv.value();
+            if (!v.is_null() && (!v.is_number() || !(v.to_number<double>() >= 0))) {
+                return Refusal::of(
+                    errc::bad_request,
+                    "field 'budget_usd' must be an amount of 0 or more, or null");
+            }
+            out.budget_given = true;
+            if (!v.is_null()) {
+                out.budget_usd = v.to_number<double>();
+            }
+            continue;
+        }
         if (kv.key() == "name") {
             into = &out.name;
         } else if (kv.key() == "permission_mode") {
@@ -36,7 +49,8 @@ std::optional<Refusal> validate_seat_change(const json::object& body, SeatChange
             return Refusal::of(
                 errc::bad_request,
                 "field '" + std::string(kv.key())
-                    + "' cannot be changed (a seat's name, permission_mode and model can)");
+                    + "' cannot be changed (a seat's name, permission_mode, model and "
+                      "budget_usd can)");
         }
         if (!kv.value().is_string()) {
             return Refusal::of(
@@ -44,9 +58,10 @@ std::optional<Refusal> validate_seat_change(const json::object& body, SeatChange
         }
         *into = std::string(kv.value().get_string());
     }
-    if (!out.name && !out.settings.permission_mode && !out.settings.model) {
+    if (!out.name && !out.settings.permission_mode && !out.settings.model && !out.budget_given) {
         return Refusal::of(
-            errc::bad_request, "nothing to change: give 'name', 'permission_mode' or 'model'");
+            errc::bad_request,
+            "nothing to change: give 'name', 'permission_mode', 'model' or 'budget_usd'");
     }
     return std::nullopt;
 }

@@ -19,21 +19,9 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace sluice::test;
 using namespace std::chrono_literals;
-
-// An executable `claude` that runs the stand-in with the flags sluice passes.
-std::string fake_claude(const TempDir& dir, const std::string& flags = {}) {
-    const auto agent = fs::weakly_canonical(
-        fs::absolute(fs::path(__FILE__).parent_path() / "../support/fake_agent.py"));
-    const auto path = dir.file("claude");
-    std::ofstream(path) << "#!/bin/sh\nexec python3 '" << agent.string() << "' " << flags
-                        << " \"$@\"\n";
-    fs::permissions(path, fs::perms::owner_all);
-    return path;
-}
 
 std::vector<std::string> serve(const TempDir& dir, const std::string& claude) {
     return {"serve", "--listen", "127.0.0.1:0", "--data", dir.file("data"), "--claude-bin", claude};
@@ -46,18 +34,8 @@ json::value seat_of(const SluiceProcess& hub, const std::string& seat) {
 // Sends `text`, waits for its turn to end (a subscriber sees the `turn` event) and returns the
 // text of the turn's `result` row ("" when there is none or the turn did not end).
 std::string run_turn(const SluiceProcess& hub, const std::string& seat, const std::string& text) {
-    SseClient sub(hub.base() + "/v1/seats/" + seat + "/events");
-    if (!sub.wait_for([](const auto& ev) { return !ev.empty(); })) {
-        return {};
-    }
-    const auto turn = send(hub, seat, text);
-    if (turn == 0 || !sub.wait_for([turn](const auto& ev) {
-            return has_turn_state(ev, turn, "ended") || has_turn_state(ev, turn, "failed");
-        })) {
-        return {};
-    }
     std::string result;
-    for (const auto& [seq, row] : frames_of(sub.events())) {
+    for (const auto& row : turn_frames(hub, seat, text)) {
         if (row.at("type") == "result") {
             result = std::string(row.at("result").as_string()); // the newest: this turn's
         }

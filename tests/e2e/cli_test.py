@@ -407,6 +407,42 @@ class Verbs(unittest.TestCase):
         finally:
             hub.stop()
 
+    def test_usage_and_the_seats_cost_column(self):
+        tmp = tempfile.mkdtemp(prefix="sluice-cli-prices-")
+        prices = os.path.join(tmp, "prices.json")
+        with open(prices, "w") as f:
+            json.dump({"date": "2026-12-05", "source": "a test", "models": {"scripted-demo": {
+                "input_cost_per_token": 0.001, "output_cost_per_token": 0.01}}}, f)
+        hub = Hub("--pace", "0", "--prices", prices)
+        try:
+            priced = hub.api("POST", "/v1/seats", {"name": "priced"})[1]["seat"]
+            idle = hub.api("POST", "/v1/seats", {"name": "idle"})[1]["seat"]
+            status, out, err = hub.cli("send", priced, "hello")
+            self.assertEqual(status, 0, err)
+            # The built-in script's two rounds: 330 tokens in at $0.001, 112 out at $0.01.
+            deadline = time.time() + 10
+            while time.time() < deadline:
+                status, out, err = hub.cli("usage")
+                if priced in out:
+                    break
+                time.sleep(0.1)
+            self.assertEqual(status, 0, err)
+            row = next(l for l in out.splitlines() if l.startswith(priced)).split()
+            self.assertEqual(row[1:], ["330", "112", "0", "0", "1.45"], out)
+            self.assertIn("prices of 2026-12-05", out)
+            self.assertEqual(hub.cli("usage", "--by", "model")[1].splitlines()[1].split()[0], "scripted-demo")
+            self.assertEqual(hub.cli("usage", "--by", "nonsense")[0], 2, "an unknown grouping is a usage error")
+            status, out, err = hub.cli("seats")
+            self.assertEqual(status, 0, err)
+            lines = out.splitlines()
+            end = lines[0].index("COST") + len("COST")  # right-aligned under its header
+            cost = {l.split()[0]: l[end - 9:end].strip() for l in lines[1:] if l.strip()}
+            self.assertEqual(cost[priced], "$1.45", out)
+            self.assertEqual(cost[idle], "-", "a seat that used nothing costs nothing shown")
+        finally:
+            hub.stop()
+            shutil.rmtree(tmp, ignore_errors=True)
+
     def test_usage_words_tokens_and_help(self):
         r = subprocess.run([BINARY, "nonsense"], capture_output=True, text=True, timeout=10)
         self.assertEqual(r.returncode, 2)

@@ -14,6 +14,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/claude_long_session_test.cpp
     e2e/usage_test.cpp
     e2e/search_test.cpp
+    e2e/budget_test.cpp
     e2e/hooks_test.cpp
     e2e/hooks_install_test.cpp
     e2e/hooks_claude_test.cpp

@@ -197,6 +197,9 @@ def main():
             say("got [%s] flags mode=%s model=%s state_events=%s" % (
                 " ".join(settings), flag("--permission-mode"), flag("--model"),
                 os.environ.get("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS", "-")))
+        elif prompt == "budget?":
+            say("budget=%s" % (sys.argv[sys.argv.index("--max-budget-usd") + 1]
+                               if "--max-budget-usd" in sys.argv[:-1] else "-"))
         elif prompt == "needs you":
             import time
             out({"type": "system", "subtype": "session_state_changed", "state": "requires_action",

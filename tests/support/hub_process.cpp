@@ -18,6 +18,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 
@@ -200,6 +202,15 @@ std::vector<std::string> hub_args(const TempDir& dir, std::vector<std::string> e
         "serve", "--listen", "127.0.0.1:0", "--data", dir.path(), "--pace", "0"};
     a.insert(a.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
     return a;
+}
+
+std::string fake_claude(const TempDir& dir, const std::string& flags) {
+    const auto agent =
+        (std::filesystem::path(SLUICE_SOURCE_DIR) / "tests/support/fake_agent.py").string();
+    const auto path = dir.file("claude");
+    std::ofstream(path) << "#!/bin/sh\nexec python3 '" << agent << "' " << flags << " \"$@\"\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
 }
 
 int connect_raw(unsigned port, int rcvbuf) {
@@ -406,6 +417,31 @@ bool has_turn_state(
         }
     }
     return false;
+}
+
+std::vector<boost::json::value> turn_frames(
+    const SluiceProcess& hub,
+    const std::string& seat,
+    const std::string& text,
+    const std::function<bool(const std::vector<sse::Event>&)>& also) {
+    SseClient sub(hub.base() + "/v1/seats/" + seat + "/events");
+    if (!sub.wait_for([](const auto& ev) { return !ev.empty(); })) {
+        return {};
+    }
+    const auto turn = send(hub, seat, text);
+    if (turn == 0 || !sub.wait_for([turn](const auto& ev) {
+            return has_turn_state(ev, turn, "ended") || has_turn_state(ev, turn, "failed");
+        })) {
+        return {};
+    }
+    if (also) {
+        sub.wait_for(also, std::chrono::seconds(5));
+    }
+    std::vector<boost::json::value> rows;
+    for (auto& [seq, row] : frames_of(sub.events())) {
+        rows.push_back(std::move(row));
+    }
+    return rows;
 }
 
 } // namespace sluice::test

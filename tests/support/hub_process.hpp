@@ -108,6 +108,10 @@ Reply http(
 /// `serve --listen 127.0.0.1:0 --data <dir> --pace 0` followed by `extra`: a test's hub.
 std::vector<std::string> hub_args(const TempDir& dir, std::vector<std::string> extra = {});
 
+/// An executable `claude` in `dir` running the stand-in tests/support/fake_agent.py with `flags`
+/// and the flags sluice passes (for `--claude-bin`); its path.
+std::string fake_claude(const TempDir& dir, const std::string& flags = {});
+
 /// `Authorization: Bearer <token>`.
 transport::HttpHeaders bearer(const std::string& token);
 
@@ -172,5 +176,14 @@ frames_of(const std::vector<sse::Event>& events);
 /// Whether `events` holds a `turn` event with state `state` for `turn`.
 bool has_turn_state(
     const std::vector<sse::Event>& events, std::uint64_t turn, std::string_view state);
+
+/// Sends `text` to `seat` and returns the frames a subscriber (joined before it) saw until the
+/// turn ended or failed, and then until `also` holds (up to 5 s) when given; empty when the turn
+/// did not end within 20 s.
+std::vector<boost::json::value> turn_frames(
+    const SluiceProcess& hub,
+    const std::string& seat,
+    const std::string& text,
+    const std::function<bool(const std::vector<sse::Event>&)>& also = {});
 
 } // namespace sluice::test

@@ -4,7 +4,9 @@ foreach(_web_test
         "BrowserEndToEnd=browser.test.mjs"
         "SeatControls=seat-controls.test.mjs"
         "ClaudeSessions=claude-sessions.test.mjs"
-        "Push=push.test.mjs")
+        "Push=push.test.mjs"
+        "Usage=usage.test.mjs"
+        "Search=search.test.mjs")
     string(REGEX REPLACE "=.*$" "" _name "${_web_test}")
     string(REGEX REPLACE "^[^=]*=" "" _file "${_web_test}")
     add_test(NAME WebPage.${_name}

@@ -84,9 +84,10 @@ struct Done {};
 
 /// How a turn that ended in an error ended.
 enum class Outcome : std::uint8_t {
-    failed,    ///< the provider, a tool or the runtime failed
-    cancelled, ///< the caller or an operator cancelled it
-    timed_out, ///< a deadline passed
+    failed,      ///< the provider, a tool or the runtime failed
+    cancelled,   ///< the caller or an operator cancelled it
+    timed_out,   ///< a deadline passed
+    over_budget, ///< it spent what it was allowed (RuntimeConfig::budget_left)
 };
 
 /// Semantic: the turn failed; `Done` follows.

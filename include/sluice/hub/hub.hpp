@@ -6,6 +6,7 @@
 #include <sluice/hub/failure.hpp>
 #include <sluice/hub/hooks.hpp>
 #include <sluice/hub/seat.hpp>
+#include <sluice/hub/spend_limits.hpp>
 #include <sluice/hub/subagents.hpp>
 #include <sluice/hub/turn_durations.hpp>
 #include <sluice/hub/usage_ledger.hpp>
@@ -47,6 +48,7 @@ struct HubConfig {
     std::shared_ptr<Notifier> notifier{};         ///< told of events that need a person, or null
     /// Turns that ran at least this long tell the notifier when they end or fail.
     std::chrono::milliseconds notify_long_turn{NOTIFY_LONG_TURN_DEFAULT};
+    std::shared_ptr<SpendLimits> limits{};        ///< budgets (null: seats' own budgets only)
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.
@@ -305,6 +307,8 @@ public:
     /// The search index's feeder (GET /v1/search), or null when the hub keeps none: fed by
     /// hosted seats' durable frames and by the Claude Code sessions' follow (ClaudeProjects).
     [[nodiscard]] const std::shared_ptr<SearchIndexer>& search() const noexcept { return search_; }
+    /// The seats' budgets and the hub's daily one (never null).
+    [[nodiscard]] const std::shared_ptr<SpendLimits>& limits() const noexcept { return limits_; }
 
 private:
     [[nodiscard]] SeatOptions seat_options(std::filesystem::path dir) const;
@@ -327,6 +331,7 @@ private:
     std::shared_ptr<TurnDurations> turn_durations_{std::make_shared<TurnDurations>()};
     std::shared_ptr<UsageLedger> usage_;
     std::shared_ptr<SearchIndexer> search_; // null without config_.search_index
+    std::shared_ptr<SpendLimits> limits_;
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Seat>> order_;
     std::unordered_map<std::string, std::shared_ptr<Seat>> seats_;

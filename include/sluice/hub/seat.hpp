@@ -19,6 +19,7 @@
 #include <sluice/hub/permission_prompts.hpp>
 #include <sluice/hub/seat_meta.hpp>
 #include <sluice/hub/source.hpp>
+#include <sluice/hub/spend_limits.hpp>
 #include <sluice/hub/subscriber.hpp>
 #include <sluice/hub/turn_close.hpp>
 #include <sluice/hub/turn_durations.hpp>
@@ -94,6 +95,8 @@ struct SeatSummary {
     std::string permission_mode;   ///< claude: the permission mode (empty: Claude Code's default)
     bool hooked{
         false}; ///< foreign: its terminal session's hooks reach this hub (prompts answerable)
+    std::optional<double> budget_usd; ///< hosted: what it may spend in all (none: no limit)
+    double spent_usd{};               ///< hosted: what its counted turns cost
 };
 
 /// What `submit` did with a prompt.
@@ -117,6 +120,7 @@ struct SeatOptions {
     std::shared_ptr<Notifier> notifier{}; ///< told of events that need a person, or null
     /// A turn that ran at least this long tells the notifier when it ends or fails.
     std::chrono::milliseconds notify_long_turn{NOTIFY_LONG_TURN_DEFAULT};
+    std::shared_ptr<SpendLimits> limits{}; ///< budgets a hosted seat's turns keep to, or null
 };
 
 /// One conversation. A hosted seat's semantic output becomes frames: appended to the transcript on
@@ -224,6 +228,12 @@ public:
     /// Renames the seat (its metadata is rewritten on the writer). Refused (bad_request) when
     /// empty, not UTF-8-safe printable or over SEAT_NAME_MAX_BYTES.
     Result<void> rename(std::string name);
+
+    /// Sets the seat's budget (none: no limit of its own; the hub's daily budget still holds).
+    /// A claude seat's agent starts again, when idle, with `--max-budget-usd` set to what is
+    /// left (its session resumed). Refused (conflict) for a seat fed by a file or closed;
+    /// bad_request for an amount below 0.
+    Result<void> set_budget(std::optional<double> usd);
 
     /// Why `name` cannot be a seat's name (empty, control characters, over
     /// SEAT_NAME_MAX_BYTES), or nothing when it can.
@@ -364,6 +374,14 @@ public:
              settings = std::move(settings)](Seat& s, const auto& done) mutable {
                 s.change(std::move(name), std::move(settings), done);
             },
+            std::forward<Token>(token));
+    }
+
+    /// `set_budget`: void(Result<void>).
+    template <class Token>
+    auto async_set_budget(std::optional<double> usd, Token&& token) {
+        return on_strand<Result<void>>(
+            [usd](Seat& s, const auto& done) { done(s.set_budget(usd)); },
             std::forward<Token>(token));
     }
 
@@ -529,6 +547,11 @@ private:
     void flush_held_previews();
     void push_turn_state(const std::string& data);
     void save_meta();
+    // budgets (seat_serve.cpp): a durable result row's cost counted, a notice at 80 %; the
+    // agent made again (after a reset, or with what its budget leaves), `none` the seat's
+    // reason when the factory makes none
+    void count_spend(const Frame& f);
+    void remake_agent(const char* none);
 
     void sync_transcript(bool clean = false) { journal_->sync(spec_, clean); }
 
@@ -545,7 +568,8 @@ private:
     std::unique_ptr<Source> source_;   // a fed seat's source (null: hosted); fixed at creation
     Feed feed_;                        // the window, the viewers, the pages (hub/feed.hpp)
     std::unique_ptr<runtime::Agent> agent_;
-    std::string unavailable_; // why there is no agent (empty: available)
+    std::string unavailable_;        // why there is no agent (empty: available)
+    bool rebuild_for_budget_{false}; // a claude seat's budget changed during a turn
 
     struct Turns {
         boost::container::deque<std::string> queue;      // prompts waiting, FIFO

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <sluice/hub/failure.hpp>
+#include <sluice/hub/spend_limits.hpp>
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +29,11 @@ struct SeatSpec {
     std::string cwd;             ///< claude: the agent's working directory (in a workspace root)
     std::string permission_mode; ///< claude: its --permission-mode (empty: its default)
     std::string session_id;      ///< claude: the session to `--resume` (from system/init)
+    std::optional<double> budget_usd; ///< what the seat may spend in all (none: no limit)
+    SeatSpend spend;                  ///< what its counted turns cost (USD)
+    /// Not kept: what the seat may still spend when its agent is made (SpendLimits::left), for
+    /// a claude seat's `--max-budget-usd`.
+    std::optional<double> budget_left;
 };
 
 /// The file a seat's metadata lives in, inside its folder.

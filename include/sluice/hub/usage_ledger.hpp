@@ -82,7 +82,8 @@ private:
 /// Counts frame `f` of hosted seat `seat` into `ledger` when it is a `result` row with usage
 /// (usage_of_result_row, dated today; `model` names the model when the row does not; `cwd`, when
 /// not empty, is the seat's project). Nothing for other frames or a null ledger.
-void count_result_frame(
+/// @return what the row cost in USD (its priced part; 0 for other frames or a null ledger).
+double count_result_frame(
     UsageLedger* ledger,
     std::string_view seat,
     std::string_view model,

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,12 @@ struct RuntimeConfig {
     std::chrono::milliseconds tool_timeout{120'000}; ///< one tool run at most
     std::uint32_t max_tokens{8192};                  ///< output cap per response
     std::optional<std::uint32_t> thinking_budget;    ///< extended thinking budget, if enabled
+    /// What a turn may still spend in USD, asked as each turn starts (none: no limit), and what
+    /// a usage costs (none: no known price). With both, a turn whose responses cost that much
+    /// ends after the response that did, before the next (Error with Outcome::over_budget), as
+    /// Claude Code's `--max-budget-usd` ends one.
+    std::function<std::optional<double>()> budget_left;
+    std::function<std::optional<double>(const session::Usage&)> cost_of; ///< see budget_left
 };
 
 /// Runs turns: each turn streams provider responses, runs the tools they ask for, and repeats

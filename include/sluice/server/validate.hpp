@@ -44,12 +44,15 @@ validate_answer(const boost::json::object& body, std::string request_id, AnswerO
 
 /// A PATCH of a seat, validated: what to change (at least one field).
 struct SeatChange {
-    std::optional<std::string> name; ///< a new name
-    runtime::AgentSettings settings; ///< a claude seat's permission mode and model
+    std::optional<std::string> name;  ///< a new name
+    runtime::AgentSettings settings;  ///< a claude seat's permission mode and model
+    bool budget_given{false};         ///< `budget_usd` was given (null: the budget is removed)
+    std::optional<double> budget_usd; ///< the new budget, when given and not null
 };
 
-/// Validates a seat PATCH: `{"name"?, "permission_mode"?, "model"?}`, strings, at least one;
-/// any other field is refused (it cannot be changed).
+/// Validates a seat PATCH: `{"name"?, "permission_mode"?, "model"?, "budget_usd"?}` (strings;
+/// the budget an amount ≥ 0 or null), at least one; any other field is refused (it cannot be
+/// changed).
 [[nodiscard]] std::optional<Refusal>
 validate_seat_change(const boost::json::object& body, SeatChange& out);
 

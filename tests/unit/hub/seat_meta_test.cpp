@@ -138,5 +138,35 @@ TEST(SeatMeta, AFailedWriteLeavesTheOldFileWhole) {
     EXPECT_EQ(back->turns, 42U);
 }
 
+TEST(SeatMeta, KeepsTheBudgetAndWhatWasSpent) {
+    auto s = sample();
+    s.budget_usd = 2.5;
+    s.spend = SeatSpend{1.25, "2026-12-06", 0.5};
+    s.budget_left = 9; // not kept: asked of the limits when the agent is made
+    const auto text = encode_meta(s);
+    EXPECT_NE(text.find(R"("budget_usd":2.5E0)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("budget_left"), std::string::npos) << text;
+    auto back = decode_meta(text);
+    ASSERT_TRUE(back.has_value()) << back.error().message;
+    EXPECT_EQ(back->budget_usd, 2.5);
+    EXPECT_EQ(back->spend.total_usd, 1.25);
+    EXPECT_EQ(back->spend.day, "2026-12-06");
+    EXPECT_EQ(back->spend.day_usd, 0.5);
+    EXPECT_FALSE(back->budget_left);
+    // A file from before budgets: none, nothing spent.
+    auto old = decode_meta(encode_meta(sample()));
+    ASSERT_TRUE(old.has_value());
+    EXPECT_FALSE(old->budget_usd);
+    EXPECT_EQ(old->spend.total_usd, 0);
+    // Damaged figures are named.
+    auto bad = decode_meta(R"({"id":"s-abc","epoch":"e","budget_usd":"lots"})");
+    ASSERT_FALSE(bad.has_value());
+    EXPECT_EQ(bad.error().message, "'budget_usd' is not an amount");
+    bad =
+        decode_meta(R"({"id":"s-abc","epoch":"e","spend":{"total_usd":-1,"day":"","day_usd":0}})");
+    ASSERT_FALSE(bad.has_value());
+    EXPECT_EQ(bad.error().message, "'spend' is not {total_usd, day, day_usd}");
+}
+
 } // namespace
 } // namespace sluice::hub

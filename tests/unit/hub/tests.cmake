@@ -16,6 +16,7 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/hub/search_text_test.cpp
     unit/hub/seed_test.cpp
     unit/hub/seat_meta_test.cpp
+    unit/hub/spend_limits_test.cpp
     unit/hub/seat_test.cpp
     unit/hub/subagents_test.cpp
     unit/hub/subscriber_test.cpp

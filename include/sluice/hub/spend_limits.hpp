@@ -1,0 +1,89 @@
+// SpendLimits: what hosted seats may still spend — each seat's `budget_usd` and the hub's daily
+// budget — from the spend each seat keeps in its meta.json, so a restart forgets nothing.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sluice::hub {
+
+/// A seat's spend in USD as its meta.json keeps it: in all, and on its latest day (UTC).
+struct SeatSpend {
+    double total_usd{}; ///< every counted turn of the seat
+    std::string day;    ///< the day (YYYY-MM-DD, UTC) `day_usd` is of; empty: none yet
+    double day_usd{};   ///< spent on `day`
+
+    /// Adds `usd` spent on `today`.
+    void add(double usd, std::string_view today);
+
+    /// What was spent on `today`.
+    [[nodiscard]] double on(std::string_view today) const { return day == today ? day_usd : 0; }
+};
+
+/// What one counted turn did to the limits: the seat's spend now, and a notice for a person when
+/// it crossed 80 % of a budget (the seat's or the day's).
+struct SpendUpdate {
+    SeatSpend spend;
+    std::optional<std::string> notice;
+};
+
+/// The hub's spend limits: a per-day budget over every hosted seat, and each seat's own budget.
+/// A seat whose budget is spent (or on a day whose budget is) starts no turn.
+///
+/// @par Thread safety
+/// Safe from any thread (one mutex; no I/O under it). Seats call it from their strands, agents
+/// from theirs, the API from its sessions.
+class SpendLimits {
+public:
+    /// `daily_usd`: the hub's budget per day (UTC) over its hosted seats; none: no daily limit.
+    explicit SpendLimits(std::optional<double> daily_usd = std::nullopt);
+
+    /// The daily budget, if any.
+    [[nodiscard]] std::optional<double> daily_usd() const noexcept { return daily_; }
+
+    /// Records seat `id`'s budget (none: no budget of its own) and its spend: when it opens and
+    /// when its budget is changed.
+    void note(std::string_view id, std::optional<double> budget_usd, const SeatSpend& spend);
+
+    /// Seat `id` is gone: its spend no longer counts toward the day.
+    void forget(std::string_view id);
+
+    /// Seat `id` spent `usd` more on `today` (a counted turn).
+    SpendUpdate add(std::string_view id, double usd, std::string_view today);
+
+    /// What every seat spent on `today`.
+    [[nodiscard]] double spent_on(std::string_view today) const;
+
+    /// What seat `id` may still spend on `today`: the smaller of what its budget and the day's
+    /// leave (≤ 0 when one is spent); none when neither applies.
+    [[nodiscard]] std::optional<double> left(std::string_view id, std::string_view today) const;
+
+    /// Why seat `id` may start no turn on `today` (a budget is spent, named with its figures and
+    /// the setting that raises it), or nothing.
+    [[nodiscard]] std::optional<std::string>
+    refusal(std::string_view id, std::string_view today) const;
+
+private:
+    struct Entry {
+        std::optional<double> budget;
+        SeatSpend spend;
+    };
+
+    [[nodiscard]] double spent_on_locked(std::string_view today) const;
+
+    std::optional<double> daily_;
+    mutable std::mutex mu_;
+    std::map<std::string, Entry, std::less<>> seats_;
+};
+
+/// `usd` for a person: "$1.45" (cents; "$0.004" below a cent).
+[[nodiscard]] std::string usd_text(double usd);
+
+/// What is left of a budget as Claude Code's `--max-budget-usd` takes it ("0.55"; never below
+/// a hundredth of a cent, which it would refuse as no budget).
+[[nodiscard]] std::string max_budget_arg(double left);
+
+} // namespace sluice::hub

@@ -1,0 +1,120 @@
+// SpendLimits: each seat's budget and the hub's daily budget (hub/spend_limits.hpp).
+#include <sluice/hub/spend_limits.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+namespace sluice::hub {
+
+namespace {
+
+// A notice goes out once a budget is this far spent.
+constexpr double WARN_AT = 0.8;
+
+bool crossed(double before, double after, double budget) {
+    return before < WARN_AT * budget && after >= WARN_AT * budget;
+}
+
+} // namespace
+
+void SeatSpend::add(double usd, std::string_view today) {
+    total_usd += usd;
+    if (day != today) {
+        day = std::string(today);
+        day_usd = 0;
+    }
+    day_usd += usd;
+}
+
+std::string usd_text(double usd) {
+    std::array<char, 48> buf{};
+    std::snprintf(buf.data(), buf.size(), usd > 0 && usd < 0.01 ? "$%.3f" : "$%.2f", usd);
+    return buf.data();
+}
+
+std::string max_budget_arg(double left) {
+    std::array<char, 48> buf{};
+    std::snprintf(buf.data(), buf.size(), "%.4f", std::max(left, 0.0001));
+    return buf.data();
+}
+
+SpendLimits::SpendLimits(std::optional<double> daily_usd)
+    : daily_(daily_usd) {
+}
+
+void SpendLimits::note(
+    std::string_view id, std::optional<double> budget_usd, const SeatSpend& spend) {
+    std::lock_guard lock(mu_);
+    auto& e = seats_[std::string(id)];
+    e.budget = budget_usd;
+    e.spend = spend;
+}
+
+void SpendLimits::forget(std::string_view id) {
+    std::lock_guard lock(mu_);
+    if (auto it = seats_.find(id); it != seats_.end()) {
+        seats_.erase(it);
+    }
+}
+
+double SpendLimits::spent_on_locked(std::string_view today) const {
+    double sum = 0;
+    for (const auto& [id, e] : seats_) {
+        sum += e.spend.on(today);
+    }
+    return sum;
+}
+
+double SpendLimits::spent_on(std::string_view today) const {
+    std::lock_guard lock(mu_);
+    return spent_on_locked(today);
+}
+
+SpendUpdate SpendLimits::add(std::string_view id, double usd, std::string_view today) {
+    std::lock_guard lock(mu_);
+    const double day_before = spent_on_locked(today);
+    auto& e = seats_[std::string(id)];
+    const double seat_before = e.spend.total_usd;
+    e.spend.add(usd, today);
+    SpendUpdate u{e.spend, std::nullopt};
+    if (e.budget && crossed(seat_before, e.spend.total_usd, *e.budget)) {
+        u.notice = usd_text(e.spend.total_usd) + " of this seat's budget of " + usd_text(*e.budget)
+                   + " spent (80 % reached; budget_usd raises it)";
+    } else if (daily_ && crossed(day_before, day_before + usd, *daily_)) {
+        u.notice = usd_text(day_before + usd) + " of the hub's budget of " + usd_text(*daily_)
+                   + " for today spent (80 % reached; daily_budget_usd raises it)";
+    }
+    return u;
+}
+
+std::optional<double> SpendLimits::left(std::string_view id, std::string_view today) const {
+    std::lock_guard lock(mu_);
+    std::optional<double> out;
+    if (daily_) {
+        out = *daily_ - spent_on_locked(today);
+    }
+    if (auto it = seats_.find(id); it != seats_.end() && it->second.budget) {
+        const double seat_left = *it->second.budget - it->second.spend.total_usd;
+        out = out ? std::min(*out, seat_left) : seat_left;
+    }
+    return out;
+}
+
+std::optional<std::string> SpendLimits::refusal(std::string_view id, std::string_view today) const {
+    std::lock_guard lock(mu_);
+    if (auto it = seats_.find(id); it != seats_.end() && it->second.budget
+                                   && it->second.spend.total_usd >= *it->second.budget) {
+        return "this seat's budget is spent: " + usd_text(it->second.spend.total_usd) + " of "
+               + usd_text(*it->second.budget) + " (raise budget_usd with PATCH to go on)";
+    }
+    if (daily_) {
+        if (const double spent = spent_on_locked(today); spent >= *daily_) {
+            return "the hub's budget for today (UTC) is spent: " + usd_text(spent) + " of "
+                   + usd_text(*daily_) + " (daily_budget_usd in the config raises it)";
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace sluice::hub
