@@ -48,7 +48,7 @@ struct HubConfig {
     std::shared_ptr<Notifier> notifier{};         ///< told of events that need a person, or null
     /// Turns that ran at least this long tell the notifier when they end or fail.
     std::chrono::milliseconds notify_long_turn{NOTIFY_LONG_TURN_DEFAULT};
-    std::shared_ptr<SpendLimits> limits{};        ///< budgets (null: seats' own budgets only)
+    std::shared_ptr<SpendLimits> limits{}; ///< budgets (null: seats' own budgets only)
 };
 
 /// Totals over every seat, for /metrics and /v1/stats.
@@ -307,6 +307,7 @@ public:
     /// The search index's feeder (GET /v1/search), or null when the hub keeps none: fed by
     /// hosted seats' durable frames and by the Claude Code sessions' follow (ClaudeProjects).
     [[nodiscard]] const std::shared_ptr<SearchIndexer>& search() const noexcept { return search_; }
+
     /// The seats' budgets and the hub's daily one (never null).
     [[nodiscard]] const std::shared_ptr<SpendLimits>& limits() const noexcept { return limits_; }
 

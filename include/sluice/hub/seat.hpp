@@ -117,7 +117,7 @@ struct SeatOptions {
     std::shared_ptr<TurnDurations> turn_durations{}; ///< where ended turns are counted, or null
     std::shared_ptr<UsageLedger> usage{};    ///< where a hosted seat's result rows are counted
     std::shared_ptr<SearchIndexer> search{}; ///< told when a hosted seat's frames are durable
-    std::shared_ptr<Notifier> notifier{}; ///< told of events that need a person, or null
+    std::shared_ptr<Notifier> notifier{};    ///< told of events that need a person, or null
     /// A turn that ran at least this long tells the notifier when it ends or fails.
     std::chrono::milliseconds notify_long_turn{NOTIFY_LONG_TURN_DEFAULT};
     std::shared_ptr<SpendLimits> limits{}; ///< budgets a hosted seat's turns keep to, or null
