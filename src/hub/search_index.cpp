@@ -13,14 +13,16 @@ namespace sluice::hub {
 namespace {
 
 // The schema's version (PRAGMA user_version): another value is another schema, made anew.
-constexpr int SCHEMA_VERSION = 1;
+constexpr int SCHEMA_VERSION = 2;
 
 constexpr const char* SCHEMA = R"sql(
 CREATE TABLE IF NOT EXISTS docs(
     id INTEGER PRIMARY KEY, seat TEXT NOT NULL, epoch TEXT NOT NULL,
     seq INTEGER NOT NULL, turn INTEGER NOT NULL, time INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS docs_seat ON docs(seat, epoch);
-CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(text, tokenize = 'trigram');
+-- detail=none: no positions kept (a quarter of the size, twice the insert rate: bench/RESULTS.md);
+-- a LIKE '%q%' is still answered from the trigrams, and SQLite checks each candidate row itself.
+CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(text, tokenize = 'trigram', detail = none);
 CREATE TABLE IF NOT EXISTS files(
     path TEXT PRIMARY KEY, seat TEXT NOT NULL, epoch TEXT NOT NULL, dev INTEGER NOT NULL,
     ino INTEGER NOT NULL, offset INTEGER NOT NULL, frames INTEGER NOT NULL,
@@ -30,7 +32,7 @@ CREATE TABLE IF NOT EXISTS seats(
     seat TEXT PRIMARY KEY, source TEXT NOT NULL, project TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS archived(seat TEXT NOT NULL, epoch TEXT NOT NULL,
     PRIMARY KEY(seat, epoch));
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 )sql";
 
 // A prepared statement, finalized when it goes.
@@ -191,19 +193,6 @@ std::size_t ifind(std::string_view text, std::string_view q, std::size_t from) {
         q.end(),
         ascii_ieq);
     return it == text.end() ? std::string_view::npos : static_cast<std::size_t>(it - text.begin());
-}
-
-// `q` as an FTS5 phrase: quoted, its quotes doubled.
-std::string phrase(std::string_view q) {
-    std::string out = "\"";
-    for (char c : q) {
-        out += c;
-        if (c == '"') {
-            out += '"';
-        }
-    }
-    out += '"';
-    return out;
 }
 
 // `q` as a LIKE pattern matching it anywhere (escape: backslash).
@@ -427,20 +416,23 @@ SearchPage SearchIndex::search(const SearchQuery& q) const {
     if (q.q.empty()) {
         return page;
     }
-    page.scanned = q.q.size() < SEARCH_TRIGRAM_MIN_BYTES;
+    // LIKE '%q%' is answered from the trigrams (FTS5 reads the pattern's trigrams, SQLite checks
+    // each candidate); a pattern with an ESCAPE clause, or shorter than a trigram, is a scan.
+    const bool wild = q.q.find_first_of("%_\\") != std::string::npos;
+    page.scanned = wild || q.q.size() < SEARCH_TRIGRAM_MIN_BYTES;
     const auto limit = std::clamp<std::size_t>(q.limit, 1, SEARCH_LIMIT_MAX);
     std::string sql =
         "SELECT d.id, d.seat, d.epoch, d.seq, d.turn, d.time, b.text, coalesce(s.source, ''), "
         "coalesce(s.project, ''), EXISTS(SELECT 1 FROM archived a WHERE a.seat = d.seat AND "
         "a.epoch = d.epoch) FROM body b JOIN docs d ON d.id = b.rowid LEFT JOIN seats s ON "
         "s.seat = d.seat WHERE ";
-    sql += page.scanned ? "b.text LIKE ?1 ESCAPE '\\'" : "b.text MATCH ?1";
+    sql += wild ? "b.text LIKE ?1 ESCAPE '\\'" : "b.text LIKE ?1";
     sql += " AND (?2 = 0 OR b.rowid < ?2) AND (?3 IS NULL OR d.seat = ?3) AND (?4 IS NULL OR "
            "s.project = ?4) AND (?5 IS NULL OR s.source = ?5) AND d.time >= ?6 ORDER BY b.rowid "
            "DESC LIMIT ?7";
     std::lock_guard lock(mu_);
     Stmt st(db_, sql.c_str());
-    st.bind(1, page.scanned ? like_pattern(q.q) : phrase(q.q));
+    st.bind(1, wild ? like_pattern(q.q) : "%" + q.q + "%");
     st.bind(2, q.cursor);
     st.bind_opt(3, q.seat);
     st.bind_opt(4, q.project);

@@ -87,7 +87,7 @@ struct SearchHit {
 struct SearchPage {
     std::vector<SearchHit> hits{};             ///< at most the query's limit
     std::optional<std::int64_t> next_cursor{}; ///< set when more hits follow
-    bool scanned{};                            ///< answered by a LIKE scan (a short query)
+    bool scanned{}; ///< answered by a scan of every doc (a short query, or one with % _ \)
 };
 
 /// The snippet of `text` around the first SEARCH_SNIPPET_MATCHES occurrences of `q` (ASCII case
@@ -96,7 +96,8 @@ struct SearchPage {
 [[nodiscard]] std::vector<SnippetPiece> make_snippet(std::string_view text, std::string_view q);
 
 /// The search store: an SQLite database (WAL) holding an FTS5 table of indexed frames (trigram
-/// tokenizer: any substring of three bytes or more is found, case ignored), each frame's seat,
+/// tokenizer, detail=none: a substring of three bytes or more is looked up by its trigrams), each
+/// frame's seat,
 /// epoch, seq, turn and time, the seats' source and project, the archived epochs, and how far
 /// each file was read. It is a cache: a file that cannot be opened as this index (missing, not
 /// SQLite, damaged, another schema) is removed and made anew, empty, by `open`.
@@ -139,9 +140,10 @@ public:
     /// Removes everything of `seat`: docs, files, archived epochs, its source and project.
     void remove_seat(const std::string& seat);
 
-    /// Answers `q`: frames whose indexed text holds `q.q` (case ignored), newest indexed first,
-    /// filtered as it asks. A query shorter than SEARCH_TRIGRAM_MIN_BYTES is answered by a LIKE
-    /// scan (ASCII case ignored), still exact.
+    /// Answers `q`: frames whose indexed text holds `q.q` (ASCII case ignored: SQLite's LIKE),
+    /// newest indexed first, filtered as it asks. The trigram index narrows the candidates; a
+    /// query shorter than SEARCH_TRIGRAM_MIN_BYTES, or holding `%`, `_` or `\`, is answered by a
+    /// scan of every doc (`scanned`), still exact.
     [[nodiscard]] SearchPage search(const SearchQuery& q) const;
 
     /// Docs held.
