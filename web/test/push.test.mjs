@@ -60,7 +60,7 @@ test('a push shows one notification per seat, replaced not stacked, with Allow a
     await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
     let reg = null;
     await until('the registration', async () => {
-      reg = registrations.find((r) => !r.isDeleted && r.scopeURL.startsWith(h.base));
+      reg = registrations.find((r) => !r.isDeleted && r.scopeURL === `${h.base}/`);
       return !!reg;
     });
     const notifications = () => page.evaluate(async () =>
@@ -69,8 +69,14 @@ test('a push shows one notification per seat, replaced not stacked, with Allow a
     const push = (data) => cdp.send('ServiceWorker.deliverPushMessage', {
       origin: h.base, registrationId: reg.registrationId, data: JSON.stringify(data),
     });
-    await push({ kind: 'permission', seat: 's-1', headline: 'build: allow Bash?', body: 'rm -rf build', tag: 's-1', request_id: 'h-1', url: '/#/seat/s-1' });
-    await until('the notification', async () => (await notifications()).length === 1);
+    const prompt = { kind: 'permission', seat: 's-1', headline: 'build: allow Bash?', body: 'rm -rf build', tag: 's-1', request_id: 'h-1', url: '/#/seat/s-1' };
+    // Delivered again until shown: a push that reaches a worker still activating may be lost (a
+    // second one replaces the first: the same tag).
+    await until('the notification', async () => {
+      if ((await notifications()).length === 1) return true;
+      await push(prompt);
+      return false;
+    });
     let shown = await notifications();
     assert.deepEqual(shown[0], { title: 'build: allow Bash?', body: 'rm -rf build', tag: 's-1', actions: ['allow', 'deny'] });
     await push({ kind: 'turn_ended', seat: 's-1', headline: 'build: turn ended', body: 'The turn ended after 42 s.', tag: 's-1', url: '/#/seat/s-1' });
