@@ -36,7 +36,7 @@ inline const fs::path CLAUDE =
 // Skips the test when the pinned Claude Code is not installed.
 #define SLUICE_NEED_CLAUDE()                                                                       \
     do {                                                                                           \
-        if (!fs::exists(CLAUDE)) {                                                                 \
+        if (!std::filesystem::exists(CLAUDE)) {                                                    \
             GTEST_SKIP() << "Claude Code is not installed at " << CLAUDE.string()                  \
                          << " (scripts/install-deps installs it)";                                 \
         }                                                                                          \
