@@ -65,7 +65,7 @@ std::vector<json::value> turn_rows(
 
 const json::object* last_of(const std::vector<json::value>& rows, std::string_view type) {
     for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
-        if (it->at("type") == type) {
+        if (const auto& t = it->at("type"); t.is_string() && t.get_string() == type) {
             return &it->as_object();
         }
     }
