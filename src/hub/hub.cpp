@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <exception>
 #include <map>
 #include <set>
 
@@ -28,8 +29,14 @@ Hub::Hub(net::io_context& io, HubConfig config)
     , usage_(std::make_shared<UsageLedger>(config_.prices))
     , limits_(config_.limits ? config_.limits : std::make_shared<SpendLimits>()) {
     if (!config_.search_index.empty()) {
-        search_ = std::make_shared<SearchIndexer>(
-            config_.search_index, SearchTextOptions{config_.search_thinking});
+        try {
+            search_ = std::make_shared<SearchIndexer>(
+                config_.search_index, SearchTextOptions{config_.search_thinking});
+        } catch (const std::exception& e) {
+            // A cache: the hub serves without it (a read-only data dir still serves history).
+            search_off_ = e.what();
+            spdlog::warn("search is off: {}", search_off_);
+        }
     }
 }
 

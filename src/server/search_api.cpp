@@ -57,6 +57,10 @@ search_response(Server::Impl& s, const Request& req, const boost::urls::url_view
     }
     const auto& indexer = s.hub.search();
     if (!indexer) {
+        if (!s.hub.search_off().empty()) {
+            co_return error_response(
+                req, make_error_code(errc::overloaded), "search is off: " + s.hub.search_off());
+        }
         co_return error_response(
             req, make_error_code(errc::not_found), "this hub keeps no search index");
     }

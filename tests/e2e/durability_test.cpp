@@ -407,6 +407,10 @@ TEST(Durability, AReadOnlyDataDirServesHistoryAndRefusesPromptsWithTheReason) {
     auto r = post_prompt(hub, seat, "no");
     EXPECT_EQ(r.status, 409U) << r.body;
     EXPECT_NE(r.body.find("read-only"), std::string::npos) << r.body;
+    // The search index (a cache in the data dir) cannot be made: search is off and says why.
+    const auto found = http("GET", hub.base() + "/v1/search?q=hello");
+    EXPECT_EQ(found.status, 503U) << found.body;
+    EXPECT_NE(found.body.find("search is off"), std::string::npos) << found.body;
 }
 
 } // namespace

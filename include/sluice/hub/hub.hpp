@@ -308,6 +308,10 @@ public:
     /// hosted seats' durable frames and by the Claude Code sessions' follow (ClaudeProjects).
     [[nodiscard]] const std::shared_ptr<SearchIndexer>& search() const noexcept { return search_; }
 
+    /// Why the hub keeps no search index though one was asked for (its file cannot be made: a
+    /// read-only data dir, a full disk), or "". The hub serves without it.
+    [[nodiscard]] const std::string& search_off() const noexcept { return search_off_; }
+
     /// The seats' budgets and the hub's daily one (never null).
     [[nodiscard]] const std::shared_ptr<SpendLimits>& limits() const noexcept { return limits_; }
 
@@ -332,6 +336,7 @@ private:
     std::shared_ptr<TurnDurations> turn_durations_{std::make_shared<TurnDurations>()};
     std::shared_ptr<UsageLedger> usage_;
     std::shared_ptr<SearchIndexer> search_; // null without config_.search_index
+    std::string search_off_;                // why search_ is null though it was asked for
     std::shared_ptr<SpendLimits> limits_;
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Seat>> order_;
