@@ -261,6 +261,16 @@ TEST(ClaudeSubagents, TheListFollowsItsSessionFileWithoutReadingItAgain) {
     SluiceProcess hub(serve_args(data, dir));
     auto subs = subagents_of(hub, SUBAGENT_SESSION);
     ASSERT_EQ(subs.size(), 2U);
+    // The search index reads each session file once, in the background: let it finish first,
+    // so the bytes counted below are the request's alone.
+    for (int i = 0; i < 200; ++i) {
+        const auto ix = http("GET", hub.base() + "/v1/search?q=zzzz").json;
+        if (ix.is_object() && ix.as_object().contains("indexing")
+            && ix.at("indexing").at("complete") == true) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     // Asked again: the hub reads far less than the session file (the request, the folder).
     const auto before = bytes_read_by(hub.pid());
     subs = subagents_of(hub, SUBAGENT_SESSION);
