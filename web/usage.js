@@ -134,6 +134,10 @@ window.sluiceUsage = (() => {
     try {
       d = await api('GET', `/v1/usage?group=day&since=${since}`);
     } catch { box.hidden = true; return; }
+    // The answer may come after the page began to go away (a navigation): nothing to draw into.
+    const total = $('usage-days-total');
+    const chartBox = $('usage-days-chart');
+    if (!box.isConnected || !total || !chartBox) return;
     const rows = new Map((d.rows || []).map((r) => [r.key, r]));
     const days = [];
     for (let i = DAYS - 1; i >= 0; i--) days.push(dayOf(today - i * 86_400_000));
@@ -141,8 +145,8 @@ window.sluiceUsage = (() => {
     const value = (r) => (!r ? 0 : byCost ? r.cost_usd || 0 : r.total_tokens || 0);
     const top = Math.max(0, ...days.map((k) => value(rows.get(k))));
     box.hidden = false;
-    $('usage-days-total').textContent = line(d.total) || 'Nothing used in these days.';
-    $('usage-days-total').title = detail(d.total);
+    total.textContent = line(d.total) || 'Nothing used in these days.';
+    total.title = detail(d.total);
     const W = 300;
     const H = 80;
     const step = W / DAYS;
@@ -166,7 +170,7 @@ window.sluiceUsage = (() => {
       bar.append(title);
       svg.append(bar);
     });
-    $('usage-days-chart').replaceChildren(svg);
+    chartBox.replaceChildren(svg);
   }
 
   /** A turn of seat `id` ended: its figures moved. */

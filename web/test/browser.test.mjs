@@ -16,7 +16,7 @@ before(async () => {
   const b = await startBrowser();
   context = b.context;
   page = b.page;
-  page.on('pageerror', (e) => { pageErrors.push(String(e)); });
+  page.on('pageerror', (e) => { pageErrors.push(e.stack || String(e)); });
 });
 
 after(async () => { await finish('web', context, page); });
@@ -450,7 +450,7 @@ test('a permission prompt is a card on every screen, the first answer resolves i
   const h = new Hub(dataDir, ['--claude-bin', claude, '--agent-cmd', `python3 ${FAKE_AGENT}`]);
   await h.start();
   const other = await context.newPage();
-  other.on('pageerror', (e) => { pageErrors.push(String(e)); });
+  other.on('pageerror', (e) => { pageErrors.push(e.stack || String(e)); });
   let id, hosted;
   try {
     const created = await h.api('POST', '/v1/seats', { name: 'approvals', agent: 'claude' });
@@ -466,7 +466,7 @@ test('a permission prompt is a card on every screen, the first answer resolves i
     // Opted in to notifications with the tab hidden (Notification stubbed): this seat's prompt is
     // told by its stream, and a tab open on another seat is told by its list.
     const watcher = await context.newPage();
-    watcher.on('pageerror', (e) => { pageErrors.push(String(e)); });
+    watcher.on('pageerror', (e) => { pageErrors.push(e.stack || String(e)); });
     await watcher.goto(`${h.base}/#/seat/${encodeURIComponent(hosted)}`);
     await until('the watcher\'s list', async () => (await watcher.locator(`#seat-list li[data-id="${id}"]`).count()) === 1);
     const hide = () => {

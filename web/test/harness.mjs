@@ -135,7 +135,7 @@ export async function startBrowser() {
   context.setDefaultTimeout(STEP_MS);
   const page = context.pages()[0] || await context.newPage();
   const errors = [];
-  page.on('pageerror', (e) => { errors.push(String(e)); });
+  page.on('pageerror', (e) => { errors.push(e.stack || String(e)); });
   return { context, page, errors };
 }
 
