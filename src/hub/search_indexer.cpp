@@ -9,9 +9,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,7 +52,7 @@ struct Fd {
 SearchIndexer::SearchIndexer(const std::filesystem::path& db_file, SearchTextOptions opt)
     : index_(SearchIndex::open(db_file, rebuilt_))
     , opt_(opt)
-    , thread_([this] { run(); }) {
+    , backlog_("search", SEARCH_QUEUE_MAX, INDEXER_NICE) {
 }
 
 SearchIndexer::~SearchIndexer() {
@@ -62,40 +60,38 @@ SearchIndexer::~SearchIndexer() {
 }
 
 void SearchIndexer::changed(const std::filesystem::path& file, SearchTarget target) {
+    auto key = file.string();
     {
         std::lock_guard lock(mu_);
-        if (stopping_) {
-            return;
-        }
-        auto& st = files_[file.string()];
+        auto& st = files_[key];
         st.target = std::move(target);
         st.done = false;
         if (st.queued) {
-            return;
-        }
-        if (queue_.size() >= SEARCH_QUEUE_MAX) {
-            spdlog::warn(
-                "search: {} waits for its next change: the index queue is full", file.string());
-            return;
+            return; // its task reads the file as it is when it runs
         }
         st.queued = true;
-        queue_.push_back(Job{file.string(), {}});
     }
-    cv_.notify_all();
+    const auto added = backlog_.add([this, key] { index_queued(key); });
+    if (added != Backlog::Added::queued) {
+        std::lock_guard lock(mu_);
+        if (auto it = files_.find(key); it != files_.end()) {
+            it->second.queued = false;
+        }
+        if (added == Backlog::Added::full) {
+            spdlog::warn("search: {} waits for its next change: the index queue is full", key);
+        }
+    }
 }
 
 void SearchIndexer::remove_seat(std::string seat) {
     {
         std::lock_guard lock(mu_);
-        if (stopping_) {
-            return;
-        }
         std::erase_if(files_, [&seat](const auto& kv) {
             return kv.second.target.seat == seat && !kv.second.queued;
         });
-        queue_.push_back(Job{{}, std::move(seat)}); // never dropped: one per removal
     }
-    cv_.notify_all();
+    // Never dropped for a full queue: one per removal, in order after what was queued.
+    (void)backlog_.add([this, seat = std::move(seat)] { index_->remove_seat(seat); }, false);
 }
 
 void SearchIndexer::search(SearchQuery q, const boost::asio::any_io_executor& ex, SearchDone done) {
@@ -131,58 +127,29 @@ SearchProgress SearchIndexer::progress() const {
 }
 
 void SearchIndexer::wait_idle() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return stopping_ || (queue_.empty() && !busy_); });
+    backlog_.wait_idle();
 }
 
 void SearchIndexer::stop() {
-    {
-        std::lock_guard lock(mu_);
-        stopping_ = true;
-        queue_.clear();
-    }
-    cv_.notify_all();
-    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) {
-        thread_.join();
-    }
+    backlog_.stop();
 }
 
-void SearchIndexer::run() {
-    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), INDEXER_NICE);
-    while (true) {
-        Job job;
-        SearchTarget target;
-        {
-            std::unique_lock lock(mu_);
-            busy_ = false;
-            cv_.notify_all();
-            cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-            if (stopping_) {
-                return;
-            }
-            job = std::move(queue_.front());
-            queue_.pop_front();
-            if (!job.file.empty()) {
-                auto& st = files_[job.file];
-                st.queued = false;
-                target = st.target;
-            }
-            busy_ = true;
+void SearchIndexer::index_queued(const std::string& file) {
+    SearchTarget target;
+    {
+        std::lock_guard lock(mu_);
+        auto& st = files_[file];
+        st.queued = false; // a change from now on queues it again
+        target = st.target;
+    }
+    try {
+        const bool done = index_file(file, target);
+        std::lock_guard lock(mu_);
+        if (auto it = files_.find(file); it != files_.end() && !it->second.queued) {
+            it->second.done = done;
         }
-        try {
-            if (job.file.empty()) {
-                index_->remove_seat(job.seat);
-                continue;
-            }
-            const bool done = index_file(job.file, target);
-            std::lock_guard lock(mu_);
-            if (auto it = files_.find(job.file); it != files_.end() && !it->second.queued) {
-                it->second.done = done;
-            }
-        } catch (const std::exception& e) {
-            spdlog::error(
-                "search: indexing {}: {}", job.file.empty() ? job.seat : job.file, e.what());
-        }
+    } catch (const std::exception& e) {
+        spdlog::error("search: indexing {}: {}", file, e.what());
     }
 }
 
@@ -295,11 +262,8 @@ bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchT
         ++f.frames;
     };
     while (pos < size) {
-        {
-            std::lock_guard lock(mu_);
-            if (stopping_) {
-                return false;
-            }
+        if (backlog_.stopping()) {
+            return false;
         }
         const auto n =
             static_cast<std::size_t>(std::min<std::uint64_t>(SEARCH_CHUNK_BYTES, size - pos));

@@ -8,9 +8,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,7 +56,7 @@ struct UsageScanner::Session {
 
 UsageScanner::UsageScanner(std::shared_ptr<UsageLedger> ledger)
     : ledger_(std::move(ledger))
-    , thread_([this] { run(); }) {
+    , backlog_("usage", USAGE_SCAN_QUEUE_MAX, SCANNER_NICE) {
 }
 
 UsageScanner::~UsageScanner() {
@@ -68,61 +66,40 @@ UsageScanner::~UsageScanner() {
 void UsageScanner::changed(const std::filesystem::path& file) {
     {
         std::lock_guard lock(mu_);
-        if (stopping_ || queued_.contains(file.string())) {
-            return;
+        if (!queued_.insert(file.string()).second) {
+            return; // its task reads the file as it is when it runs
         }
-        if (queue_.size() >= USAGE_SCAN_QUEUE_MAX) {
+    }
+    const auto added = backlog_.add([this, file] { scan_queued(file); });
+    if (added != Backlog::Added::queued) {
+        {
+            std::lock_guard lock(mu_);
+            queued_.erase(file.string());
+        }
+        if (added == Backlog::Added::full) {
             spdlog::warn(
                 "usage: {} waits for its next change: the scan queue is full", file.string());
-            return;
         }
-        queued_.insert(file.string());
-        queue_.push_back(file);
     }
-    cv_.notify_all();
 }
 
 void UsageScanner::wait_idle() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return stopping_ || (queue_.empty() && !busy_); });
+    backlog_.wait_idle();
 }
 
 void UsageScanner::stop() {
-    {
-        std::lock_guard lock(mu_);
-        stopping_ = true;
-        queue_.clear();
-        queued_.clear();
-    }
-    cv_.notify_all();
-    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) {
-        thread_.join();
-    }
+    backlog_.stop();
 }
 
-void UsageScanner::run() {
-    // Best effort: a nicer thread leaves the cores to the seats while it reads a backlog.
-    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), SCANNER_NICE);
-    while (true) {
-        std::filesystem::path file;
-        {
-            std::unique_lock lock(mu_);
-            busy_ = false;
-            cv_.notify_all();
-            cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-            if (stopping_) {
-                return;
-            }
-            file = std::move(queue_.front());
-            queue_.pop_front();
-            queued_.erase(file.string());
-            busy_ = true;
-        }
-        try {
-            scan(file);
-        } catch (const std::exception& e) {
-            spdlog::error("usage: scanning {}: {}", file.string(), e.what());
-        }
+void UsageScanner::scan_queued(const std::filesystem::path& file) {
+    {
+        std::lock_guard lock(mu_);
+        queued_.erase(file.string()); // a change from now on queues it again
+    }
+    try {
+        scan(file);
+    } catch (const std::exception& e) {
+        spdlog::error("usage: scanning {}: {}", file.string(), e.what());
     }
 }
 
@@ -221,11 +198,8 @@ bool UsageScanner::read_file(Session& s, const std::filesystem::path& path) {
     std::uint64_t pos = at.offset;
     bool skipping = false; // inside a line longer than USAGE_SCAN_LINE_MAX_BYTES
     while (pos < size) {
-        {
-            std::lock_guard lock(mu_);
-            if (stopping_) {
-                break;
-            }
+        if (backlog_.stopping()) {
+            break;
         }
         const auto n =
             static_cast<std::size_t>(std::min<std::uint64_t>(USAGE_SCAN_CHUNK_BYTES, size - pos));

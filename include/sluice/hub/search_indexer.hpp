@@ -4,23 +4,21 @@
 #pragma once
 
 #include <sluice/hub/async.hpp>
+#include <sluice/hub/backlog.hpp>
 #include <sluice/hub/search_index.hpp>
 #include <sluice/hub/search_text.hpp>
 #include <sluice/hub/writer.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <unordered_map>
 
 namespace sluice::hub {
@@ -120,18 +118,14 @@ public:
     void stop();
 
 private:
-    struct Job {
-        std::string file; // empty: remove `seat`
-        std::string seat;
-    };
-
     struct FileState {
         SearchTarget target; // the newest announced
         bool queued{};
         bool done{}; // read to its end
     };
 
-    void run();
+    // The backlog's task for `file`: reads what it gained since it was queued.
+    void index_queued(const std::string& file);
     // Reads what `file` gained; whether it was read to its end.
     bool index_file(const std::string& file, const SearchTarget& t);
     // Reads from `f`'s offset to `size` into the index; whether it got there.
@@ -142,12 +136,8 @@ private:
     Writer queries_{SEARCH_QUERIES_MAX}; // the query thread (blocking SQLite reads)
     SearchTextOptions opt_;
     mutable std::mutex mu_;
-    std::condition_variable cv_;
-    std::deque<Job> queue_;
     std::unordered_map<std::string, FileState> files_; // known files (guarded by mu_)
-    bool busy_{false};
-    bool stopping_{false};
-    std::thread thread_;
+    Backlog backlog_; // last: its thread stops before what its tasks use goes
 };
 
 /// Announces a hosted seat's transcripts in its folder `dir` to `indexer`: `transcript.jsonl`

@@ -2,17 +2,15 @@
 // ledger by one background thread of low priority, each file read once from where it was left.
 #pragma once
 
+#include <sluice/hub/backlog.hpp>
 #include <sluice/hub/usage_ledger.hpp>
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -63,7 +61,8 @@ private:
     };
     struct Session;
 
-    void run();
+    // The backlog's task for `file`.
+    void scan_queued(const std::filesystem::path& file);
     void scan(const std::filesystem::path& file);
     // Reads `path` of `s` from its offset; false when it was truncated or replaced.
     bool read_file(Session& s, const std::filesystem::path& path);
@@ -71,14 +70,10 @@ private:
 
     std::shared_ptr<UsageLedger> ledger_;
     std::mutex mu_;
-    std::condition_variable cv_;
-    std::deque<std::filesystem::path> queue_;
-    std::unordered_set<std::string> queued_;
-    bool busy_{false};
-    bool stopping_{false};
-    // Touched by the thread only.
+    std::unordered_set<std::string> queued_; // files whose task waits (guarded by mu_)
+    // Touched by the backlog's thread only.
     std::unordered_map<std::string, std::unique_ptr<Session>> sessions_;
-    std::thread thread_;
+    Backlog backlog_; // last: its thread stops before what its tasks use goes
 };
 
 } // namespace sluice::hub

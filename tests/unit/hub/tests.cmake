@@ -2,6 +2,7 @@
 # a fake agent, see hub_test_support.hpp).
 list(APPEND SLUICE_TEST_SOURCES
     unit/hub/archives_test.cpp
+    unit/hub/backlog_test.cpp
     unit/hub/claude_projects_test.cpp
     unit/hub/feed_test.cpp
     unit/hub/file_source_test.cpp
