@@ -58,6 +58,7 @@ window.sluiceInbox = (() => {
 
   function fill(group, items) {
     const section = document.querySelector(`#inbox .inbox-group[data-group="${group}"]`);
+    if (!section) return; // the home view replaced (a test's fixture): the title still counts
     section.hidden = items.length === 0;
     section.querySelector('.inbox-count').textContent = String(items.length);
     section.querySelector('ul').replaceChildren(...items);
@@ -85,7 +86,8 @@ window.sluiceInbox = (() => {
     fill('needs', needs.map((s) => entry(s, waits(s))));
     fill('running', runs.map((s) => entry(s, s.state === 'queued' ? 'queued' : 'running')));
     fill('recent', rest.map((s) => entry(s, [s.state !== 'idle' ? s.state : '', fmtAgo(s.last_activity)].filter(Boolean).join(' · '))));
-    $('inbox-empty').hidden = seats.length > 0;
+    const empty = $('inbox-empty');
+    if (empty) empty.hidden = seats.length > 0;
     badge(needs.length);
   }
 

@@ -9,7 +9,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import http from 'node:http';
-import { Hub, tempDir, until, startBrowser, finish, fakeClaude } from './harness.mjs';
+import path from 'node:path';
+import { Hub, tempDir, until, startBrowser, finish, fakeClaude, ARTIFACTS } from './harness.mjs';
 
 let context, page, errors;
 
@@ -283,6 +284,7 @@ test('the inbox groups seats needing you, running and recent, counts them in the
     assert.equal(await page.title(), '(1) sluice');
     assert.equal(await page.evaluate(() => window.__badges.at(-1)), 1);
     assert.ok(await page.locator('#inbox .inbox-group[data-group="needs"]').isVisible());
+    await page.locator('#welcome').screenshot({ path: path.join(ARTIFACTS, 'web-inbox.png') });
 
     // Answered (elsewhere): the seat leaves "Needs you" for "Recent" once its turn ends; no count.
     const row = (await h.api('GET', `/v1/seats/${asking}/permissions`)).body.permissions[0];
