@@ -1,11 +1,11 @@
 // sluice's page logic: the seat list, one seat's live conversation over EventSource, paging, prompt,
-// Stop, notifications and the phone drawer. Rendering is in render.js/tools.js, the live edge in live.js.
+// Stop and the phone drawer. Rendering is in render.js/tools.js, the live edge in live.js,
+// notifications in notify.js, the home view's inbox in inbox.js.
 'use strict';
 (() => {
   const POLL_MS = 2000;             // seat list and stats refresh while the tab is visible
   const PAGE_TURNS = 20;            // turns per "Load earlier turns" page (the window is 20 too)
   const RECONNECT_MS = 2000;        // our own retry when the browser gives an EventSource up
-  const NOTIFY_KEY = 'sluice.notify';
 
   const $ = (id) => document.getElementById(id);
   const { el, fmtBytes, fmtAgo, isPrompt, buildTurns, permissionCard, resolvePermission } = window.sluiceRender;
@@ -155,6 +155,7 @@
     if ($('seat-search').hidden) $('seat-search').value = ''; // no filter left behind, unseen
     applySearch();
     if (grouped) usage.list(new Map([...groups].map(([k, ss]) => [k, ss.map((x) => x.id)])));
+    inbox.render(seats);
   }
 
   // Who this tab is: a viewer token gets a read-only page (no new seat, no prompt, no stop).
@@ -533,54 +534,11 @@
     }
   });
 
-  // ---------------------------------------------------------------- notifications (opt-in)
+  // ---------------------------------------------------------------- notifications (notify.js), the inbox (inbox.js)
 
-  const canNotify = 'Notification' in window;
-  const notifyOn = () => canNotify && localStorage.getItem(NOTIFY_KEY) === '1' && Notification.permission === 'granted';
-  function showNotifyButton() {
-    const b = $('notify');
-    b.hidden = !canNotify;
-    b.setAttribute('aria-pressed', String(notifyOn()));
-    b.textContent = notifyOn() ? 'Notifications on' : 'Notify me';
-  }
-  $('notify').addEventListener('click', async () => {
-    if (notifyOn()) localStorage.removeItem(NOTIFY_KEY);
-    else if ((await Notification.requestPermission()) === 'granted') {
-      localStorage.setItem(NOTIFY_KEY, '1');
-      enablePush().catch((e) => setHubStatus(`push notifications unavailable: ${e.message}`));
-    } else setHubStatus('notifications are blocked for this page in the browser');
-    showNotifyButton();
-  });
-
-  // The installable page's service worker (web/sw.js): offline page files, Web Push.
-  const swReady = 'serviceWorker' in navigator
-    ? navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.ready).catch(() => null)
-    : Promise.resolve(null);
-  /** Subscribes this browser to the hub's Web Push (GET /v1/push/key, POST
-   *  /v1/push/subscriptions) and gives the service worker the owner's token so a prompt's
-   *  Allow/Deny actions can answer (a viewer's notifications only open the page). */
-  async function enablePush() {
-    const reg = await swReady;
-    if (!reg || !('PushManager' in window)) return false;
-    const { public_key: k } = await api('GET', '/v1/push/key');
-    const b64 = k.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (k.length % 4)) % 4);
-    const key = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-    const sub = (await reg.pushManager.getSubscription())
-      || (await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }));
-    await api('POST', '/v1/push/subscriptions', sub.toJSON());
-    if (reg.active) reg.active.postMessage({ type: 'sluice-token', token: token(), owner: role.role === 'owner' });
-    return true;
-  }
-  /** A browser notification for seat `v` while this tab is hidden (when the person opted in). */
-  function notify(v, what) {
-    if (!notifyOn() || document.visibilityState === 'visible') return;
-    const n = new Notification(`sluice · ${seatNames.get(v.id) || v.id}`, { body: what, tag: `sluice-${v.id}` });
-    n.onclick = () => { window.focus(); n.close(); };
-  }
-  function notifyTurnEnd(v, d) {
-    notify(v, { ended: 'turn ended', cancelled: 'turn cancelled', failed: 'turn failed' }[d.state] || `turn ${d.state}`);
-  }
-  showNotifyButton();
+  const { notify, notifyTurnEnd, on: notifyOn } = window.sluiceNotify;
+  window.sluiceNotify.init({ status: setHubStatus, role: () => role, name: (id) => seatNames.get(id) });
+  const inbox = window.sluiceInbox;
 
   // ---------------------------------------------------------------- the phone drawer
 

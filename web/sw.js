@@ -3,11 +3,13 @@
 // Allow and Deny actions answer a permission prompt; a click opens the page at the card.
 'use strict';
 
-const CACHE = 'sluice-page-v1';
-// The page's own files. API answers (/v1/…, /metrics, /healthz) are never cached.
+const CACHE = 'sluice-page-v2';
+// The page's own files: every file index.html references (WebPage.Push checks that each is
+// cached). API answers (/v1/…, /metrics, /healthz) are never cached.
 const PAGE = [
   '/', '/index.html', '/style.css', '/util.js', '/ansi.js', '/markdown.js', '/tools.js',
-  '/render.js', '/api.js', '/live.js', '/seat-controls.js', '/new-seat.js', '/app.js',
+  '/render.js', '/api.js', '/live.js', '/seat-controls.js', '/new-seat.js', '/usage.js',
+  '/search.js', '/notify.js', '/inbox.js', '/app.js',
   '/manifest.webmanifest', '/icon.svg', '/icon-192.png', '/icon-512.png',
   '/vendor/marked.min.js', '/vendor/purify.min.js',
 ];

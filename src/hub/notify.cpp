@@ -16,6 +16,8 @@ const char* kind_name(Notice::Kind k) noexcept {
         return "turn_failed";
     case Notice::Kind::degraded:
         return "degraded";
+    case Notice::Kind::test:
+        return "test";
     }
     return "permission";
 }

@@ -23,7 +23,8 @@ Message make_message(const hub::Notice& n, const std::string& public_url) {
     Message m;
     m.kind = hub::kind_name(n.kind);
     const std::string who = n.title.empty() ? n.seat : n.title;
-    const std::string path = "/#/seat/" + n.seat;
+    // A test push names no seat: its link is the page's home (the inbox).
+    const std::string path = n.seat.empty() ? std::string("/") : "/#/seat/" + n.seat;
     json::object o{{"kind", m.kind}, {"seat", n.seat}, {"title", n.title}, {"tag", n.seat}};
     switch (n.kind) {
     case hub::Notice::Kind::permission:
@@ -61,6 +62,14 @@ Message make_message(const hub::Notice& n, const std::string& public_url) {
         m.priority = "4";
         m.urgency = "normal";
         o["summary"] = n.summary;
+        break;
+    case hub::Notice::Kind::test:
+        m.title = "sluice: notifications work";
+        m.text = "This browser will be told when a prompt waits or a long turn ends.";
+        m.tags = "bell";
+        m.priority = "3";
+        m.urgency = "normal";
+        o["tag"] = "sluice-test";
         break;
     }
     if (!public_url.empty()) {

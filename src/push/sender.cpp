@@ -313,6 +313,34 @@ void NotifySender::notify(hub::Notice notice) {
     asio::post(io_, [this] { pump(); });
 }
 
+Result<bool> NotifySender::send_test(const std::string& id, const std::string& owner) {
+    hub::Notice notice;
+    notice.kind = hub::Notice::Kind::test;
+    auto d = std::make_shared<Delivery>();
+    d->message = std::make_shared<const Message>(make_message(notice, cfg_.public_url));
+    {
+        std::lock_guard lock(mu_);
+        // Only the token that made it may test it (another's id is not even said to exist).
+        auto it = std::find_if(subs_.begin(), subs_.end(), [&](const Subscription& s) {
+            return s.id == id && s.owner == owner;
+        });
+        if (it == subs_.end()) {
+            return Failure::of(errc::not_found, "no such push subscription: " + id);
+        }
+        if (stopping_) {
+            return Failure::of(errc::cancelled, "the hub is stopping");
+        }
+        if (queue_.size() >= cfg_.queue_capacity) {
+            dropped_.fetch_add(1);
+            return Failure::of(errc::overloaded, "the push queue is full; try again later");
+        }
+        d->sub = *it;
+        queue_.push_back(std::move(d));
+    }
+    pump(); // on the sender's thread already (async_send_test)
+    return true;
+}
+
 void NotifySender::pump() {
     while (running_ < cfg_.concurrency) {
         std::shared_ptr<const Delivery> d;

@@ -1,6 +1,7 @@
 // Web Push routes: GET /v1/push/key (the VAPID public key), POST and GET
-// /v1/push/subscriptions, DELETE /v1/push/subscriptions/{id}. A subscription belongs to the
-// token that made it; a viewer token may make one (its one act), scoped to the seats it watches.
+// /v1/push/subscriptions, DELETE /v1/push/subscriptions/{id}, POST
+// /v1/push/subscriptions/{id}/test. A subscription belongs to the token that made it; a viewer
+// token may make one (its one act), scoped to the seats it watches.
 #include "api_detail.hpp"
 
 #include <sluice/server/errors.hpp>
@@ -112,6 +113,20 @@ net::awaitable<Response> push_routes(
         Response res = json_response(req, 204, "");
         res.set(http::field::content_type, "application/json");
         co_return res;
+    }
+    if (parts.size() == 5 && parts[2] == "subscriptions" && parts[4] == "test") {
+        // One "notifications work" push to this subscription alone; the token that made it only
+        // (another's is a 404, as if it did not exist). 202: queued, not yet delivered.
+        if (method != http::verb::post) {
+            co_return method_not_allowed(req, "POST");
+        }
+        auto op = sender.async_send_test(parts[3], who.token_digest, net::use_awaitable);
+        auto queued = co_await std::move(op); // named: GCC 12
+        if (!queued) {
+            co_return error_response(req, queued.error().code, queued.error().message);
+        }
+        co_return json_response(
+            req, 202, json::serialize(json::object{{"queued", true}, {"kind", "test"}}));
     }
     co_return error_response(req, make_error_code(errc::not_found), "no such route under /v1/push");
 }

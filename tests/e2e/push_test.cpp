@@ -149,6 +149,44 @@ TEST(Push, SubscriptionsAreListedWithoutSecretsDeletedAndRefusedWhenBad) {
         h.call("GET", "/v1/push/subscriptions").json.at("subscriptions").as_array().empty());
 }
 
+TEST(Push, ATestPushGoesToThatSubscriptionAloneAndOnlyItsTokenMaySendIt) {
+    TempDir dir;
+    LoopbackReceiver service;
+    LoopbackReceiver viewer_service;
+    PushHub h(dir, {});
+    SluiceProcess mint({"token", "new", "--viewer", "--data", dir.path()}, false);
+    ASSERT_EQ(mint.wait(20s), 0);
+    auto viewer = mint.output();
+    viewer.erase(viewer.find_last_not_of('\n') + 1);
+    const auto ua = BrowserKeys::make();
+    const auto id = h.subscribe(ua, service.url("/push/t"));
+    ASSERT_FALSE(id.empty());
+    const auto viewer_id = h.subscribe(BrowserKeys::make(), viewer_service.url("/v"), viewer);
+    ASSERT_FALSE(viewer_id.empty());
+    const auto r = h.call("POST", "/v1/push/subscriptions/" + id + "/test");
+    ASSERT_EQ(r.status, 202U) << r.body;
+    EXPECT_EQ(r.json.at("kind"), "test");
+    ASSERT_TRUE(service.wait_for(1));
+    const auto got = service.received().at(0);
+    EXPECT_EQ(got.target, "/push/t");
+    EXPECT_EQ(check_vapid(got.header("authorization"), h.public_key(), service.url("")), "");
+    std::string why;
+    const auto text = decrypt_push(got.body, ua, &why);
+    ASSERT_TRUE(text) << why;
+    const auto p = json::parse(*text);
+    EXPECT_EQ(p.at("kind"), "test");
+    EXPECT_EQ(p.at("headline"), "sluice: notifications work");
+    EXPECT_EQ(p.at("url"), "/");
+    // Another token's subscription is no subscription of this one: 404 both ways.
+    EXPECT_EQ(h.call("POST", "/v1/push/subscriptions/" + viewer_id + "/test").status, 404U);
+    EXPECT_EQ(h.call("POST", "/v1/push/subscriptions/" + id + "/test", {}, viewer).status, 404U);
+    EXPECT_EQ(h.call("POST", "/v1/push/subscriptions/ps-nope/test").status, 404U);
+    EXPECT_EQ(h.call("GET", "/v1/push/subscriptions/" + id + "/test").status, 405U);
+    std::this_thread::sleep_for(500ms);
+    EXPECT_EQ(service.received().size(), 1U); // to that subscription, once
+    EXPECT_TRUE(viewer_service.received().empty());
+}
+
 TEST(Push, A410FromThePushServiceRemovesTheSubscription) {
     TempDir dir;
     LoopbackReceiver service;

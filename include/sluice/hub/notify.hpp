@@ -19,6 +19,7 @@ struct Notice {
         turn_ended,  ///< a turn longer than the threshold ended
         turn_failed, ///< a turn longer than the threshold failed
         degraded,    ///< the seat became degraded (a write failed)
+        test,        ///< a person asked for a test push (to one subscription; no seat)
     };
     Kind kind{Kind::permission};
     std::string seat;       ///< the seat's id
@@ -29,7 +30,8 @@ struct Notice {
     std::chrono::milliseconds took{}; ///< turn_*: how long the turn ran
 };
 
-/// The wire name of a notice's kind ("permission", "turn_ended", "turn_failed", "degraded").
+/// The wire name of a notice's kind ("permission", "turn_ended", "turn_failed", "degraded",
+/// "test").
 [[nodiscard]] const char* kind_name(Notice::Kind k) noexcept;
 
 /// Most bytes of a notice's `summary` (a command is shortened to this, at a character boundary).

@@ -131,6 +131,19 @@ public:
             std::forward<Token>(token));
     }
 
+    /// Queues one `test` notice ("sluice: notifications work") to subscription `id` alone, if
+    /// `owner` made it, on the sender's thread; completes once it is queued (not delivered).
+    /// Errors: not_found when `owner` has no subscription `id`; overloaded when the queue is
+    /// full (the drop is counted).
+    template <class Token>
+    auto async_send_test(std::string id, std::string owner, Token&& token) {
+        return hub::detail::async_run<Result<bool>>(
+            io_.get_executor(),
+            [this, id = std::move(id), owner = std::move(owner)](
+                const std::function<void(Result<bool>)>& done) { done(send_test(id, owner)); },
+            std::forward<Token>(token));
+    }
+
     /// The counters.
     [[nodiscard]] SenderStats stats() const;
 
@@ -142,6 +155,7 @@ private:
     struct Delivery;
     Result<Subscription> subscribe(Subscription sub);
     Result<bool> unsubscribe(const std::string& id, const std::string& owner, bool all);
+    Result<bool> send_test(const std::string& id, const std::string& owner);
     Result<void> save();
     void load();
     void pump();
