@@ -20,7 +20,8 @@ namespace sluice::push {
 /// The id a cluster gives a subscription: "ps-" and the base64url of the first 9 bytes of
 /// SHA-256(owner "\n" endpoint). The same browser subscribing again through any node (the same
 /// endpoint, the same token) replaces its subscription, as a single hub's does, without a lookup.
-[[nodiscard]] std::string shared_subscription_id(const std::string& owner, const std::string& endpoint);
+[[nodiscard]] std::string
+shared_subscription_id(const std::string& owner, const std::string& endpoint);
 
 /// Why Redis and not the shared seats dir: every cluster has Redis (`--shared-seats` is optional),
 /// and Redis is already the arbiter of who owns what. The key is made once with `SET NX` (the
@@ -66,8 +67,8 @@ public:
     void put(Subscription sub, std::function<void(Result<Subscription>)> done);
 
     /// Removes subscription `id` if `owner` made it (any when `all`); not_found otherwise.
-    void remove(
-        std::string id, std::string owner, bool all, std::function<void(Result<bool>)> done);
+    void
+    remove(std::string id, std::string owner, bool all, std::function<void(Result<bool>)> done);
 
     /// A push service said `sub` is gone (404/410): removed, unless it was made again since.
     void gone(const Subscription& sub);
@@ -80,6 +81,7 @@ private:
     boost::asio::awaitable<Result<void>> reload();
     boost::asio::awaitable<Result<redis::Reply>> run(std::vector<std::string> args);
     boost::asio::awaitable<void> refresh_loop();
+
     [[nodiscard]] std::string key(const char* what) const { return cfg_.prefix + what; }
 
     boost::asio::io_context& io_;

@@ -113,8 +113,8 @@ std::size_t count_prompt(
     return n;
 }
 
-std::string request_of(
-    const std::vector<Pushed>& got, const std::string& target, const std::string& command) {
+std::string
+request_of(const std::vector<Pushed>& got, const std::string& target, const std::string& command) {
     for (const auto& p : got) {
         if (p.target == target && p.payload.at("summary").as_string() == command) {
             return std::string(p.payload.at("request_id").as_string());
@@ -190,7 +190,8 @@ TEST(RedisClusterPush, OnlyTheOwnerPushesAWaitingPromptOnceAlsoAfterItIsKilledAn
     ASSERT_TRUE(eventually([&] { return lease_holder(redis, seat) == node_id(db); }, 20s))
         << "B did not take the seat over; lease: '" << lease_holder(redis, seat) << "'";
     ASSERT_TRUE(eventually([&] { return seat_state(b, seat) == "idle"; }, 20s))
-        << "the seat on B: " << seat_state(b, seat) << "\n" << b.output();
+        << "the seat on B: " << seat_state(b, seat) << "\n"
+        << b.output();
     // A grace period (longer than a lease, many refreshes): B pushes nothing of that prompt again,
     // nor of the turn the takeover closed.
     std::this_thread::sleep_for(3s);

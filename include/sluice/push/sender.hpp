@@ -56,13 +56,13 @@ struct Subscription {
 /// Where a cluster's nodes share their Web Push state (`serve --redis`): one VAPID key and one
 /// set of subscriptions in Redis (src/push/shared_store.hpp says why Redis).
 struct SharedPushConfig {
-    redis::Url url;                                   ///< the cluster's Redis
-    std::string tls_ca_file;                          ///< rediss://: CAs (empty: the system's)
-    std::string tls_cert_file;                        ///< rediss://: client certificate
-    std::string tls_key_file;                         ///< rediss://: its private key
-    std::string prefix{"sluice:"};                    ///< keys `<prefix>push:vapid`, `…push:subs`
-    std::chrono::milliseconds refresh{1000};          ///< how often a node reads the set again
-    std::chrono::milliseconds connect_timeout{3000};  ///< at start-up
+    redis::Url url;                                  ///< the cluster's Redis
+    std::string tls_ca_file;                         ///< rediss://: CAs (empty: the system's)
+    std::string tls_cert_file;                       ///< rediss://: client certificate
+    std::string tls_key_file;                        ///< rediss://: its private key
+    std::string prefix{"sluice:"};                   ///< keys `<prefix>push:vapid`, `…push:subs`
+    std::chrono::milliseconds refresh{1000};         ///< how often a node reads the set again
+    std::chrono::milliseconds connect_timeout{3000}; ///< at start-up
 };
 
 /// Settings of the sender.
