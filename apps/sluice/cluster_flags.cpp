@@ -85,4 +85,20 @@ std::optional<std::shared_ptr<cluster::Node>> cluster_node(
     return node;
 }
 
+std::optional<push::SharedPushConfig> cluster_push(const ClusterFlags& flags) {
+    if (flags.redis.empty()) {
+        return std::nullopt;
+    }
+    auto url = redis::parse_url(flags.redis);
+    if (!url) {
+        return std::nullopt;
+    }
+    push::SharedPushConfig c;
+    c.url = *url;
+    c.tls_ca_file = flags.redis_ca;
+    c.tls_cert_file = flags.redis_cert;
+    c.tls_key_file = flags.redis_key;
+    return c;
+}
+
 } // namespace sluice::app

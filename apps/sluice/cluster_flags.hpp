@@ -4,6 +4,7 @@
 
 #include <sluice/cluster/node.hpp>
 #include <sluice/hub/hub.hpp>
+#include <sluice/push/sender.hpp>
 
 #include <boost/asio/io_context.hpp>
 
@@ -38,5 +39,10 @@ std::optional<std::shared_ptr<cluster::Node>> cluster_node(
     const std::string& data_dir,
     boost::asio::io_context& io,
     hub::HubConfig& hc);
+
+/// With --redis, where the nodes share their Web Push key and subscriptions (the cluster's
+/// Redis, its TLS files); nullopt without --redis or with a URL that is not one (cluster_node
+/// says why).
+std::optional<push::SharedPushConfig> cluster_push(const ClusterFlags& flags);
 
 } // namespace sluice::app

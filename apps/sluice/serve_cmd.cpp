@@ -293,8 +293,9 @@ int run_serve(ServeOptions o, const Settings& settings) {
     // cleanly instead of killing the hub with hub.json left behind).
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     hub::HubConfig hc = hub_config(o);
-    // The notifier: Web Push to the subscriptions in the data dir, and --notify-url webhooks,
-    // from a thread of its own.
+    // The notifier: Web Push to the subscriptions in the data dir (with --redis, the cluster's,
+    // in Redis: every node signs with one key and knows every subscription), and --notify-url
+    // webhooks, from a thread of its own.
     for (const auto& url : o.notify_urls) {
         if (!push::endpoint_origin(url)) {
             std::fprintf(
@@ -309,6 +310,7 @@ int run_serve(ServeOptions o, const Settings& settings) {
     pc.webhook_urls = o.notify_urls;
     pc.webhook_secret = o.notify_secret;
     pc.ntfy = o.notify_format == "ntfy";
+    pc.shared = cluster_push(o.cluster);
     auto opened = push::NotifySender::open(std::move(pc));
     if (!opened) {
         std::fprintf(stderr, "sluice serve: Web Push: %s\n", opened.error().message.c_str());

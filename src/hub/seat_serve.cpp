@@ -532,6 +532,11 @@ void Seat::tell_long_turn(
     tell(std::move(n));
 }
 
+// In a cluster only the seat's owner tells, once per event (RedisClusterPush tests): a mirror
+// (another node's seat, or one this node let go) never does, nor a closed seat (a seat let go is
+// closed before its mirror replaces it). A node that takes a seat over tells nothing of what it
+// reads: the permissions it tracks are only those its own agent asks (a prompt in the window it
+// opens is not one), and the turn left open is closed by the journal on open, not by end_turn.
 void Seat::tell(Notice n) {
     if (!opt_.notifier || mirror() || closed_) {
         return;

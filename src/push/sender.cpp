@@ -1,5 +1,7 @@
 // NotifySender: Web Push and webhooks from one bounded queue on its own thread (push/sender.hpp).
 #include "message.hpp"
+#include "shared_store.hpp"
+#include "subscription_json.hpp"
 
 #include <sluice/core/safe_write.hpp>
 #include <sluice/net/http_client.hpp>
@@ -59,22 +61,6 @@ struct NotifySender::Delivery {
     std::shared_ptr<const Message> message;
 };
 
-namespace {
-
-json::object to_json(const Subscription& s) {
-    return json::object{
-        {"id", s.id},
-        {"endpoint", s.endpoint},
-        {"p256dh", s.p256dh},
-        {"auth", s.auth},
-        {"owner", s.owner},
-        {"seat", s.seat},
-        {"viewer", s.viewer},
-        {"created", s.created}};
-}
-
-} // namespace
-
 Result<void> check_subscription(
     std::string_view endpoint, std::string_view p256dh, std::string_view auth, Subscription& out) {
     if (endpoint.empty() || endpoint.size() > 2048 || !endpoint_origin(endpoint)) {
@@ -117,12 +103,31 @@ Result<std::shared_ptr<NotifySender>> NotifySender::open(SenderConfig cfg) {
             "made a VAPID key for Web Push in {}", (cfg.data_dir / VAPID_KEY_FILE).string());
     }
     std::shared_ptr<NotifySender> s(new NotifySender(std::move(cfg)));
-    s->key_ = std::move(*key);
-    s->load();
+    if (s->cfg_.shared) {
+        try {
+            s->shared_ = std::make_unique<SharedStore>(
+                s->io_, *s->cfg_.shared, [raw = s.get()](std::vector<Subscription> subs) {
+                    raw->replace(std::move(subs));
+                });
+        } catch (const std::exception& e) {
+            return Failure::of(errc::bad_request, e.what()); // a rediss:// TLS file
+        }
+    } else {
+        s->load();
+    }
     s->thread_ = std::thread([raw = s.get()] {
         auto work = asio::make_work_guard(raw->io_);
         raw->io_.run();
     });
+    if (s->shared_) {
+        // The cluster's key (this node's when it is the first): every node signs with it.
+        auto agreed = s->shared_->open(*key);
+        if (!agreed) {
+            return agreed.error();
+        }
+        key = std::move(agreed);
+    }
+    s->key_ = std::move(*key);
     return s;
 }
 
@@ -141,6 +146,9 @@ void NotifySender::stop() {
     }
     stop_.cancel("the hub is stopping");
     asio::post(io_, [this] {
+        if (shared_) {
+            shared_->stop();
+        }
         if (running_ == 0) {
             io_.stop();
         }
@@ -169,27 +177,10 @@ void NotifySender::load() {
         return;
     }
     for (const auto& e : arr->get_array()) {
-        const auto* o = e.if_object();
-        if (o == nullptr) {
-            continue;
-        }
-        auto str = [o](std::string_view k) {
-            const auto* x = o->if_contains(k);
-            return x != nullptr && x->is_string() ? std::string(x->get_string()) : std::string();
-        };
-        Subscription s;
-        if (!check_subscription(str("endpoint"), str("p256dh"), str("auth"), s)) {
-            continue;
-        }
-        s.id = str("id");
-        s.owner = str("owner");
-        s.seat = str("seat");
-        const auto* viewer = o->if_contains("viewer");
-        s.viewer = viewer != nullptr && viewer->is_bool() && viewer->get_bool();
-        const auto* created = o->if_contains("created");
-        s.created = created != nullptr && created->is_int64() ? created->get_int64() : 0;
-        if (!s.id.empty()) {
-            subs_.push_back(std::move(s));
+        if (const auto* o = e.if_object()) {
+            if (auto s = subscription_from_json(*o)) {
+                subs_.push_back(std::move(*s));
+            }
         }
     }
 }
@@ -199,7 +190,7 @@ Result<void> NotifySender::save() {
     {
         std::lock_guard lock(mu_);
         for (const auto& s : subs_) {
-            arr.push_back(to_json(s));
+            arr.push_back(subscription_json(s));
         }
     }
     const auto path = cfg_.data_dir / SUBSCRIPTIONS_FILE;
@@ -210,6 +201,34 @@ Result<void> NotifySender::save() {
             write_errc(w.error()), "cannot write " + path.string() + ": " + w.error().message());
     }
     return {};
+}
+
+void NotifySender::start_subscribe(
+    Subscription sub, const std::function<void(Result<Subscription>)>& done) {
+    if (!shared_) {
+        done(subscribe(std::move(sub)));
+        return;
+    }
+    sub.id = shared_subscription_id(sub.owner, sub.endpoint);
+    sub.created = unix_now();
+    shared_->put(std::move(sub), done);
+}
+
+void NotifySender::start_unsubscribe(
+    const std::string& id,
+    const std::string& owner,
+    bool all,
+    const std::function<void(Result<bool>)>& done) {
+    if (!shared_) {
+        done(unsubscribe(id, owner, all));
+        return;
+    }
+    shared_->remove(id, owner, all, done);
+}
+
+void NotifySender::replace(std::vector<Subscription> subs) {
+    std::lock_guard lock(mu_);
+    subs_ = std::move(subs);
 }
 
 Result<Subscription> NotifySender::subscribe(Subscription sub) {
@@ -451,7 +470,9 @@ asio::awaitable<void> NotifySender::push(const Delivery& d) {
         }
         removed_.fetch_add(1);
         failed_.fetch_add(1);
-        if (auto w = save(); !w) {
+        if (shared_) {
+            shared_->gone(d.sub); // for every node
+        } else if (auto w = save(); !w) {
             spdlog::error("push subscription {} is gone but: {}", d.sub.id, w.error().message);
         }
         spdlog::info("push subscription {} is gone ({}): removed", d.sub.id, r->status);

@@ -30,6 +30,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/redis_cluster_live_test.cpp
     e2e/redis_cluster_tls_test.cpp
     e2e/redis_cluster_takeover_test.cpp
+    e2e/redis_cluster_push_test.cpp
     e2e/service_test.cpp
     e2e/systemd_test.cpp
     ${PROJECT_SOURCE_DIR}/apps/sluice/service_units.cpp

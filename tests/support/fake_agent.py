@@ -10,6 +10,7 @@ Reads stream-json user rows on stdin and answers each prompt by what it says:
   "longline N"   -> writes one line of N bytes (no JSON), then a normal answer
   "noise"        -> a non-JSON line and an echo of the user row first, then a normal answer
   "permission"   -> a control_request (can_use_tool), waits for its control_response, answers
+  "permission: C" -> the same asking to run command C, under a request id of its own (perm-<random hex>)
   "big N"        -> a tool turn whose tool_result holds N bytes of numbered lines, then an answer
   "bigmany N"    -> the same, the N bytes as many 1,000-byte text blocks (no one block is large)
   "drip N MS"    -> N assistant rows, one every MS milliseconds (a turn that keeps publishing)
@@ -216,6 +217,11 @@ def main():
             waiting_permission = "perm-1"
             out({"type": "control_request", "request_id": "perm-1",
                  "request": {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}}})
+        elif prompt.startswith("permission: "):
+            waiting_permission = "perm-" + os.urandom(6).hex()
+            out({"type": "control_request", "request_id": waiting_permission,
+                 "request": {"subtype": "can_use_tool", "tool_name": "Bash",
+                             "input": {"command": prompt[len("permission: "):]}}})
         else:
             answer(prompt)
 

@@ -6,6 +6,7 @@
 #include <sluice/hub/async.hpp>
 #include <sluice/hub/notify.hpp>
 #include <sluice/push/web_push.hpp>
+#include <sluice/redis/resp.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -18,11 +19,15 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace sluice::push {
+
+/// A cluster's Web Push state in Redis (private: src/push/shared_store.hpp).
+class SharedStore;
 
 /// The subscriptions' file in a data dir (JSON, mode 0600: it holds their secrets).
 inline constexpr std::string_view SUBSCRIPTIONS_FILE = "push_subscriptions.json";
@@ -48,9 +53,24 @@ struct Subscription {
 [[nodiscard]] Result<void> check_subscription(
     std::string_view endpoint, std::string_view p256dh, std::string_view auth, Subscription& out);
 
+/// Where a cluster's nodes share their Web Push state (`serve --redis`): one VAPID key and one
+/// set of subscriptions in Redis (src/push/shared_store.hpp says why Redis).
+struct SharedPushConfig {
+    redis::Url url;                                  ///< the cluster's Redis
+    std::string tls_ca_file;                         ///< rediss://: CAs (empty: the system's)
+    std::string tls_cert_file;                       ///< rediss://: client certificate
+    std::string tls_key_file;                        ///< rediss://: its private key
+    std::string prefix{"sluice:"};                   ///< keys `<prefix>push:vapid`, `…push:subs`
+    std::chrono::milliseconds refresh{1000};         ///< how often a node reads the set again
+    std::chrono::milliseconds connect_timeout{3000}; ///< at start-up
+};
+
 /// Settings of the sender.
 struct SenderConfig {
-    std::filesystem::path data_dir;                       ///< VAPID key and subscriptions live here
+    std::filesystem::path data_dir; ///< VAPID key and subscriptions live here (single node)
+    /// In a cluster: the key and the subscriptions are the cluster's, in Redis (the data dir's
+    /// key is offered as the cluster's when it has none yet); unset: the data dir's files.
+    std::optional<SharedPushConfig> shared;
     std::string vapid_subject{"mailto:sluice@localhost"}; ///< the JWT `sub` (mailto: or https:)
     std::string public_url;                ///< the page's URL, for absolute card links
     std::vector<std::string> webhook_urls; ///< POSTed every notice
@@ -80,7 +100,15 @@ struct SenderStats {
 /// its own thread and io_context, a few at a time, never on a seat's strand nor the hub's
 /// writer. A push is encrypted (RFC 8291) and signed (VAPID) per delivery; a 404 or 410 removes
 /// its subscription; 5xx, 429, 408 and network failures are retried with backoff, a bounded
-/// number of times. Subscriptions are kept in the data dir (safe_write), written on its thread.
+/// number of times. Subscriptions are kept in the data dir (safe_write), written on its thread;
+/// in a cluster (`SenderConfig::shared`), in Redis, shared by every node.
+///
+/// In a cluster only a seat's owner sends: the hub tells a notice only from a seat it hosts
+/// (Seat::tell says when). A notice is queued in memory: a node killed after queuing it and
+/// before its delivery took loses it, and the node taking the seat over does not send it again
+/// — at most once per prompt, never twice from two nodes. Within one node a delivery retried
+/// after a push service took it but its answer was lost may arrive twice; the push's Topic (the
+/// seat) makes the push service and the notification's tag replace rather than stack it.
 ///
 /// @par Thread safety
 /// Safe from any thread. `stop` (and the destructor) must not run on its own thread.
@@ -113,7 +141,7 @@ public:
         return hub::detail::async_run<Result<Subscription>>(
             io_.get_executor(),
             [this, sub = std::move(sub)](const std::function<void(Result<Subscription>)>& done) {
-                done(subscribe(sub));
+                start_subscribe(sub, done);
             },
             std::forward<Token>(token));
     }
@@ -126,7 +154,7 @@ public:
             io_.get_executor(),
             [this, id = std::move(id), owner = std::move(owner), all](
                 const std::function<void(Result<bool>)>& done) {
-                done(unsubscribe(id, owner, all));
+                start_unsubscribe(id, owner, all, done);
             },
             std::forward<Token>(token));
     }
@@ -153,6 +181,13 @@ public:
 private:
     explicit NotifySender(SenderConfig cfg);
     struct Delivery;
+    void start_subscribe(Subscription sub, const std::function<void(Result<Subscription>)>& done);
+    void start_unsubscribe(
+        const std::string& id,
+        const std::string& owner,
+        bool all,
+        const std::function<void(Result<bool>)>& done);
+    void replace(std::vector<Subscription> subs);
     Result<Subscription> subscribe(Subscription sub);
     Result<bool> unsubscribe(const std::string& id, const std::string& owner, bool all);
     Result<bool> send_test(const std::string& id, const std::string& owner);
@@ -174,6 +209,7 @@ private:
     bool stopping_{false};                              // guarded by mu_
     std::size_t running_{}; // deliveries in flight (the sender's thread only)
     std::atomic<std::uint64_t> sent_{}, failed_{}, dropped_{}, removed_{};
+    std::unique_ptr<SharedStore> shared_; // a cluster's (on io_: destroyed before it)
 };
 
 /// The sender's figures as Prometheus text (`sluice_push_*_total`, `sluice_push_subscriptions`).
