@@ -1,13 +1,17 @@
-// Hub, its local sessions (Claude Code's own files): their sub-agent transcripts, listed and
-// paged on the writer; the seat a terminal session's hook reports about; continuing a session as
-// a hosted claude seat (one seat per session, its history starting where the session's does).
+// Hub, its local sessions (Claude Code's own files): listed and followed; their sub-agent
+// transcripts, listed and paged on the writer; the seat a terminal session's hook reports about;
+// continuing a session as a hosted claude seat (one seat per session, its history starting where
+// the session's does).
 #include "hub_writer.hpp"
+#include "ids.hpp"
 #include "seed.hpp"
 
 #include <sluice/conversation/frame.hpp>
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/conversation/window.hpp>
 #include <sluice/detail/net.hpp>
+#include <sluice/hub/claude_projects.hpp>
+#include <sluice/hub/file_source.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/wire.hpp>
 
@@ -49,6 +53,78 @@ std::string inline_page(const std::vector<std::string>& rows, std::optional<std:
 }
 
 } // namespace
+
+// ---- listing ---------------------------------------------------------------------------
+
+SeatSpec Hub::foreign_spec(const std::string& id, const Listed& l) {
+    SeatSpec spec;
+    spec.id = id;
+    spec.name = l.listing.title.empty() ? id : l.listing.title;
+    spec.agent = "claude";
+    spec.epoch = l.epoch; // until opened: then the one kept with its index
+    spec.session_id = l.listing.session_id;
+    spec.cwd = l.listing.project;
+    return spec;
+}
+
+std::optional<std::string> Hub::add_foreign(std::filesystem::path file, ForeignListing listing) {
+    auto id = foreign_seat_id(listing.session_id);
+    std::unique_lock lock(mu_);
+    if (auto it = foreign_.find(id); it != foreign_.end() && it->second.file == file) {
+        // Listed already from a hook (SessionStart, before the file was written): the same file.
+        if (auto seat = it->second.seat) {
+            lock.unlock();
+            net::post(seat->strand(), [seat] { seat->source_changed(); });
+        } else {
+            it->second.listing = std::move(listing);
+            it->second.last_activity = it->second.listing.mtime;
+        }
+        return id;
+    }
+    if (seats_.contains(id) || foreign_.contains(id)) {
+        return std::nullopt;
+    }
+    const auto last = listing.mtime;
+    foreign_.emplace(
+        id, Listed{std::move(file), std::move(listing), new_id("e"), last, nullptr, nullptr});
+    foreign_order_.push_back(id);
+    return id;
+}
+
+void Hub::foreign_changed(std::string_view id) {
+    std::shared_ptr<Seat> seat;
+    std::filesystem::path file;
+    ForeignListing listing;
+    {
+        std::lock_guard lock(mu_);
+        auto it = foreign_.find(std::string(id));
+        if (it == foreign_.end()) {
+            return;
+        }
+        seat = it->second.seat;
+        if (!seat) {
+            file = it->second.file;
+            listing = it->second.listing;
+        }
+    }
+    if (!seat) {
+        if (!relist_if_changed(file, listing)) {
+            return; // the reads ran with no lock held
+        }
+        std::lock_guard lock(mu_);
+        auto& l = foreign_.at(std::string(id));
+        seat = l.seat;
+        if (!seat) {
+            l.listing = std::move(listing);
+            l.last_activity = std::chrono::system_clock::now();
+            return;
+        }
+    }
+    // Made a seat (perhaps while its listing was read again): the seat looks for itself.
+    net::post(seat->strand(), [seat] { seat->source_changed(); });
+}
+
+// ---- sub-agents ------------------------------------------------------------------------
 
 Result<std::shared_ptr<SubagentIndex>> Hub::foreign_subagents(std::string_view id) {
     {

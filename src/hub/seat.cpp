@@ -3,6 +3,7 @@
 // once appended, in order; previews held behind frames still being appended), and close.
 #include "hook_bridge.hpp"
 #include "ids.hpp"
+#include "seat_sink.hpp"
 
 #include <sluice/conversation/frame_ref.hpp>
 #include <sluice/conversation/transcript.hpp>
@@ -26,74 +27,6 @@
 namespace sluice::hub {
 
 namespace json = boost::json;
-
-const char* state_name(SeatState s) noexcept {
-    switch (s) {
-    case SeatState::idle:
-        return "idle";
-    case SeatState::running:
-        return "running";
-    case SeatState::queued:
-        return "queued";
-    case SeatState::unavailable:
-        return "unavailable";
-    case SeatState::degraded:
-        return "degraded";
-    case SeatState::waiting:
-        return "waiting";
-    }
-    return "idle";
-}
-
-// ---- the agent's sink: every call lands on the seat's strand, tagged with its turn ---------
-
-// Under the agent contract the calls already run on the strand (dispatch runs them inline); a
-// call from another thread is posted there. A call for a turn that is no longer the running
-// one (a late call after a failure) is ignored by the seat.
-class Seat::Sink final : public runtime::TurnSink {
-public:
-    Sink(std::weak_ptr<Seat> seat, strand_type strand, std::uint64_t turn)
-        : seat_(std::move(seat))
-        , strand_(std::move(strand))
-        , turn_(turn) {}
-
-    void on_row(json::object row) override {
-        net::dispatch(strand_, [w = seat_, t = turn_, row = std::move(row)]() mutable {
-            if (auto s = w.lock()) {
-                s->on_row(t, std::move(row));
-            }
-        });
-    }
-
-    void on_event(runtime::AgentEvent event) override {
-        net::dispatch(strand_, [w = seat_, t = turn_, ev = std::move(event)]() mutable {
-            if (auto s = w.lock()) {
-                s->on_event(t, std::move(ev));
-            }
-        });
-    }
-
-    void on_preview(StreamEvent preview) override {
-        net::dispatch(strand_, [w = seat_, t = turn_, ev = std::move(preview)]() mutable {
-            if (auto s = w.lock()) {
-                s->on_preview(t, std::move(ev));
-            }
-        });
-    }
-
-    void on_end(runtime::TurnEnd end) override {
-        net::dispatch(strand_, [w = seat_, t = turn_, e = std::move(end)]() mutable {
-            if (auto s = w.lock()) {
-                s->on_end(t, std::move(e));
-            }
-        });
-    }
-
-private:
-    std::weak_ptr<Seat> seat_;
-    strand_type strand_;
-    std::uint64_t turn_;
-};
 
 // ---- lifecycle -----------------------------------------------------------------------------
 
@@ -538,6 +471,38 @@ void Seat::finish_turn(runtime::TurnEnd end) {
 }
 
 // ---- durable before published ----------------------------------------------------------
+
+void Seat::tell_long_turn(
+    TurnDurations::Outcome outcome,
+    std::chrono::steady_clock::duration took,
+    const std::string& error) {
+    if (outcome == TurnDurations::Outcome::cancelled || took < opt_.notify_long_turn) {
+        return; // a person who cancelled knows; a short turn was watched
+    }
+    Notice n;
+    n.kind = outcome == TurnDurations::Outcome::failed ? Notice::Kind::turn_failed
+                                                       : Notice::Kind::turn_ended;
+    n.took = std::chrono::duration_cast<std::chrono::milliseconds>(took);
+    n.summary = error;
+    tell(std::move(n));
+}
+
+// In a cluster only the seat's owner tells, once per event (RedisClusterPush tests): a mirror
+// (another node's seat, or one this node let go) never does, nor a closed seat (a seat let go is
+// closed before its mirror replaces it). A node that takes a seat over tells nothing of what it
+// reads: the permissions it tracks are only those its own agent asks (a prompt in the window it
+// opens is not one), and the turn left open is closed by the journal on open, not by end_turn.
+void Seat::tell(Notice n) {
+    if (!opt_.notifier || mirror() || closed_) {
+        return;
+    }
+    n.seat = spec_.id;
+    if (n.title.empty()) {
+        const auto s = summary();
+        n.title = !s.title.empty() ? s.title : spec_.name;
+    }
+    opt_.notifier->notify(std::move(n));
+}
 
 void Seat::save_meta() {
     if (source_) {

@@ -517,38 +517,6 @@ void Seat::on_write_failed() {
     update_summary();
 }
 
-void Seat::tell_long_turn(
-    TurnDurations::Outcome outcome,
-    std::chrono::steady_clock::duration took,
-    const std::string& error) {
-    if (outcome == TurnDurations::Outcome::cancelled || took < opt_.notify_long_turn) {
-        return; // a person who cancelled knows; a short turn was watched
-    }
-    Notice n;
-    n.kind = outcome == TurnDurations::Outcome::failed ? Notice::Kind::turn_failed
-                                                       : Notice::Kind::turn_ended;
-    n.took = std::chrono::duration_cast<std::chrono::milliseconds>(took);
-    n.summary = error;
-    tell(std::move(n));
-}
-
-// In a cluster only the seat's owner tells, once per event (RedisClusterPush tests): a mirror
-// (another node's seat, or one this node let go) never does, nor a closed seat (a seat let go is
-// closed before its mirror replaces it). A node that takes a seat over tells nothing of what it
-// reads: the permissions it tracks are only those its own agent asks (a prompt in the window it
-// opens is not one), and the turn left open is closed by the journal on open, not by end_turn.
-void Seat::tell(Notice n) {
-    if (!opt_.notifier || mirror() || closed_) {
-        return;
-    }
-    n.seat = spec_.id;
-    if (n.title.empty()) {
-        const auto s = summary();
-        n.title = !s.title.empty() ? s.title : spec_.name;
-    }
-    opt_.notifier->notify(std::move(n));
-}
-
 // ---- budgets -------------------------------------------------------------------------------
 
 Result<void> Seat::set_budget(std::optional<double> usd) {
@@ -590,18 +558,7 @@ void Seat::count_spend(const Frame& f) {
     save_meta();
     if (u.notice) {
         // After the row that crossed it (posted: this runs inside a durable batch's handling).
-        json::object row{
-            {"type", "system"},
-            {"subtype", "notice"},
-            {"text", *u.notice},
-            {"budget",
-             json::object{
-                 {"spent_usd", spec_.spend.total_usd},
-                 {"budget_usd",
-                  spec_.budget_usd ? json::value(*spec_.budget_usd) : json::value(nullptr)}}},
-            {"session_id", spec_.id},
-            {"uuid", new_id("n")},
-            {"timestamp", iso_now()}};
+        auto row = budget_notice_row(spec_.id, *u.notice, spec_.spend.total_usd, spec_.budget_usd);
         boost::asio::post(strand_, [self = shared_from_this(), row = std::move(row)]() mutable {
             if (!self->closed_ && !self->not_writable()) {
                 self->enqueue_frame(Frame::from_row(std::move(row)));

@@ -1,4 +1,6 @@
 // SpendLimits: each seat's budget and the hub's daily budget (hub/spend_limits.hpp).
+#include "ids.hpp"
+
 #include <sluice/hub/spend_limits.hpp>
 
 #include <algorithm>
@@ -115,6 +117,25 @@ std::optional<std::string> SpendLimits::refusal(std::string_view id, std::string
         }
     }
     return std::nullopt;
+}
+
+boost::json::object budget_notice_row(
+    std::string_view seat,
+    const std::string& text,
+    double spent_usd,
+    std::optional<double> budget_usd) {
+    return boost::json::object{
+        {"type", "system"},
+        {"subtype", "notice"},
+        {"text", text},
+        {"budget",
+         boost::json::object{
+             {"spent_usd", spent_usd},
+             {"budget_usd",
+              budget_usd ? boost::json::value(*budget_usd) : boost::json::value(nullptr)}}},
+        {"session_id", seat},
+        {"uuid", new_id("n")},
+        {"timestamp", iso_now()}};
 }
 
 } // namespace sluice::hub

@@ -2,6 +2,8 @@
 // budget — from the spend each seat keeps in its meta.json, so a restart forgets nothing.
 #pragma once
 
+#include <boost/json/object.hpp>
+
 #include <map>
 #include <mutex>
 #include <optional>
@@ -85,5 +87,13 @@ private:
 /// What is left of a budget as Claude Code's `--max-budget-usd` takes it ("0.55"; never below
 /// a hundredth of a cent, which it would refuse as no budget).
 [[nodiscard]] std::string max_budget_arg(double left);
+
+/// The `system` `notice` row seat `seat` appends after the turn that crossed 80 % of a budget:
+/// `text` (SpendUpdate::notice), and the seat's spend and budget (none: only the day's applies).
+[[nodiscard]] boost::json::object budget_notice_row(
+    std::string_view seat,
+    const std::string& text,
+    double spent_usd,
+    std::optional<double> budget_usd);
 
 } // namespace sluice::hub
