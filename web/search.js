@@ -116,6 +116,21 @@ window.sluiceSearch = (() => {
       body.append(snippet(h.snippet));
       return;
     }
+    if (h.seq == null) {
+      // A long session file not yet counted: its seat (opened by the view just shown) numbers
+      // its frames from its end until then. Ask again until the hit names its seq.
+      const note = el('p', 'quiet', 'Finding this match: the session is long and is being counted…');
+      body.append(note);
+      const seq = await locate(h, q);
+      note.remove();
+      if (foundSeat !== h.seat) return; // the reader went elsewhere meanwhile
+      if (seq == null) {
+        body.append(el('p', 'seat-note', 'could not find that turn yet: the session is still being counted; try again in a moment'));
+        body.append(snippet(h.snippet));
+        return;
+      }
+      h = { ...h, seq };
+    }
     let d;
     try {
       d = await api('GET', `/v1/seats/${enc(h.seat)}/history?before=${h.seq + 1}&turns=${PAGE_TURNS}`);
@@ -134,6 +149,19 @@ window.sluiceSearch = (() => {
       mark(hit, q);
       hit.scrollIntoView({ block: 'center' });
     }
+  }
+
+  /** The seq of hit `h` once its seat knows it (asked each second, up to a minute), or null. */
+  async function locate(h, q) {
+    for (let i = 0; i < 60 && foundSeat === h.seat; i++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      try {
+        const d = await api('GET', `/v1/search?q=${enc(q)}&limit=200&seat=${enc(h.seat)}`);
+        const x = (d.hits || []).find((y) => y.index === h.index && !y.archived);
+        if (x && x.seq != null) return x.seq;
+      } catch (e) { /* asked again */ }
+    }
+    return null;
   }
 
   /** Wraps each occurrence of `q` (case ignored) in the text under `root` in <mark>. */

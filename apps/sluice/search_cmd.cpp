@@ -91,10 +91,17 @@ int cmd_search(const ClientOptions& o, const SearchFlags& f) {
     const auto& hits = v->at("hits").as_array();
     for (const auto& h : hits) {
         const auto& ho = h.as_object();
+        // Null while the hub counts a long session file (numbered from its end until then).
+        const auto& seq = ho.at("seq");
+        const std::string where =
+            seq.is_null()
+                ? "seq ? (frame " + std::to_string(ho.at("index").to_number<std::int64_t>())
+                      + " from the file's start; known once the seat is opened and counted)"
+                : "seq " + std::to_string(seq.to_number<std::int64_t>());
         std::printf(
-            "%s  seq %lld  turn %lld  %s%s\n    %s\n",
+            "%s  %s  turn %lld  %s%s\n    %s\n",
             std::string(ho.at("seat").as_string()).c_str(),
-            static_cast<long long>(ho.at("seq").to_number<std::int64_t>()),
+            where.c_str(),
             static_cast<long long>(ho.at("turn").to_number<std::int64_t>()),
             std::string(ho.at("time").as_string()).c_str(),
             ho.at("archived").as_bool() ? "  (archived)" : "",

@@ -197,7 +197,8 @@ void keep_key(
 
 struct FileSource::Opened {
     std::optional<Transcript> transcript;
-    bool counted{true}; // else numbered from the end: counted in the background
+    bool counted{true};     // else numbered from the end: counted in the background
+    std::uint64_t origin{}; // when counted: the first frame's seq
     Window window;
     std::string epoch;
     std::uint64_t ino{};
@@ -245,6 +246,7 @@ bool FileSource::wait_open(std::function<void()> then) {
 
 void FileSource::summarize(SeatSummary& s) const {
     foreign_fields(s, listing_, failed_);
+    s.origin = origin_;
 }
 
 Failure FileSource::refusal() const {
@@ -309,6 +311,7 @@ void FileSource::open(bool reindex) {
             }
             out->ino = inode_of(file);
             out->counted = t->counted();
+            out->origin = out->counted ? t->origin() : 0;
             if (o.write_index && out->counted) {
                 keep_key(file, dir, t->size_bytes(), out->epoch);
             }
@@ -345,6 +348,7 @@ void FileSource::opened(const std::shared_ptr<Opened>& r) {
         failed_.clear();
         ino_ = r->ino;
         host_->journal().adopt(std::move(*r->transcript)); // read-only: someone else's file
+        origin_ = r->counted ? std::optional(r->origin) : std::nullopt;
         spec.epoch = r->epoch;
         const auto openings = r->window.openings().size();
         if (r->window.first() == 0) {
@@ -479,12 +483,14 @@ void FileSource::count(std::shared_ptr<std::optional<TranscriptCount>> count) {
     }
     auto failed = std::make_shared<std::optional<boost::system::error_code>>();
     auto done = std::make_shared<bool>(false);
+    auto origin = std::make_shared<std::optional<std::uint64_t>>();
     auto store = host_->journal().store();
     const bool queued = host_->journal().submit(
         [store,
          count,
          failed,
          done,
+         origin,
          file = file_,
          dir = host_->options().dir,
          epoch = host_->spec().epoch,
@@ -510,12 +516,13 @@ void FileSource::count(std::shared_ptr<std::optional<TranscriptCount>> count) {
                 if (auto r = store->transcript.resolve(std::move(**count)); !r) {
                     *failed = r.error();
                 } else if (store->transcript.counted()) {
+                    *origin = store->transcript.origin();
                     keep_key(file, dir, store->transcript.size_bytes(), epoch);
                 }
             }
             return boost::system::error_code{};
         },
-        [this, weak = weak_, store, count, failed, done](boost::system::error_code) {
+        [this, weak = weak_, store, count, failed, done, origin](boost::system::error_code) {
             auto host = weak.lock();
             if (!host || host->closed() || store != host->journal().store() || opening_) {
                 return; // the file is being opened again: its own count follows
@@ -538,6 +545,9 @@ void FileSource::count(std::shared_ptr<std::optional<TranscriptCount>> count) {
             }
             if (!*done) {
                 this->count(count);
+            } else if (*origin) {
+                origin_ = *origin; // search hits in it now name their seq (search_api)
+                host->changed();
             }
         });
     if (!queued) {

@@ -167,6 +167,7 @@ void Seat::update_summary() {
     s.queued = turns_.queue.size();
     s.last_activity = last_activity_;
     s.session_id = spec_.session_id; // a claude seat's: the session it resumes
+    s.origin = 0;                    // a hosted seat numbers its epoch from 0
     if (source_) {
         source_->summarize(s); // a mirror's owner's figures, a file's listing
     }

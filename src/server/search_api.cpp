@@ -118,11 +118,22 @@ search_response(Server::Impl& s, const Request& req, const boost::urls::url_view
         if (it == seats.end()) {
             continue;
         }
+        // The index numbers a file's frames from its first; a session file longer than a window
+        // is numbered by its seat from its end until counted: its seq is known once the seat
+        // knows where its numbering starts (null until then; `index` names the frame).
+        const auto& origin = it->second.origin;
+        json::value seq = nullptr;
+        if (h.archived) {
+            seq = h.seq; // a hosted seat's archived epoch: numbered from 0
+        } else if (origin) {
+            seq = *origin + h.seq;
+        }
         json::object o{
             {"seat", h.seat},
             {"name", it->second.name},
             {"epoch", h.epoch.empty() ? it->second.epoch : h.epoch},
-            {"seq", h.seq},
+            {"seq", std::move(seq)},
+            {"index", h.seq},
             {"turn", h.turn},
             {"time", iso_time(h.time_ms)},
             {"archived", h.archived},

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -98,7 +99,8 @@ std::string encoded(const std::string& s) {
     return out;
 }
 
-// Every hit of `q` (paged with the cursor), as (seat, seq).
+// Every hit of `q` (paged with the cursor), as (seat, index): the frame's position from its
+// file's first frame, as the oracle numbers frames (its seq may not be known yet: seq_of).
 std::set<std::pair<std::string, std::uint64_t>>
 all_hits(const SluiceProcess& hub, const std::string& q, std::vector<json::object>* raw = nullptr) {
     std::set<std::pair<std::string, std::uint64_t>> out;
@@ -110,8 +112,8 @@ all_hits(const SluiceProcess& hub, const std::string& q, std::vector<json::objec
             break;
         }
         for (const auto& h : r.at("hits").as_array()) {
-            const auto seq = h.at("seq").to_number<std::uint64_t>();
-            EXPECT_TRUE(out.emplace(std::string(h.at("seat").as_string()), seq).second)
+            const auto index = h.at("index").to_number<std::uint64_t>();
+            EXPECT_TRUE(out.emplace(std::string(h.at("seat").as_string()), index).second)
                 << "a hit twice: " << h;
             if (raw != nullptr) {
                 raw->push_back(h.as_object());
@@ -154,6 +156,30 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 15s) {
         std::this_thread::sleep_for(50ms);
     }
     return true;
+}
+
+// The seq of hit `h` (a hit of `q`): given, or — a session file the hub has not yet opened or
+// counted — known once its seat is opened (its history asked for, as a viewer opens it) and
+// counted, searched again. Empty when it never becomes known.
+std::optional<std::uint64_t>
+seq_of(const SluiceProcess& hub, const std::string& q, const json::object& h) {
+    if (!h.at("seq").is_null()) {
+        return h.at("seq").to_number<std::uint64_t>();
+    }
+    const auto seat = std::string(h.at("seat").as_string());
+    const auto index = h.at("index").to_number<std::uint64_t>();
+    std::optional<std::uint64_t> seq;
+    eventually([&] {
+        http("GET", hub.base() + "/v1/seats/" + seat + "/history?turns=1");
+        auto r = search(hub, "q=" + encoded(q) + "&limit=200&seat=" + seat);
+        for (const auto& x : r.at("hits").as_array()) {
+            if (x.at("index").to_number<std::uint64_t>() == index && !x.at("seq").is_null()) {
+                seq = x.at("seq").to_number<std::uint64_t>();
+            }
+        }
+        return seq.has_value();
+    });
+    return seq;
 }
 
 std::string snippet_text(const json::object& hit) {
@@ -212,13 +238,14 @@ TEST(Search, AgreesWithAnOracleOverAProjectsTree) {
                 break;
             }
             const auto seat = std::string(h.at("seat").as_string());
-            const auto seq = h.at("seq").to_number<std::uint64_t>();
-            auto f = frame_of(hub, seat, seq);
+            const auto seq = seq_of(hub, q, h);
+            ASSERT_TRUE(seq) << "no seq for " << h;
+            auto f = frame_of(hub, seat, *seq);
             ASSERT_EQ(f.status, 200U) << f.body;
             auto row = json::parse(f.body);
             EXPECT_NE(
                 lower(sluice::hub::indexed_text(row.as_object())).find(lower(q)), std::string::npos)
-                << seat << " " << seq << ": " << f.body.substr(0, 300);
+                << seat << " " << *seq << ": " << f.body.substr(0, 300);
             EXPECT_NE(lower(snippet_text(h)).find("[" + lower(q) + "]"), std::string::npos)
                 << snippet_text(h);
             EXPECT_FALSE(h.at("archived").as_bool());
@@ -284,6 +311,71 @@ TEST(Search, FindsARowALiveWriterAppendsAndForgetsATruncatedFile) {
                    == std::set<std::pair<std::string, std::uint64_t>>{{seat, 0}};
         },
         5s));
+}
+
+// A session file longer than a window, never opened: its seat numbers its frames from the
+// file's end until it has counted it, while the index numbers them from its start. A hit there
+// names its frame by `index` and gives no seq until the seat knows where its numbering starts;
+// then the frame fetched by that seq holds the match (and the seq is not the index).
+TEST(Search, AHitInALargeNeverOpenedSessionNamesTheFrameTheSeatServesAtThatSeq) {
+    TempDir root;
+    TempDir data;
+    const std::string session = "5f0c2a7e-1111-4222-8333-944455556666";
+    const auto projects = fs::path(root.path()) / "projects";
+    const auto dir = projects / "-work-big";
+    fs::create_directories(dir);
+    constexpr int ROWS = 20000; // past the window's 5,000 frames: numbered from the end on open
+    {
+        std::ofstream out(dir / (session + ".jsonl"));
+        for (int i = 0; i < ROWS; ++i) {
+            std::string text = "row " + std::to_string(i);
+            if (i == 30) {
+                text += " EarlyNeedleQuartz";
+            } else if (i == ROWS - 10) {
+                text += " LateNeedleQuartz";
+            }
+            const bool user = i % 10 == 0;
+            json::object row{
+                {"type", user ? "user" : "assistant"},
+                {"sessionId", session},
+                {"cwd", "/work/big"},
+                {"uuid", "u-" + std::to_string(i)},
+                {"timestamp", "2026-11-01T10:00:00.000Z"},
+                {"message",
+                 user ? json::object{{"role", "user"}, {"content", text}}
+                      : json::object{
+                          {"role", "assistant"},
+                          {"content",
+                           json::array{json::object{{"type", "text"}, {"text", text}}}}}}};
+            out << json::serialize(row) << "\n";
+        }
+    }
+    SluiceProcess hub(serve_args(data, projects));
+    ASSERT_TRUE(eventually([&] { return indexed(hub); }, 60s));
+    const std::string seat = "c-" + session;
+    for (const auto& [q, index] :
+         {std::pair<std::string, std::uint64_t>{"EarlyNeedleQuartz", 30},
+          std::pair<std::string, std::uint64_t>{"LateNeedleQuartz", ROWS - 10}}) {
+        SCOPED_TRACE(q);
+        auto r = search(hub, "q=" + q);
+        ASSERT_EQ(r.at("hits").as_array().size(), 1U) << r;
+        const auto h = r.at("hits").as_array().at(0).as_object();
+        EXPECT_EQ(h.at("seat").as_string(), seat);
+        EXPECT_EQ(h.at("index").to_number<std::uint64_t>(), index);
+        if (index == 30) {
+            EXPECT_TRUE(h.at("seq").is_null()) << "never opened: its numbering is not known" << h;
+        }
+        const auto seq = seq_of(hub, q, h);
+        ASSERT_TRUE(seq) << "the seat never said where its numbering starts";
+        EXPECT_NE(*seq, index) << "the seat numbers from the file's end: the two differ";
+        auto f = frame_of(hub, seat, *seq);
+        ASSERT_EQ(f.status, 200U) << f.body;
+        EXPECT_NE(f.body.find(q), std::string::npos) << f.body.substr(0, 300);
+        // Counted now: the next answer gives the seq at once.
+        auto again = search(hub, "q=" + q);
+        ASSERT_EQ(again.at("hits").as_array().size(), 1U);
+        EXPECT_EQ(again.at("hits").as_array().at(0).at("seq").to_number<std::uint64_t>(), *seq);
+    }
 }
 
 TEST(Search, FindsAHostedSeatsFramesOnlyForTokensThatMayWatchIt) {

@@ -4,6 +4,7 @@
 // reader goes back to the conversation. Against the real hub and its SQLite index.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { ARTIFACTS, Hub, tempDir, until, startBrowser, finish } from './harness.mjs';
 
@@ -74,6 +75,50 @@ test('a hit opens its seat at the page that holds it, far outside the window', {
     await until('no match', async () => /^No match/.test(await page.locator('#search-status').textContent()));
     assert.equal(await page.locator('#search-results li').count(), 0);
     await page.keyboard.press('Escape');
+    assert.deepEqual(errors, []);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('a hit in a long session never opened is found once the hub has counted it', { timeout: 120_000 }, async () => {
+  // 20,000 rows: past a window, so its seat numbers frames from the file's end until counted.
+  const root = tempDir('search-long');
+  const session = '5f0c2a7e-1111-4222-8333-944455556666';
+  const dir = path.join(root, 'projects', '-work-big');
+  fs.mkdirSync(dir, { recursive: true });
+  const rows = [];
+  for (let i = 0; i < 20000; i++) {
+    const text = `row ${i}${i === 30 ? ' EarlyNeedleQuartz' : ''}`;
+    const user = i % 10 === 0;
+    rows.push(JSON.stringify({
+      type: user ? 'user' : 'assistant', sessionId: session, cwd: '/work/big', uuid: `u-${i}`,
+      timestamp: '2026-11-01T10:00:00.000Z',
+      message: user ? { role: 'user', content: text } : { role: 'assistant', content: [{ type: 'text', text }] },
+    }));
+  }
+  fs.writeFileSync(path.join(dir, `${session}.jsonl`), `${rows.join('\n')}\n`);
+  const h = new Hub(tempDir('search-long-data'), ['--claude-projects', path.join(root, 'projects')]);
+  await h.start();
+  try {
+    await until('the index to hold it', async () =>
+      ((await h.api('GET', '/v1/search?q=earlyneedlequartz')).body.hits || []).length === 1, 60_000);
+    const hit = (await h.api('GET', '/v1/search?q=earlyneedlequartz')).body.hits[0];
+    assert.equal(hit.seq, null, 'never opened: its seq is not known yet');
+    assert.equal(hit.index, 30);
+    await page.goto(`${h.base}/`);
+    await until('the list', async () => (await page.locator('#seat-list li.seat').count()) === 1);
+    await page.keyboard.press('/');
+    await until('the search box', async () => await page.locator('#search-dialog').isVisible());
+    await page.locator('#search-input').fill('EarlyNeedleQuartz');
+    await until('one hit', async () => await page.locator('#search-results li').count() === 1);
+    await page.locator('#search-results li button').first().click();
+    await until('the found frame', async () => await page.locator('#found .found-frame').count() === 1, 60_000);
+    assert.equal((await page.locator('#found .found-frame mark.found-match').first().textContent()), 'EarlyNeedleQuartz');
+    const seq = Number(await page.locator('#found .found-frame').getAttribute('data-seq'));
+    const now = (await h.api('GET', '/v1/search?q=earlyneedlequartz')).body.hits[0];
+    assert.equal(now.seq, seq, 'the frame shown is the one the hub names now');
+    assert.notEqual(seq, 30, 'numbered from the end: seq and index differ');
     assert.deepEqual(errors, []);
   } finally {
     await h.stop();

@@ -67,6 +67,7 @@ private:
     bool opened_{false}, opening_{false}, reading_{false}, again_{false};
     std::uint64_t ino_{}; // the inode opened (a different one at the path: replaced)
     std::string failed_;  // why it could not be opened
+    std::optional<std::uint64_t> origin_; // the first frame's seq, once known (SeatSummary)
     std::vector<std::function<void()>> after_open_; // pages asked for before it opened
     std::shared_ptr<std::atomic<bool>> count_stop_; // set when the file is opened again
 };

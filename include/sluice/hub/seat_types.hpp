@@ -75,8 +75,12 @@ struct SeatSummary {
     std::string title;             ///< foreign: its title
     bool turns_known{true};        ///< foreign: whether `turns` is known yet
     std::string session_id;        ///< Claude Code's session id (a foreign or a claude seat's)
-    std::string model;             ///< the model asked for (empty: the agent's default)
-    std::string permission_mode;   ///< claude: the permission mode (empty: Claude Code's default)
+    /// The seq of the conversation's first frame: 0 for a hosted seat; for a session file, 0
+    /// unless it was opened numbered from its end (longer than a window), then known once it is
+    /// counted. None: not known yet (the file not opened, or still being counted).
+    std::optional<std::uint64_t> origin;
+    std::string model;           ///< the model asked for (empty: the agent's default)
+    std::string permission_mode; ///< claude: the permission mode (empty: Claude Code's default)
     bool hooked{
         false}; ///< foreign: its terminal session's hooks reach this hub (prompts answerable)
     std::optional<double> budget_usd; ///< hosted: what it may spend in all (none: no limit)
