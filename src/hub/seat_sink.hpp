@@ -25,39 +25,29 @@ public:
         , strand_(std::move(strand))
         , turn_(turn) {}
 
-    void on_row(boost::json::object row) override {
-        net::dispatch(strand_, [w = seat_, t = turn_, row = std::move(row)]() mutable {
-            if (auto s = w.lock()) {
-                s->on_row(t, std::move(row));
-            }
-        });
-    }
+    void on_row(boost::json::object row) override { to_seat(&Seat::on_row, std::move(row)); }
 
     void on_event(runtime::AgentEvent event) override {
-        net::dispatch(strand_, [w = seat_, t = turn_, ev = std::move(event)]() mutable {
-            if (auto s = w.lock()) {
-                s->on_event(t, std::move(ev));
-            }
-        });
+        to_seat(&Seat::on_event, std::move(event));
     }
 
     void on_preview(StreamEvent preview) override {
-        net::dispatch(strand_, [w = seat_, t = turn_, ev = std::move(preview)]() mutable {
-            if (auto s = w.lock()) {
-                s->on_preview(t, std::move(ev));
-            }
-        });
+        to_seat(&Seat::on_preview, std::move(preview));
     }
 
-    void on_end(runtime::TurnEnd end) override {
-        net::dispatch(strand_, [w = seat_, t = turn_, e = std::move(end)]() mutable {
-            if (auto s = w.lock()) {
-                s->on_end(t, std::move(e));
-            }
-        });
-    }
+    void on_end(runtime::TurnEnd end) override { to_seat(&Seat::on_end, std::move(end)); }
 
 private:
+    // Calls `fn` of the seat, if it still exists, with this sink's turn and `arg`, on its strand.
+    template <class Arg>
+    void to_seat(void (Seat::*fn)(std::uint64_t, Arg), Arg arg) {
+        net::dispatch(strand_, [w = seat_, t = turn_, fn, a = std::move(arg)]() mutable {
+            if (auto s = w.lock()) {
+                ((*s).*fn)(t, std::move(a));
+            }
+        });
+    }
+
     std::weak_ptr<Seat> seat_;
     strand_type strand_;
     std::uint64_t turn_;
