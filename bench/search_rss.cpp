@@ -4,6 +4,8 @@
 // Usage: sluice_search_rss FIXTURE FILES COPIES DIR (DIR: an empty scratch folder).
 #include <sluice/hub/search_indexer.hpp>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -50,6 +52,13 @@ int main(int argc, char** argv) {
     for (int i = 0; i < files; ++i) {
         std::ofstream(dir / "p" / (std::to_string(i) + ".jsonl"), std::ios::binary) << body;
         total += body.size();
+    }
+    body = std::string();
+    ss = std::stringstream();
+    ::malloc_trim(0); // the copies' pages back to the system
+    {
+        // The peak from here on (VmHWM reset: writing 5 to clear_refs), not the copies above.
+        std::ofstream("/proc/self/clear_refs") << "5";
     }
     const long rss0 = rss_kib("VmRSS:");
     const auto t0 = std::chrono::steady_clock::now();

@@ -28,6 +28,8 @@ Hub::Hub(net::io_context& io, HubConfig config)
     , writer_(std::make_shared<Writer>(std::max(WRITER_QUEUE_CAPACITY, 2 * config_.max_seats + 64)))
     , usage_(std::make_shared<UsageLedger>(config_.prices))
     , limits_(config_.limits ? config_.limits : std::make_shared<SpendLimits>()) {
+    // What removed seats spent today stays in the day's budget, also across a restart.
+    limits_->note_removed(read_removed_spend(removed_spend_file()));
     if (!config_.search_index.empty()) {
         try {
             search_ = std::make_shared<SearchIndexer>(
@@ -442,6 +444,15 @@ boost::system::result<void> Hub::remove(std::string_view id, bool purge) {
     if (search_) {
         search_->remove_seat(seat->id()); // its hits go with it
     }
+    // Its spend today stays counted (SpendLimits::forget), kept on the writer: the job reads the
+    // figure when it runs, so two removals in a row keep both.
+    limits_->forget(seat->id());
+    (void)writer_->submit(
+        [limits = limits_, file = removed_spend_file()] {
+            return write_removed_spend(file, limits->removed());
+        },
+        io_.get_executor(),
+        [](boost::system::error_code) {});
     auto to =
         purge ? std::filesystem::path{}
               : archive_root() / archived_folder_name(seat->id(), std::chrono::system_clock::now());
@@ -449,6 +460,10 @@ boost::system::result<void> Hub::remove(std::string_view id, bool purge) {
         seat->close(/*then_remove=*/true, std::move(to));
     });
     return {};
+}
+
+std::filesystem::path Hub::removed_spend_file() const {
+    return config_.data_dir / "removed_spend.json";
 }
 
 std::filesystem::path Hub::archive_root() const {

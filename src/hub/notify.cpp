@@ -18,6 +18,8 @@ const char* kind_name(Notice::Kind k) noexcept {
         return "degraded";
     case Notice::Kind::test:
         return "test";
+    case Notice::Kind::budget:
+        return "budget";
     }
     return "permission";
 }

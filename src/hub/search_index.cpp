@@ -156,7 +156,8 @@ sqlite3* try_open(const std::filesystem::path& file, std::string& why) {
         char* err = nullptr;
         if (sqlite3_exec(
                 db,
-                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = "
+                "-16384;",
                 nullptr,
                 nullptr,
                 &err)

@@ -1,5 +1,6 @@
 // SearchIndexer: the search index fed in the background (hub/search_indexer.hpp).
 #include <sluice/conversation/frame.hpp>
+#include <sluice/conversation/row_scan.hpp>
 #include <sluice/conversation/turns.hpp>
 #include <sluice/core/file_read.hpp>
 #include <sluice/hub/search_indexer.hpp>
@@ -13,7 +14,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <future>
+#include <memory>
 
 namespace sluice::hub {
 
@@ -52,6 +56,7 @@ struct Fd {
 SearchIndexer::SearchIndexer(const std::filesystem::path& db_file, SearchTextOptions opt)
     : index_(SearchIndex::open(db_file, rebuilt_))
     , opt_(opt)
+    , store_("search-store", 1, INDEXER_NICE)
     , backlog_("search", SEARCH_QUEUE_MAX, INDEXER_NICE) {
 }
 
@@ -131,7 +136,8 @@ void SearchIndexer::wait_idle() {
 }
 
 void SearchIndexer::stop() {
-    backlog_.stop();
+    backlog_.stop(); // first: a read waiting on store_ gets its answer (or a broken promise)
+    store_.stop();
 }
 
 void SearchIndexer::index_queued(const std::string& file) {
@@ -223,34 +229,31 @@ bool SearchIndexer::index_file(const std::string& file, const SearchTarget& targ
 bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchTarget& t) {
     TurnScan scan; // its state at the offset is not kept: a turn opened across a restart may be
                    // counted as the scan from a fresh state counts it
+    RowScanner scanner;
+    std::string type;
+    TurnFacts facts;
     std::string buf;
     std::vector<SearchDoc> docs;
+    // The chunk before this one, being stored on store_'s thread while this one is read: parsing
+    // and SQLite's inserts overlap (bench/RESULTS.md, "Search index").
+    std::future<bool> stored;
+    const auto settle = [&stored] {
+        if (!stored.valid()) {
+            return true;
+        }
+        try {
+            return stored.get();
+        } catch (const std::future_error&) {
+            return false; // stopped before it ran
+        }
+    };
     std::uint64_t pos = f.offset;
     bool skipping = false; // inside a line longer than SEARCH_LINE_MAX_BYTES
-    const auto line = [&](std::string_view text) {
-        boost::system::error_code ec;
-        auto v = json::parse(text, ec);
-        if (ec || !v.is_object()) {
-            return; // not a row (damage): takes no position
-        }
-        auto& row = v.get_object();
-        const auto* type = row.if_contains("type");
-        if (type == nullptr || !type->is_string() || !is_frame_type(type->get_string())) {
-            return;
-        }
-        if (t.project.empty()) {
-            if (const auto* cwd = row.if_contains("cwd"); cwd != nullptr && cwd->is_string()) {
-                t.project = std::string(cwd->get_string());
-                index_->set_seat(t.seat, t.source, t.project);
-            }
-        }
-        auto frame = Frame::from_row(std::move(row));
-        if (scan.opens_turn(*frame)) {
-            ++f.turns;
-        }
-        auto text_of = indexed_text(frame->row(), opt_);
+    std::array<unsigned char, 16 * 1024> first_block{}; // most rows parse without a malloc
+    const auto index = [&](const json::object& row) {
+        auto text_of = indexed_text(row, opt_);
         if (!text_of.empty()) {
-            const auto time = row_time_ms(frame->row());
+            const auto time = row_time_ms(row);
             docs.push_back(SearchDoc{
                 f.seat,
                 f.epoch,
@@ -259,10 +262,63 @@ bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchT
                 time != 0 ? time : now_ms(),
                 std::move(text_of)});
         }
+    };
+    const auto find_project = [&](const json::object& row) {
+        if (const auto* cwd = row.if_contains("cwd"); cwd != nullptr && cwd->is_string()) {
+            t.project = std::string(cwd->get_string());
+            index_->set_seat(t.seat, t.source, t.project);
+        }
+    };
+    // `padded`: ROW_SCAN_PADDING readable bytes follow the line (the scanner's precondition).
+    const auto line = [&](std::string_view text, bool padded) {
+        const auto kind = padded ? scanner.scan(text, type, facts) : RowKind::unsure;
+        if (kind == RowKind::not_frame) {
+            return;
+        }
+        if (kind == RowKind::frame) {
+            // Turn facts from the scanner; the row built only when it may hold indexed text
+            // (or the project is still unknown), never serialized again.
+            if (scan.opens_turn(type, facts)) {
+                ++f.turns;
+            }
+            if (type == "user" || type == "assistant" || t.project.empty()) {
+                // One per row (Boost 1.81's monotonic_resource::release then throws bad_alloc).
+                json::monotonic_resource arena(first_block.data(), first_block.size());
+                boost::system::error_code ec;
+                auto v = json::parse(text, ec, json::storage_ptr(&arena));
+                if (!ec && v.is_object()) {
+                    if (t.project.empty()) {
+                        find_project(v.get_object());
+                    }
+                    index(v.get_object());
+                }
+            }
+            ++f.frames;
+            return;
+        }
+        boost::system::error_code ec;
+        auto v = json::parse(text, ec);
+        if (ec || !v.is_object()) {
+            return; // not a row (damage): takes no position
+        }
+        auto& row = v.get_object();
+        const auto* type_at = row.if_contains("type");
+        if (type_at == nullptr || !type_at->is_string() || !is_frame_type(type_at->get_string())) {
+            return;
+        }
+        if (t.project.empty()) {
+            find_project(row);
+        }
+        auto frame = Frame::from_row(std::move(row));
+        if (scan.opens_turn(*frame)) {
+            ++f.turns;
+        }
+        index(frame->row());
         ++f.frames;
     };
     while (pos < size) {
         if (backlog_.stopping()) {
+            (void)settle();
             return false;
         }
         const auto n =
@@ -271,6 +327,7 @@ bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchT
         buf.resize(old + n);
         if (!pread_all(fd, buf.data() + old, n, pos)) {
             spdlog::warn("search: cannot read {}", f.path);
+            (void)settle();
             return false;
         }
         pos += n;
@@ -279,7 +336,9 @@ bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchT
             if (skipping) {
                 ++f.frames; // the long row's position (a frame, as long rows are)
             } else {
-                line(std::string_view(buf.data() + start, nl - start));
+                line(
+                    std::string_view(buf.data() + start, nl - start),
+                    nl + ROW_SCAN_PADDING <= buf.size());
             }
             skipping = false;
             start = nl + 1;
@@ -292,12 +351,22 @@ bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchT
         if (!skipping) {
             f.offset = pos - buf.size();
         }
-        if (!index_->add(docs, f)) {
+        if (!settle()) {
             return false;
         }
-        docs.clear();
+        auto done = std::make_shared<std::promise<bool>>();
+        stored = done->get_future();
+        const auto added = store_.add(
+            [this, done, batch = std::move(docs), at = f] {
+                done->set_value(index_->add(batch, at));
+            },
+            false);
+        docs = {};
+        if (added != Backlog::Added::queued) {
+            return false; // stopping
+        }
     }
-    return true; // all there is read (a last line still without its newline waits for it)
+    return settle(); // all there is read (a last line still without its newline waits for it)
 }
 
 void announce_transcripts(

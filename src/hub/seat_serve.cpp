@@ -559,6 +559,11 @@ void Seat::count_spend(const Frame& f) {
     save_meta();
     if (u.notice) {
         // After the row that crossed it (posted: this runs inside a durable batch's handling).
+        // …and to the people who asked to hear (push, webhooks), as the notice itself says it.
+        Notice n;
+        n.kind = Notice::Kind::budget;
+        n.summary = *u.notice;
+        tell(std::move(n));
         auto row = budget_notice_row(spec_.id, *u.notice, spec_.spend.total_usd, spec_.budget_usd);
         boost::asio::post(strand_, [self = shared_from_this(), row = std::move(row)]() mutable {
             if (!self->closed_ && !self->not_writable()) {

@@ -1,11 +1,18 @@
 // SpendLimits: each seat's budget and the hub's daily budget (hub/spend_limits.hpp).
 #include "ids.hpp"
 
+#include <sluice/core/safe_write.hpp>
 #include <sluice/hub/spend_limits.hpp>
+
+#include <boost/json.hpp>
+
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 
 namespace sluice::hub {
 
@@ -55,13 +62,29 @@ void SpendLimits::note(
 
 void SpendLimits::forget(std::string_view id) {
     std::lock_guard lock(mu_);
-    if (auto it = seats_.find(id); it != seats_.end()) {
-        seats_.erase(it);
+    auto it = seats_.find(id);
+    if (it == seats_.end()) {
+        return;
     }
+    const auto& spent = it->second.spend;
+    if (!spent.day.empty() && spent.day_usd > 0 && spent.day >= removed_.day) {
+        removed_.add(spent.day_usd, spent.day); // a later day starts the count anew
+    }
+    seats_.erase(it);
+}
+
+SeatSpend SpendLimits::removed() const {
+    std::lock_guard lock(mu_);
+    return removed_;
+}
+
+void SpendLimits::note_removed(const SeatSpend& removed) {
+    std::lock_guard lock(mu_);
+    removed_ = removed;
 }
 
 double SpendLimits::spent_on_locked(std::string_view today) const {
-    double sum = 0;
+    double sum = removed_.on(today);
     for (const auto& [id, e] : seats_) {
         sum += e.spend.on(today);
     }
@@ -136,6 +159,51 @@ boost::json::object budget_notice_row(
         {"session_id", seat},
         {"uuid", new_id("n")},
         {"timestamp", iso_now()}};
+}
+
+} // namespace sluice::hub
+
+namespace sluice::hub {
+
+SeatSpend read_removed_spend(const std::filesystem::path& file) {
+    SeatSpend out;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) {
+        return out;
+    }
+    try {
+        std::ifstream in(file);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const auto v = boost::json::parse(text).as_object();
+        const auto& day = v.at("day").as_string();
+        const double usd = v.at("usd").to_number<double>();
+        if (day.size() == 10 && usd >= 0) {
+            out.day = std::string(day);
+            out.day_usd = usd;
+            out.total_usd = usd;
+            return out;
+        }
+        spdlog::warn("{}: not a day and an amount: ignored", file.string());
+    } catch (const std::exception& e) {
+        spdlog::warn(
+            "{} is damaged ({}): removed seats' spend today is not counted",
+            file.string(),
+            e.what());
+    }
+    return out;
+}
+
+boost::system::error_code
+write_removed_spend(const std::filesystem::path& file, const SeatSpend& removed) {
+    const auto body =
+        boost::json::serialize(boost::json::object{{"day", removed.day}, {"usd", removed.day_usd}})
+        + "\n";
+    if (auto r = safe_write(file, body); !r) {
+        spdlog::error(
+            "cannot keep removed seats' spend in {}: {}", file.string(), r.error().message());
+        return r.error();
+    }
+    return {};
 }
 
 } // namespace sluice::hub

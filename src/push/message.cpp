@@ -63,6 +63,14 @@ Message make_message(const hub::Notice& n, const std::string& public_url) {
         m.urgency = "normal";
         o["summary"] = n.summary;
         break;
+    case hub::Notice::Kind::budget:
+        m.title = who + ": budget 80 % spent";
+        m.text = n.summary;
+        m.tags = "moneybag";
+        m.priority = "4";
+        m.urgency = "normal";
+        o["summary"] = n.summary;
+        break;
     case hub::Notice::Kind::test:
         m.title = "sluice: notifications work";
         m.text = "This browser will be told when a prompt waits or a long turn ends.";

@@ -2,6 +2,7 @@
 #include "api_detail.hpp"
 #include "stats.hpp"
 
+#include <sluice/hub/seat.hpp>
 #include <sluice/server/errors.hpp>
 
 #include <boost/json.hpp>
@@ -91,12 +92,23 @@ Response usage_response(Server::Impl& s, const Request& req, const boost::urls::
         {"rows", std::move(rows)},
         {"total", sums_json(total)},
         {"prices", json::object{{"date", prices.date()}, {"source", prices.source()}}}};
-    // The hub's budget for today (UTC) over its seats, and what they spent of it.
-    const auto& limits = *s.hub.limits();
-    const auto daily = limits.daily_usd();
-    body["budget"] = json::object{
-        {"daily_usd", daily ? json::value(*daily) : json::value(nullptr)},
-        {"spent_today_usd", limits.spent_on(hub::utc_day_now())}};
+    if (seat) {
+        // One seat's figures only (what a viewer token of that seat may ask): its own budget
+        // and spend, never the hub's (other seats' spend is not its business).
+        const auto found = s.hub.find(*seat);
+        const auto sum = found ? std::optional<hub::SeatSummary>(found->summary()) : std::nullopt;
+        const bool hosted = sum && sum->source.empty();
+        body["budget"] = json::object{
+            {"budget_usd", hosted && sum->budget_usd ? json::value(*sum->budget_usd) : nullptr},
+            {"spent_usd", hosted ? json::value(sum->spent_usd) : json::value(nullptr)}};
+    } else {
+        // The hub's budget for today (UTC) over its seats, and what they spent of it.
+        const auto& limits = *s.hub.limits();
+        const auto daily = limits.daily_usd();
+        body["budget"] = json::object{
+            {"daily_usd", daily ? json::value(*daily) : json::value(nullptr)},
+            {"spent_today_usd", limits.spent_on(hub::utc_day_now())}};
+    }
     return json_response(req, 200, json::serialize(body));
 }
 

@@ -3,7 +3,9 @@
 // refused with 409 until the budget is raised, 80 % spent says so in a notice row, what a seat
 // spent survives a restart, the hub's daily budget holds over every seat, and a claude seat is
 // started with `--max-budget-usd` set to what is left (and again when its budget changes).
+#include "support/files.hpp"
 #include "support/hub_process.hpp"
+#include "support/push_service.hpp"
 
 #include <boost/json.hpp>
 
@@ -12,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -153,6 +156,27 @@ TEST(Budget, EightyPercentSpentIsANoticeAndTheSpendSurvivesARestart) {
     EXPECT_EQ(post_json(hub, "/v1/seats/" + seat + "/messages", {{"text", "x"}}).status, 409U);
 }
 
+TEST(Budget, EightyPercentSpentIsAlsoToldToWebhooksAndPushOnce) {
+    TempDir dir;
+    LoopbackReceiver hook;
+    SluiceProcess hub(hub_args(dir, {"--prices", prices(dir), "--notify-url", hook.url("/hook")}));
+    const auto seat = seat_with_budget(hub, 1.8);
+    ASSERT_FALSE(seat.empty());
+    (void)turn_rows(hub, seat, "hello", /*notice=*/true);
+    ASSERT_TRUE(hook.wait_for(1));
+    const auto p = json::parse(hook.received().at(0).body);
+    EXPECT_EQ(p.at("kind"), "budget");
+    EXPECT_EQ(p.at("seat").as_string(), seat);
+    EXPECT_EQ(
+        p.at("summary"),
+        "$1.45 of this seat's budget of $1.80 spent (80 % reached; budget_usd raises it)");
+    EXPECT_NE(p.at("headline").as_string().find("budget 80 % spent"), json::string::npos);
+    // Past 80 % already: the next turn (ended at the budget) tells nobody again.
+    (void)turn_rows(hub, seat, "again");
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(hook.received().size(), 1U);
+}
+
 TEST(Budget, TheHubsDailyBudgetHoldsOverEverySeat) {
     TempDir dir;
     SluiceProcess hub(hub_args(dir, {"--prices", prices(dir), "--daily-budget-usd", "1"}));
@@ -172,6 +196,37 @@ TEST(Budget, TheHubsDailyBudgetHoldsOverEverySeat) {
         std::string::npos)
         << refused.body;
     EXPECT_NE(refused.body.find("daily_budget_usd"), std::string::npos);
+}
+
+TEST(Budget, ARemovedSeatsSpendStaysInTheDayAlsoAfterARestart) {
+    TempDir dir;
+    const auto table = prices(dir);
+    std::string b;
+    {
+        SluiceProcess hub(hub_args(dir, {"--prices", table, "--daily-budget-usd", "1"}));
+        const auto a = new_seat(hub);
+        b = new_seat(hub);
+        ASSERT_NE(last_of(turn_rows(hub, a, "hello"), "result"), nullptr); // $1.45 of $1
+        // One seat's usage tells of that seat alone: not the hub's day (a viewer may ask this).
+        const auto own = http("GET", hub.base() + "/v1/usage?seat=" + b).json.at("budget");
+        EXPECT_FALSE(own.as_object().contains("spent_today_usd")) << own;
+        EXPECT_EQ(own.at("spent_usd").to_number<double>(), 0.0);
+        EXPECT_TRUE(own.at("budget_usd").is_null());
+        // Removing the seat that spent does not give the day's budget back.
+        EXPECT_EQ(http("DELETE", hub.base() + "/v1/seats/" + a).status, 200U);
+        const auto usage = http("GET", hub.base() + "/v1/usage").json;
+        EXPECT_NEAR(usage.at("budget").at("spent_today_usd").to_number<double>(), 1.45, 1e-9);
+        EXPECT_EQ(post_json(hub, "/v1/seats/" + b + "/messages", {{"text", "hi"}}).status, 409U);
+        EXPECT_EQ(hub.terminate(), 0);
+    }
+    const auto kept = json::parse(slurp(std::filesystem::path(dir.path()) / "removed_spend.json"));
+    EXPECT_NEAR(kept.at("usd").to_number<double>(), 1.45, 1e-9);
+    // Nor does a restart, when only the removed seat's folder (in archive/) knew of it.
+    SluiceProcess hub(hub_args(dir, {"--prices", table, "--daily-budget-usd", "1"}));
+    const auto usage = http("GET", hub.base() + "/v1/usage").json;
+    EXPECT_NEAR(usage.at("budget").at("spent_today_usd").to_number<double>(), 1.45, 1e-9);
+    auto refused = post_json(hub, "/v1/seats/" + b + "/messages", {{"text", "hi"}});
+    EXPECT_EQ(refused.status, 409U) << refused.body;
 }
 
 TEST(Budget, AClaudeSeatIsStartedWithWhatItsBudgetLeaves) {

@@ -256,6 +256,10 @@ public:
     /// Where removed seats' folders go: `archive/` beside the seats directory.
     [[nodiscard]] std::filesystem::path archive_root() const;
 
+    /// Where what removed seats spent on their latest day is kept (`removed_spend.json` in the
+    /// data dir; SpendLimits::removed).
+    [[nodiscard]] std::filesystem::path removed_spend_file() const;
+
     /// Disk use: each hosted seat's folder, and the archive root's, in bytes.
     struct DiskUse {
         std::vector<std::pair<std::string, std::uint64_t>> seats; ///< seat id, bytes

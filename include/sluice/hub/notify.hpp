@@ -20,18 +20,20 @@ struct Notice {
         turn_failed, ///< a turn longer than the threshold failed
         degraded,    ///< the seat became degraded (a write failed)
         test,        ///< a person asked for a test push (to one subscription; no seat)
+        budget,      ///< a turn crossed 80 % of the seat's or the day's budget
     };
     Kind kind{Kind::permission};
     std::string seat;       ///< the seat's id
     std::string title;      ///< the seat's name or title (may be empty)
     std::string tool;       ///< permission: the tool asking
     std::string summary;    ///< permission: the command or input, shortened; else the reason
+                            ///< (budget: the notice row's text)
     std::string request_id; ///< permission: the prompt's id (to answer it)
     std::chrono::milliseconds took{}; ///< turn_*: how long the turn ran
 };
 
 /// The wire name of a notice's kind ("permission", "turn_ended", "turn_failed", "degraded",
-/// "test").
+/// "test", "budget").
 [[nodiscard]] const char* kind_name(Notice::Kind k) noexcept;
 
 /// Most bytes of a notice's `summary` (a command is shortened to this, at a character boundary).

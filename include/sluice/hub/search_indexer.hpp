@@ -65,8 +65,9 @@ struct SearchProgress {
 /// indexed_text. A file found replaced (another inode) or truncated is read again from its
 /// start: a hosted seat's old epoch is archived, a foreign file's old hits removed.
 ///
-/// Memory: the queue (at most SEARCH_QUEUE_MAX entries), one chunk and one line in flight, and a
-/// flag per known file; never what was indexed.
+/// Memory: the queue (at most SEARCH_QUEUE_MAX entries), two chunks in flight (one read and
+/// parsed, the one before it stored by a second thread), and a flag per known file; never what
+/// was indexed.
 ///
 /// @par Thread safety
 /// Every member is safe from any thread; `search` blocks (SQLite): call it off I/O threads.
@@ -137,6 +138,7 @@ private:
     SearchTextOptions opt_;
     mutable std::mutex mu_;
     std::unordered_map<std::string, FileState> files_; // known files (guarded by mu_)
+    Backlog store_;   // SQLite's inserts of a read's chunks, one behind the read (read_from)
     Backlog backlog_; // last: its thread stops before what its tasks use goes
 };
 

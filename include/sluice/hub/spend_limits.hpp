@@ -3,7 +3,9 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <boost/system/error_code.hpp>
 
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -50,8 +52,16 @@ public:
     /// when its budget is changed.
     void note(std::string_view id, std::optional<double> budget_usd, const SeatSpend& spend);
 
-    /// Seat `id` is gone: its spend no longer counts toward the day.
+    /// Seat `id` is gone: it has no budget any more, but what it spent on its latest day stays
+    /// in that day's spend (`removed`), so removing a seat never reopens the day's budget.
     void forget(std::string_view id);
+
+    /// What removed seats spent on the latest day one of them spent anything (the hub keeps it in
+    /// the data dir's `removed_spend.json`, so a restart keeps it too).
+    [[nodiscard]] SeatSpend removed() const;
+
+    /// Restores `removed` as kept (at start).
+    void note_removed(const SeatSpend& removed);
 
     /// Seat `id` spent `usd` more on `today` (a counted turn).
     SpendUpdate add(std::string_view id, double usd, std::string_view today);
@@ -79,7 +89,16 @@ private:
     std::optional<double> daily_;
     mutable std::mutex mu_;
     std::map<std::string, Entry, std::less<>> seats_;
+    SeatSpend removed_; // removed seats' spend of its latest day
 };
+
+/// Reads what removed seats spent (`removed_spend.json`: {"day","usd"}); none when the file is
+/// missing or damaged (said in the log: a damaged file only loses that day's removed spend).
+[[nodiscard]] SeatSpend read_removed_spend(const std::filesystem::path& file);
+
+/// Keeps `removed` in `file` (safe_write: whole or not at all). Blocking: the hub's writer.
+[[nodiscard]] boost::system::error_code
+write_removed_spend(const std::filesystem::path& file, const SeatSpend& removed);
 
 /// `usd` for a person: "$1.45" (cents; "$0.004" below a cent).
 [[nodiscard]] std::string usd_text(double usd);

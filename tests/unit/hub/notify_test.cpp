@@ -53,6 +53,7 @@ TEST(Notice, KindsHaveWireNames) {
     EXPECT_STREQ(hub::kind_name(hub::Notice::Kind::turn_failed), "turn_failed");
     EXPECT_STREQ(hub::kind_name(hub::Notice::Kind::degraded), "degraded");
     EXPECT_STREQ(hub::kind_name(hub::Notice::Kind::test), "test");
+    EXPECT_STREQ(hub::kind_name(hub::Notice::Kind::budget), "budget");
 }
 
 } // namespace

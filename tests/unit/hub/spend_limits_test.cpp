@@ -3,6 +3,11 @@
 #include <sluice/hub/spend_limits.hpp>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 namespace sluice::hub {
 namespace {
@@ -74,6 +79,40 @@ TEST(SpendLimits, TheDailyBudgetCountsEverySeatsSpendOfToday) {
     // A new day: the day's budget is whole again.
     EXPECT_FALSE(limits.refusal("s-a", "2026-12-07"));
     EXPECT_EQ(limits.left("s-a", "2026-12-07"), 3.0);
+}
+
+TEST(SpendLimits, ARemovedSeatsSpendOfItsDayStaysInThatDay) {
+    SpendLimits limits(3.0);
+    limits.note("s-a", std::nullopt, SeatSpend{5, TODAY, 2.0});
+    limits.note("s-b", std::nullopt, SeatSpend{1, YESTERDAY, 1.0});
+    limits.note("s-c", std::nullopt, {});
+    limits.forget("s-b"); // yesterday's: kept as yesterday's, not today's
+    EXPECT_EQ(limits.removed().day, YESTERDAY);
+    EXPECT_EQ(limits.spent_on(TODAY), 2.0);
+    limits.forget("s-a"); // today's $2 stays in today (a later day starts the count anew)
+    EXPECT_EQ(limits.removed().day, TODAY);
+    EXPECT_EQ(limits.removed().day_usd, 2.0);
+    EXPECT_EQ(limits.spent_on(TODAY), 2.0);
+    limits.add("s-c", 1.0, TODAY);
+    EXPECT_TRUE(limits.refusal("s-c", TODAY)) << "$2 removed + $1 of $3";
+    EXPECT_FALSE(limits.refusal("s-c", "2026-12-07"));
+    limits.forget("s-b"); // unknown now: nothing
+    EXPECT_EQ(limits.removed().day_usd, 2.0);
+}
+
+TEST(SpendLimits, RemovedSpendIsKeptInAFileAndADamagedOneIsNothing) {
+    const auto file = std::filesystem::temp_directory_path()
+                      / ("removed_spend_" + std::to_string(::getpid()) + ".json");
+    EXPECT_TRUE(read_removed_spend(file).day.empty()) << "missing: nothing";
+    ASSERT_FALSE(write_removed_spend(file, SeatSpend{9, TODAY, 1.25}));
+    const auto back = read_removed_spend(file);
+    EXPECT_EQ(back.day, TODAY);
+    EXPECT_EQ(back.day_usd, 1.25);
+    std::ofstream(file) << "{\"day\":"; // torn
+    EXPECT_TRUE(read_removed_spend(file).day.empty());
+    std::ofstream(file) << R"({"day":"2026-12-06","usd":-4})";
+    EXPECT_TRUE(read_removed_spend(file).day.empty());
+    std::filesystem::remove(file);
 }
 
 TEST(SpendLimits, TheClaudeFlagNeverAsksForNothing) {
