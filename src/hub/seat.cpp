@@ -77,7 +77,9 @@ Result<std::shared_ptr<Seat>> Seat::open(net::io_context& io, SeatSpec spec, Sea
     std::vector<json::object> history;
     history.reserve(window.size());
     for (auto pos = window.first(); pos < window.end(); ++pos) {
-        history.push_back(window.at(pos)->row());
+        // A copy read from the JSON: row() would keep each frame's object in the window.
+        const auto& f = *window.at(pos);
+        history.push_back(f.keeps_row() ? f.row() : json::parse(f.json()).as_object());
     }
     if (window.end() > 0) {
         seat->last_activity_ = written_at(seat->opt_.dir / "transcript.jsonl"); // when last written

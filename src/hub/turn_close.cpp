@@ -27,7 +27,19 @@ void TurnClose::observe(const Frame& f) {
         return;
     }
     seen_ = true;
-    if (const auto* ts = f.row().if_contains("timestamp"); ts != nullptr && ts->is_string()) {
+    // A compact frame (a window's) is read from its JSON into a value that goes with this call:
+    // `f.row()` would keep the object beside the JSON for the frame's life, two to three times
+    // the frame's wire bytes in every window (bench/window_rss.py).
+    json::value parsed;
+    if (!f.keeps_row()) {
+        boost::system::error_code ec;
+        parsed = json::parse(f.json(), ec);
+        if (ec || !parsed.is_object()) {
+            return; // cannot be: the JSON was serialized from an object
+        }
+    }
+    const json::object& row = f.keeps_row() ? f.row() : parsed.get_object();
+    if (const auto* ts = row.if_contains("timestamp"); ts != nullptr && ts->is_string()) {
         if (const auto at = parse_iso8601_utc(ts->get_string())) {
             if (!opened_) {
                 opened_ = at;
@@ -45,7 +57,7 @@ void TurnClose::observe(const Frame& f) {
     if (!f.facts().tool_call) {
         return;
     }
-    const auto* msg = f.row().if_contains("message");
+    const auto* msg = row.if_contains("message");
     const auto* content =
         msg != nullptr && msg->is_object() ? msg->get_object().if_contains("content") : nullptr;
     if (content == nullptr || !content->is_array()) {

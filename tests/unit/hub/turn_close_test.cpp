@@ -5,6 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// The sanitizers' runtime (g++ ships no header for it): bytes their allocator holds now.
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
+#else
+#include <malloc.h>
+#endif
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
 namespace sluice::hub {
 namespace {
 
@@ -26,6 +37,44 @@ const char* const SUB_TOOL_USE =
     R"({"type":"assistant","parent_tool_use_id":"toolu_2","message":{"role":"assistant",)"
     R"("content":[{"type":"tool_use","id":"toolu_sub","name":"bash","input":{}}]}})";
 const char* const RESULT = R"({"type":"result","subtype":"success","result":"done"})";
+
+// Bytes the heap holds now (the sanitizer's allocator under ASan/TSan, glibc's otherwise).
+std::size_t heap_in_use() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return __sanitizer_get_current_allocated_bytes();
+#else
+    return mallinfo2().uordblks;
+#endif
+}
+
+// Every frame of a seat's window is observed: a compact frame (as windows hold them) must stay
+// compact, or each frame keeps its object beside its JSON for its life — a window then costs
+// about twice its wire bytes (bench/window_rss.py: 3.84x -> 1.98x at 20 seats when fixed).
+TEST(TurnClose, ObservingAWindowsFramesKeepsThemCompact) {
+    const std::string text(4000, 'x');
+    std::vector<FramePtr> frames;
+    std::size_t wire = 0;
+    const auto before = heap_in_use();
+    for (int i = 0; i < 500; ++i) {
+        frames.push_back(Frame::from_row_compact(json::object{
+            {"type", "assistant"},
+            {"timestamp", "2026-12-06T22:00:00.000Z"},
+            {"message",
+             {{"role", "assistant"},
+              {"content", json::array{json::object{{"type", "text"}, {"text", text}}}}}}}));
+        wire += frames.back()->wire_bytes();
+    }
+    const auto held = heap_in_use() - before;
+    TurnClose tc;
+    for (const auto& f : frames) {
+        tc.observe(*f);
+    }
+    const auto after = heap_in_use() - before;
+    EXPECT_LT(held, wire * 5 / 4) << "a compact frame costs about its wire bytes";
+    EXPECT_LT(after, held + wire / 10)
+        << "observing grew the frames by " << after - held << " bytes (" << wire << " wire bytes)";
+    EXPECT_TRUE(tc.open());
+}
 
 TEST(TurnClose, AnUnstartedTurnIsNotOpen) {
     TurnClose t;
