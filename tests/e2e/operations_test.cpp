@@ -37,6 +37,9 @@ Run shell(const TempDir& dir, const std::string& command) {
 // One turn on `seat`, to its end.
 void run_turn(const SluiceProcess& hub, const std::string& seat) {
     SseClient sub(hub.base() + "/v1/seats/" + seat + "/events");
+    // Subscribed before the turn starts: a turn that ended before the stream opened would never
+    // show its `ended` to it (seen once under a loaded fresh-clone run).
+    ASSERT_TRUE(sub.wait_for([](const auto& ev) { return !ev.empty(); }));
     const auto turn = send(hub, seat, "hello");
     ASSERT_GT(turn, 0U);
     ASSERT_TRUE(sub.wait_for([turn](const auto& ev) { return has_turn_state(ev, turn, "ended"); }));
