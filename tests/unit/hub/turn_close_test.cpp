@@ -70,7 +70,8 @@ TEST(TurnClose, ObservingAWindowsFramesKeepsThemCompact) {
         tc.observe(*f);
     }
     const auto after = heap_in_use() - before;
-    EXPECT_LT(held, wire * 5 / 4) << "a compact frame costs about its wire bytes";
+    // (Under TSan the allocator counts its size classes: ~1.3x; glibc ~1.2x, ASan less.)
+    EXPECT_LT(held, wire * 3 / 2) << "a compact frame costs about its wire bytes";
     EXPECT_LT(after, held + wire / 10)
         << "observing grew the frames by " << after - held << " bytes (" << wire << " wire bytes)";
     EXPECT_TRUE(tc.open());
