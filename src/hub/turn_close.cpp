@@ -27,24 +27,32 @@ void TurnClose::observe(const Frame& f) {
         return;
     }
     seen_ = true;
-    // A compact frame (a window's) is read from its JSON into a value that goes with this call:
-    // `f.row()` would keep the object beside the JSON for the frame's life, two to three times
-    // the frame's wire bytes in every window (bench/window_rss.py).
+    // The row is read only where it is needed: a turn read back from a transcript takes its
+    // times from the frames' timestamps (a started one runs until now, so not there), and a
+    // tool call its ids. A compact frame (a window's) is read from its JSON into a value that
+    // goes with this call: `f.row()` would keep the object beside the JSON for the frame's life,
+    // two to three times the frame's wire bytes in every window (bench/window_rss.py).
     json::value parsed;
-    if (!f.keeps_row()) {
-        boost::system::error_code ec;
-        parsed = json::parse(f.json(), ec);
-        if (ec || !parsed.is_object()) {
-            return; // cannot be: the JSON was serialized from an object
+    const auto row = [&f, &parsed]() -> const json::object* {
+        if (f.keeps_row()) {
+            return &f.row();
         }
-    }
-    const json::object& row = f.keeps_row() ? f.row() : parsed.get_object();
-    if (const auto* ts = row.if_contains("timestamp"); ts != nullptr && ts->is_string()) {
-        if (const auto at = parse_iso8601_utc(ts->get_string())) {
-            if (!opened_) {
-                opened_ = at;
+        if (!parsed.is_object()) {
+            boost::system::error_code ec;
+            parsed = json::parse(f.json(), ec);
+        }
+        return parsed.if_object(); // always one: the JSON was serialized from an object
+    };
+    if (!live_) {
+        const auto* r = row();
+        const auto* ts = r != nullptr ? r->if_contains("timestamp") : nullptr;
+        if (ts != nullptr && ts->is_string()) {
+            if (const auto at = parse_iso8601_utc(ts->get_string())) {
+                if (!opened_) {
+                    opened_ = at;
+                }
+                newest_ = at;
             }
-            newest_ = at;
         }
     }
     if (f.type() == "result") {
@@ -57,7 +65,11 @@ void TurnClose::observe(const Frame& f) {
     if (!f.facts().tool_call) {
         return;
     }
-    const auto* msg = row.if_contains("message");
+    const auto* r = row();
+    if (r == nullptr) {
+        return;
+    }
+    const auto* msg = r->if_contains("message");
     const auto* content =
         msg != nullptr && msg->is_object() ? msg->get_object().if_contains("content") : nullptr;
     if (content == nullptr || !content->is_array()) {
