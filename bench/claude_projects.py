@@ -22,6 +22,9 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sluice_bench import serve_projects  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "..", "shared", "fixtures")
 SMALL = os.path.join(
@@ -51,17 +54,7 @@ def cpu_seconds(pid):
 
 def start(binary, data, projects):
     t0 = time.monotonic()
-    p = subprocess.Popen(
-        [binary, "serve", "--listen", "127.0.0.1:0", "--no-token", "--data", data,
-         "--claude-projects", projects],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    port = None
-    while port is None:
-        line = p.stdout.readline()
-        if not line:
-            raise RuntimeError("the hub exited")
-        if line.startswith("listening on"):
-            port = int(line.rsplit(":", 1)[1])
+    p, port = serve_projects(binary, data, projects)
     return p, port, time.monotonic() - t0
 
 

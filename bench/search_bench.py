@@ -14,14 +14,15 @@ Bounded: one server (ended at exit), temp dirs removed at exit.
 import json
 import os
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sluice_bench import serve_projects, stop_process  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(
@@ -69,17 +70,7 @@ def main():
                 f.write(body)
             tree_bytes += len(body)
         t0 = time.monotonic()
-        p = subprocess.Popen(
-            [binary, "serve", "--listen", "127.0.0.1:0", "--no-token", "--data",
-             os.path.join(tmp, "data"), "--claude-projects", projects],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        port = None
-        while port is None:
-            line = p.stdout.readline()
-            if not line:
-                raise RuntimeError("the hub exited")
-            if line.startswith("listening on"):
-                port = int(line.rsplit(":", 1)[1])
+        p, port = serve_projects(binary, os.path.join(tmp, "data"), projects)
         rss0 = vmrss(p.pid)
         peak = rss0
         last_poll = 0.0
@@ -118,11 +109,7 @@ def main():
               f"p99 {pct(scan, 99):.1f} ms")
     finally:
         if p is not None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+            stop_process(p)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

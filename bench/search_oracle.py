@@ -28,13 +28,15 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sluice_bench import serve_projects, stop_process  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "..", "shared", "fixtures", "iansherr_claude-code-log")
@@ -288,17 +290,7 @@ def main():
         print(f"tree: {len(files)} sessions, {tree / 1e6:.0f} MB "
               f"(generated {os.path.getsize(big) / 1e6:.0f} MB) in {time.monotonic() - t:.0f} s")
         t0 = time.monotonic()
-        p = subprocess.Popen(
-            [binary, "serve", "--listen", "127.0.0.1:0", "--no-token", "--data",
-             os.path.join(tmp, "data"), "--claude-projects", projects],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        port = None
-        while port is None:
-            line = p.stdout.readline()
-            if not line:
-                raise RuntimeError("the hub exited")
-            if line.startswith("listening on"):
-                port = int(line.rsplit(":", 1)[1])
+        p, port = serve_projects(binary, os.path.join(tmp, "data"), projects)
         rss0 = peak = vmrss(p.pid)
         samples = []
         last_poll = 0.0
@@ -391,11 +383,7 @@ def main():
               f"its own gone: {gone} ({time.monotonic() - t:.1f} s)")
     finally:
         if p is not None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+            stop_process(p)
         shutil.rmtree(tmp, ignore_errors=True)
     print("oracle: " + ("FAILED" if FAILED else "all equal"))
     sys.exit(1 if FAILED else 0)

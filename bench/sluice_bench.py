@@ -91,6 +91,31 @@ def tcp_rmem():
         return tuple(int(x) for x in f.read().split())
 
 
+def serve_projects(binary, data, projects):
+    """`sluice serve` without a token on 127.0.0.1:0 over the Claude Code projects tree
+    `projects` (data dir `data`); returns (process, port) once it listens. End it with
+    `stop_process`."""
+    p = subprocess.Popen(
+        [binary, "serve", "--listen", "127.0.0.1:0", "--no-token", "--data", data,
+         "--claude-projects", projects],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    while True:
+        line = p.stdout.readline()
+        if not line:
+            raise RuntimeError("the hub exited")
+        if line.startswith("listening on"):
+            return p, int(line.rsplit(":", 1)[1])
+
+
+def stop_process(p, timeout=30):
+    """Ends a process this script started (SIGTERM, then SIGKILL after `timeout` s)."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
 class Hub:
     """A `sluice serve` on 127.0.0.1:0 with its own data dir; `stop()` ends it (by its pid) and
     removes the dir. `agent`: the command seats with agent "process" run."""
