@@ -22,7 +22,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sluice_bench import serve_projects, stop_process  # noqa: E402
+from sluice_bench import pct, rss_kib, serve_projects, stop_process  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(
@@ -32,22 +32,9 @@ QUERIES = ["manifest", "package.json", "git status", "ls -la", "error", "TODO", 
            "function", "src/", "import", "npm run", "ifest.j", "deep", "xyzzy-not-there"]
 
 
-def vmrss(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
-
-
 def get(port, path):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60) as r:
         return json.load(r)
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
 def main():
@@ -71,11 +58,11 @@ def main():
             tree_bytes += len(body)
         t0 = time.monotonic()
         p, port = serve_projects(binary, os.path.join(tmp, "data"), projects)
-        rss0 = vmrss(p.pid)
+        rss0 = rss_kib(p.pid)
         peak = rss0
         last_poll = 0.0
         while True:
-            peak = max(peak, vmrss(p.pid))
+            peak = max(peak, rss_kib(p.pid))
             now = time.monotonic()
             if now - last_poll > 0.5:
                 last_poll = now
@@ -84,7 +71,7 @@ def main():
                     break
             time.sleep(0.05)
         took = time.monotonic() - t0
-        rss_end = vmrss(p.pid)
+        rss_end = rss_kib(p.pid)
         lat = []
         scan = []
         for i in range(500):

@@ -36,7 +36,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sluice_bench import serve_projects, stop_process  # noqa: E402
+from sluice_bench import pct, rss_kib, serve_projects, stop_process  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "..", "shared", "fixtures", "iansherr_claude-code-log")
@@ -220,19 +220,6 @@ def get(port, path):
         return e.code, None
 
 
-def vmrss(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
-
-
 def all_hits(port, q):
     out, raw, cursor = set(), [], None
     for _ in range(1000):
@@ -291,11 +278,11 @@ def main():
               f"(generated {os.path.getsize(big) / 1e6:.0f} MB) in {time.monotonic() - t:.0f} s")
         t0 = time.monotonic()
         p, port = serve_projects(binary, os.path.join(tmp, "data"), projects)
-        rss0 = peak = vmrss(p.pid)
+        rss0 = peak = rss_kib(p.pid)
         samples = []
         last_poll = 0.0
         while True:
-            r = vmrss(p.pid)
+            r = rss_kib(p.pid)
             peak = max(peak, r)
             now = time.monotonic()
             samples.append((now - t0, r))

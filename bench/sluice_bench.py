@@ -30,6 +30,12 @@ def rss_kib(pid):
     return 0
 
 
+def pct(xs, p):
+    """The `p`th percentile of `xs` (nearest rank)."""
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
 def rss_by_mapping(pid):
     """Resident KiB per kind of mapping: [heap] (the main arena), anon (thread arenas and
     mmapped chunks), files. For telling allocator retention from live memory."""
