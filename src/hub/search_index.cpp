@@ -187,7 +187,7 @@ std::size_t ifind(std::string_view text, std::string_view q, std::size_t from) {
     if (q.empty() || q.size() > text.size()) {
         return std::string_view::npos;
     }
-    auto it = std::search(
+    const auto* it = std::search(
         text.begin() + static_cast<std::ptrdiff_t>(std::min(from, text.size())),
         text.end(),
         q.begin(),

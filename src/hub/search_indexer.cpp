@@ -18,6 +18,8 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace sluice::hub {
 
@@ -33,6 +35,46 @@ std::int64_t now_ms() {
                std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
+
+// One chunk's docs stored on `store`'s thread while the reader reads the next chunk
+// (bench/RESULTS.md, "Search index"): at most one chunk waits to be stored.
+class StoreBehind {
+public:
+    StoreBehind(Backlog& store, SearchIndex& index)
+        : store_(store)
+        , index_(index) {}
+
+    // Waits for the chunk handed over last; whether it was stored (false: the index refused it,
+    // or the store stopped before it ran).
+    bool settle() {
+        if (!stored_.valid()) {
+            return true;
+        }
+        try {
+            return stored_.get();
+        } catch (const std::future_error&) {
+            return false;
+        }
+    }
+
+    // Hands `docs` and the file's state after them to the store thread (settle first); false
+    // when it is stopping.
+    bool store(std::vector<SearchDoc> docs, const SearchFile& at) {
+        auto done = std::make_shared<std::promise<bool>>();
+        stored_ = done->get_future();
+        return store_.add(
+                   [&index = index_, done, docs = std::move(docs), at] {
+                       done->set_value(index.add(docs, at));
+                   },
+                   false)
+               == Backlog::Added::queued;
+    }
+
+private:
+    Backlog& store_;
+    SearchIndex& index_;
+    std::future<bool> stored_;
+};
 
 // A descriptor closed when it goes.
 struct Fd {
@@ -234,19 +276,7 @@ bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchT
     TurnFacts facts;
     std::string buf;
     std::vector<SearchDoc> docs;
-    // The chunk before this one, being stored on store_'s thread while this one is read: parsing
-    // and SQLite's inserts overlap (bench/RESULTS.md, "Search index").
-    std::future<bool> stored;
-    const auto settle = [&stored] {
-        if (!stored.valid()) {
-            return true;
-        }
-        try {
-            return stored.get();
-        } catch (const std::future_error&) {
-            return false; // stopped before it ran
-        }
-    };
+    StoreBehind behind(store_, *index_); // parsing and SQLite's inserts overlap
     std::uint64_t pos = f.offset;
     bool skipping = false; // inside a line longer than SEARCH_LINE_MAX_BYTES
     std::array<unsigned char, 16 * 1024> first_block{}; // most rows parse without a malloc
@@ -318,7 +348,7 @@ bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchT
     };
     while (pos < size) {
         if (backlog_.stopping()) {
-            (void)settle();
+            (void)behind.settle();
             return false;
         }
         const auto n =
@@ -327,7 +357,7 @@ bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchT
         buf.resize(old + n);
         if (!pread_all(fd, buf.data() + old, n, pos)) {
             spdlog::warn("search: cannot read {}", f.path);
-            (void)settle();
+            (void)behind.settle();
             return false;
         }
         pos += n;
@@ -351,22 +381,12 @@ bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchT
         if (!skipping) {
             f.offset = pos - buf.size();
         }
-        if (!settle()) {
+        if (!behind.settle() || !behind.store(std::exchange(docs, {}), f)) {
             return false;
         }
-        auto done = std::make_shared<std::promise<bool>>();
-        stored = done->get_future();
-        const auto added = store_.add(
-            [this, done, batch = std::move(docs), at = f] {
-                done->set_value(index_->add(batch, at));
-            },
-            false);
-        docs = {};
-        if (added != Backlog::Added::queued) {
-            return false; // stopping
-        }
     }
-    return settle(); // all there is read (a last line still without its newline waits for it)
+    return behind
+        .settle(); // all there is read (a last line still without its newline waits for it)
 }
 
 void announce_transcripts(
@@ -375,16 +395,16 @@ void announce_transcripts(
     const std::string& seat,
     const std::string& epoch,
     const std::string& cwd) {
-    constexpr std::string_view head = "transcript.";
-    constexpr std::string_view tail = ".jsonl";
+    constexpr std::string_view HEAD = "transcript.";
+    constexpr std::string_view TAIL = ".jsonl";
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
         const auto name = e.path().filename().string();
-        if (name.size() <= head.size() + tail.size() || !name.starts_with(head)
-            || !name.ends_with(tail) || name == "transcript.jsonl") {
+        if (name.size() <= HEAD.size() + TAIL.size() || !name.starts_with(HEAD)
+            || !name.ends_with(TAIL) || name == "transcript.jsonl") {
             continue;
         }
-        const auto old = name.substr(head.size(), name.size() - head.size() - tail.size());
+        const auto old = name.substr(HEAD.size(), name.size() - HEAD.size() - TAIL.size());
         indexer.changed(e.path(), SearchTarget{seat, old, "sluice", cwd, true, true});
     }
     indexer.changed(

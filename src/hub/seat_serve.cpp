@@ -93,7 +93,7 @@ void Seat::history(
     const bool queued =
         journal_->read_page(at, turns, [done](Result<std::shared_ptr<const std::string>> page) {
             if (!page) {
-                done(std::move(page.error()));
+                done(page.error());
             } else {
                 done(HistoryPage{std::move(*page)});
             }
