@@ -10,6 +10,7 @@
 #include <boost/asio/write.hpp>
 
 #include <array>
+#include <concepts>
 #include <memory>
 #include <span>
 #include <string>
@@ -29,7 +30,14 @@ public:
     static constexpr const char* NAME = "SSE";
 
     explicit SseCodec(Stream stream)
-        : stream_(std::move(stream)) {}
+        : stream_(std::move(stream)) {
+        if constexpr (std::same_as<Stream, beast::tcp_stream>) {
+            // try_write's write must not wait; the asynchronous operations are unaffected.
+            boost::system::error_code ec;
+            stream_.socket().non_blocking(true, ec);
+            non_blocking_ = !ec;
+        }
+    }
 
     [[nodiscard]] Lowest& lowest() noexcept { return stream_; }
 
@@ -62,6 +70,19 @@ public:
     template <class Handler>
     void write_some(std::span<const net::const_buffer> piece, bool /*fin*/, Handler&& h) {
         net::async_write(stream_, piece, std::forward<Handler>(h));
+    }
+
+    /// Writes what a plain TCP socket takes now, without waiting (TLS and the tests' streams
+    /// have no such write: theirs all go through write_some). `ec` is would_block when it
+    /// takes nothing.
+    std::size_t try_write(
+        std::span<const net::const_buffer> piece,
+        boost::system::error_code& ec) requires std::same_as<Stream, beast::tcp_stream> {
+        if (!non_blocking_) {
+            ec = net::error::would_block;
+            return 0;
+        }
+        return stream_.socket().write_some(piece, ec);
     }
 
     template <class Handler>
@@ -99,6 +120,7 @@ private:
     std::string heads_; // the batch's SSE heads, one text
     std::string bye_;   // the closing comment
     std::array<char, 16> sink_{};
+    bool non_blocking_{false}; // the socket is in non-blocking mode (try_write may write)
 };
 
 /// An SSE subscriber's stream.

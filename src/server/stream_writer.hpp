@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -112,7 +113,8 @@ public:
         , codec_(std::forward<CodecArgs>(codec_args)...)
         , ticket_(std::move(ticket))
         , opt_(std::move(opt))
-        , deadline_(seat_->strand()) {}
+        , deadline_(seat_->strand())
+        , heartbeat_(seat_->strand()) {}
 
     StreamWriter(const StreamWriter&) = delete;
     StreamWriter& operator=(const StreamWriter&) = delete;
@@ -136,11 +138,18 @@ public:
         });
     }
 
-    /// Wakes an idle writer (the codec has something pending). On the strand.
+    /// Wakes an idle writer (the seat has something new, the codec has something pending, the
+    /// stream is to end): its next step is queued on the strand, which the caller is on (a
+    /// seat's append wakes all its idle writers in one pass, each a push onto the strand's own
+    /// queue). Nothing when it is busy: it looks again when its write is done.
     void wake() {
-        if (sub_) {
-            sub_->control().wake.cancel();
+        if (!idle_) {
+            return;
         }
+        idle_ = false;
+        net::post(seat_->strand(), [self = this->shared_from_this()] {
+            self->guarded([&] { self->step(); });
+        });
     }
 
     /// The peer went (a reader saw its read fail): the stream ends now. On the strand.
@@ -179,74 +188,119 @@ private:
 
     enum class After : std::uint8_t { subscribe, step };
 
+    // Whether the codec writes at once where its socket takes it (write_pieces).
+    static constexpr bool TRY_WRITE = requires(
+        Codec & c, std::span<const net::const_buffer> piece, boost::system::error_code& ec) {
+        { c.try_write(piece, ec) } -> std::same_as<std::size_t>;
+    };
+
     void write_head() {
         out_.clear();
         codec_.head(out_);
-        write_out(After::subscribe);
+        if (write_out(After::subscribe)) {
+            subscribe();
+        }
     }
 
     void subscribe() {
-        sub_.emplace(seat_, net::any_io_executor(seat_->strand()), ticket_, std::move(opt_));
+        sub_.emplace(seat_, ticket_, std::move(opt_), [weak = this->weak_from_this()] {
+            if (auto self = weak.lock()) {
+                self->wake();
+            }
+        });
         codec_.subscribed(this->shared_from_this(), *sub_);
         step();
     }
 
     // What the codec has pending, else the next batch, else a wait for a wake-up or the
-    // heartbeat.
+    // heartbeat. Loops while its writes go out at once (no completion to come back through).
     void step() {
-        if (peer_gone_ || ended_) {
-            end();
-            return;
-        }
-        out_.clear();
-        switch (codec_.pending(out_)) {
-        case Pending::write:
-            write_out(After::step);
-            return;
-        case Pending::close:
-            finish(codec_.pending_close());
-            return;
-        case Pending::none:
-            break;
-        }
-        auto& ctl = sub_->control();
-        const bool ending = batches_.next(s_->counters, *seat_, sub_->subscriber(), ctl, batch_);
-        if (batch_.empty()) {
-            if (ending) {
-                // Flushed (or let go): say why, then end the stream. A lagging subscriber is
-                // told to try again later (and resumes by Last-Event-ID).
-                finish(Ending{
-                    sub_->subscriber().lagged() ? websocket::close_code::try_again_later
-                                                : websocket::close_code::going_away,
-                    end_reason(ctl, *seat_, sub_->subscriber())});
+        for (;;) {
+            if (peer_gone_ || ended_) {
+                end();
                 return;
             }
-            // An idle stream keeps no batch buffers; the next batch rebuilds them.
+            out_.clear();
+            switch (codec_.pending(out_)) {
+            case Pending::write:
+                if (!write_out(After::step)) {
+                    return;
+                }
+                continue;
+            case Pending::close:
+                finish(codec_.pending_close());
+                return;
+            case Pending::none:
+                break;
+            }
+            auto& ctl = sub_->control();
+            const bool ending =
+                batches_.next(s_->counters, *seat_, sub_->subscriber(), ctl, batch_);
+            if (batch_.empty()) {
+                if (ending) {
+                    // Flushed (or let go): say why, then end the stream. A lagging subscriber
+                    // is told to try again later (and resumes by Last-Event-ID).
+                    finish(Ending{
+                        sub_->subscriber().lagged() ? websocket::close_code::try_again_later
+                                                    : websocket::close_code::going_away,
+                        end_reason(ctl, *seat_, sub_->subscriber())});
+                    return;
+                }
+                // An idle stream keeps no batch buffers; the next batch rebuilds them.
+                std::vector<hub::OutEvent>().swap(batch_);
+                out_.release();
+                codec_.release();
+                go_idle();
+                return;
+            }
+            published_ = oldest_published(batch_);
+            codec_.encode(batch_, out_);
+            keep_batch(batch_, out_);
             std::vector<hub::OutEvent>().swap(batch_);
-            out_.release();
-            codec_.release();
-            ctl.wake.expires_after(s_->cfg.heartbeat);
-            ctl.wake.async_wait(
-                on_strand([self = this->shared_from_this()](boost::system::error_code ec) {
-                    self->guarded([&] { self->woken(ec); });
-                }));
-            return;
+            if (!write_out(After::step)) {
+                return;
+            }
         }
-        published_ = oldest_published(batch_);
-        codec_.encode(batch_, out_);
-        keep_batch(batch_, out_);
-        std::vector<hub::OutEvent>().swap(batch_);
-        write_out(After::step);
     }
 
-    // The wait ended: woken (operation_aborted) or the heartbeat interval passed.
-    void woken(boost::system::error_code ec) {
-        if (peer_gone_ || ended_) {
-            end();
+    // Waits for a wake-up (wake) or the heartbeat. The heartbeat's timer is armed lazily, as
+    // the write deadline is: armed when the stream starts waiting and it is not armed already;
+    // on expiry it checks whether the stream still waits and since when, and waits again for
+    // the rest of the interval when the wait is younger. So a frame delivered touches no
+    // timer (a timer per wait cost a heap update and, to wake it, a cancel through the
+    // io_context's queue for every frame and viewer). While it waits, that timer's handler
+    // holds the stream.
+    void go_idle() {
+        idle_ = true;
+        idle_since_ = std::chrono::steady_clock::now();
+        if (!heartbeat_armed_) {
+            wait_heartbeat(s_->cfg.heartbeat);
+        }
+    }
+
+    void wait_heartbeat(std::chrono::steady_clock::duration d) {
+        heartbeat_armed_ = true;
+        heartbeat_.expires_after(d);
+        heartbeat_.async_wait(
+            on_strand([self = this->shared_from_this()](boost::system::error_code ec) {
+                self->guarded([&] { self->heartbeat_due(ec); });
+            }));
+    }
+
+    // The heartbeat's timer expired (or was cancelled: the stream ended).
+    void heartbeat_due(boost::system::error_code ec) {
+        heartbeat_armed_ = false;
+        if (ec || ended_ || !idle_) {
+            return; // ended, or busy: the next wait arms it again
+        }
+        const auto waited = std::chrono::steady_clock::now() - idle_since_;
+        if (waited < s_->cfg.heartbeat) {
+            wait_heartbeat(s_->cfg.heartbeat - waited);
             return;
         }
-        if (ec) {
-            step();
+        idle_ = false;
+        if (peer_gone_) {
+            end();
             return;
         }
         arm_deadline();
@@ -276,70 +330,100 @@ private:
             }));
     }
 
-    void write_out(After next) {
+    // Writes the outbox. Returns true when all of it went out at once (the caller goes on);
+    // false when a write is in flight (its completion goes on: done_writing, then `next`) or
+    // failed (the stream ends).
+    bool write_out(After next) {
         after_ = next;
         unit_ = 0;
         first_ = 0;
-        write_piece();
+        if (!write_pieces()) {
+            return false;
+        }
+        wrote_all();
+        return true;
     }
 
     // Writes the outbox in pieces of at most WRITE_PIECE_BYTES and WRITE_PIECE_BUFFERS buffers
-    // within one unit, each under a fresh write deadline, the last piece of a unit marked final.
-    // The piece is a span over the buffers themselves: its first buffer advanced past what was
-    // written, its last one cut to the piece (and put back after the write), so the buffer list
-    // is never copied.
-    void write_piece() {
+    // within one unit, the last piece of a unit marked final. A codec with a `try_write` (a
+    // plain TCP socket) writes each piece at once where the socket takes it, and only what it
+    // does not take waits for a write under the deadline; a prompt subscriber's delivery is
+    // then one system call and no completion to run. The piece is a span over the buffers
+    // themselves: its first buffer advanced past what was written, its last one cut to the
+    // piece (and put back after the write), so the buffer list is never copied. Returns true
+    // when every unit is out, false when a write is in flight or failed.
+    bool write_pieces() {
         auto& bufs = out_.bufs;
         for (;;) {
-            if (unit_ == out_.ends.size()) {
-                written();
-                return;
+            for (;;) {
+                if (unit_ == out_.ends.size()) {
+                    return true;
+                }
+                const std::size_t unit_end = out_.ends[unit_];
+                while (first_ < unit_end && bufs[first_].size() == 0) {
+                    ++first_;
+                }
+                if (first_ < unit_end) {
+                    break;
+                }
+                ++unit_; // every byte of this unit is out (a unit without bytes is skipped)
             }
-            const std::size_t end = out_.ends[unit_];
-            while (first_ < end && bufs[first_].size() == 0) {
-                ++first_;
+            const std::size_t unit_end = out_.ends[unit_];
+            std::size_t last = first_;
+            std::size_t bytes = 0;
+            cut_.reset();
+            for (; last < unit_end && last - first_ < WRITE_PIECE_BUFFERS
+                   && bytes < WRITE_PIECE_BYTES;
+                 ++last) {
+                if (bufs[last].size() > WRITE_PIECE_BYTES - bytes) {
+                    cut_ = Cut{last, bufs[last]};
+                    bufs[last] = net::buffer(bufs[last].data(), WRITE_PIECE_BYTES - bytes);
+                }
+                bytes += bufs[last].size();
             }
-            if (first_ < end) {
-                break;
+            bool fin = !cut_;
+            for (std::size_t i = last; fin && i < unit_end; ++i) {
+                fin = bufs[i].size() == 0;
             }
-            ++unit_; // every byte of this unit is out (a unit without bytes is skipped)
+            const std::span<const net::const_buffer> piece(bufs.data() + first_, last - first_);
+            if constexpr (TRY_WRITE) {
+                boost::system::error_code ec;
+                const std::size_t n = codec_.try_write(piece, ec);
+                if (n > 0 || !ec) {
+                    put_back_cut();
+                    advance(n);
+                    continue;
+                }
+                if (ec != net::error::would_block && ec != net::error::try_again) {
+                    put_back_cut();
+                    end(); // the peer is gone (reset, broken pipe): as a failed write
+                    return false;
+                }
+                // The socket's buffer is full: this piece waits for the socket, under the
+                // deadline.
+            }
+            arm_deadline();
+            codec_.write_some(
+                piece,
+                fin,
+                on_strand(
+                    [self = this->shared_from_this()](boost::system::error_code ec, std::size_t n) {
+                        self->guarded([&] { self->piece_written(ec, n); });
+                    }));
+            return false;
         }
-        const std::size_t end = out_.ends[unit_];
-        std::size_t last = first_;
-        std::size_t bytes = 0;
-        cut_.reset();
-        for (; last < end && last - first_ < WRITE_PIECE_BUFFERS && bytes < WRITE_PIECE_BYTES;
-             ++last) {
-            if (bufs[last].size() > WRITE_PIECE_BYTES - bytes) {
-                cut_ = Cut{last, bufs[last]};
-                bufs[last] = net::buffer(bufs[last].data(), WRITE_PIECE_BYTES - bytes);
-            }
-            bytes += bufs[last].size();
-        }
-        bool fin = !cut_;
-        for (std::size_t i = last; fin && i < end; ++i) {
-            fin = bufs[i].size() == 0;
-        }
-        const std::span<const net::const_buffer> piece(bufs.data() + first_, last - first_);
-        arm_deadline();
-        codec_.write_some(
-            piece,
-            fin,
-            on_strand(
-                [self = this->shared_from_this()](boost::system::error_code ec, std::size_t n) {
-                    self->guarded([&] { self->piece_written(ec, n); });
-                }));
     }
 
-    void piece_written(boost::system::error_code ec, std::size_t n) {
-        auto& bufs = out_.bufs;
+    void put_back_cut() {
         if (cut_) {
-            bufs[cut_->index] = cut_->whole; // the cut buffer back whole, then advanced below
+            out_.bufs[cut_->index] = cut_->whole;
             cut_.reset();
         }
-        if (!disarm(ec)) {
-            return;
-        }
+    }
+
+    // `n` more bytes of the unit are out.
+    void advance(std::size_t n) {
+        auto& bufs = out_.bufs;
         while (n > 0) {
             const std::size_t size = bufs[first_].size();
             if (n < size) {
@@ -349,7 +433,26 @@ private:
             n -= size;
             ++first_;
         }
-        write_piece();
+    }
+
+    void piece_written(boost::system::error_code ec, std::size_t n) {
+        put_back_cut(); // the cut buffer back whole, then advanced
+        if (!disarm(ec)) {
+            return;
+        }
+        advance(n);
+        if (!write_pieces()) {
+            return;
+        }
+        wrote_all();
+        switch (after_) {
+        case After::subscribe:
+            subscribe();
+            return;
+        case After::step:
+            step();
+            return;
+        }
     }
 
     // When the oldest frame of `batch` was published, if the seat still knows.
@@ -364,20 +467,12 @@ private:
     }
 
     // Every unit of the outbox is out.
-    void written() {
+    void wrote_all() {
         if (published_) {
             s_->counters.observe_publish_to_write(
                 std::chrono::steady_clock::now() - *std::exchange(published_, std::nullopt));
         }
         out_.clear();
-        switch (after_) {
-        case After::subscribe:
-            subscribe();
-            return;
-        case After::step:
-            step();
-            return;
-        }
     }
 
     // The write deadline: one timer for the operation in flight (a piece, a heartbeat, the
@@ -444,6 +539,7 @@ private:
         }
         ended_ = true;
         deadline_.cancel();
+        heartbeat_.cancel();
         wake();
         StreamOps<typename Codec::Lowest>::shutdown(codec_.lowest());
     }
@@ -460,17 +556,21 @@ private:
     SubscribeOptions opt_;             // until the subscription starts
     std::optional<Subscription> sub_;  // from after the head on
     net::steady_timer deadline_;       // the write deadline of the operation in flight
+    net::steady_timer heartbeat_;      // while the stream waits (armed lazily: go_idle)
     std::vector<hub::OutEvent> batch_; // while a batch is taken and encoded
     Outbox out_;                       // what is being written
     std::optional<Cut> cut_;
     std::optional<std::chrono::steady_clock::time_point> published_; // the batch being written
     Batches batches_;
     std::chrono::steady_clock::time_point op_started_; // of the operation in flight
+    std::chrono::steady_clock::time_point idle_since_; // of the wait, while idle_
     std::size_t unit_{};
     std::size_t first_{};
     After after_{After::step};
     bool writing_{false};
     bool deadline_armed_{false};
+    bool idle_{false}; // waits for a wake-up or the heartbeat
+    bool heartbeat_armed_{false};
     bool timed_out_{false};
     bool counted_{false};
     bool peer_gone_{false};

@@ -19,22 +19,23 @@ std::optional<std::string> last_event_id(const Request& req, const boost::urls::
 
 Subscription::Subscription(
     std::shared_ptr<hub::Seat> seat,
-    net::any_io_executor ex,
     Connections::Ticket& ticket,
-    SubscribeOptions opt)
+    SubscribeOptions opt,
+    std::function<void()> on_wake)
     : seat_(std::move(seat))
-    , ctl_(std::make_shared<StreamControl>(std::move(ex)))
+    , ctl_(std::make_shared<StreamControl>())
     , sub_(std::make_shared<hub::Subscriber>(opt.cancel_on_disconnect)) {
+    ctl_->on_wake = std::move(on_wake);
     // At shutdown: post to the seat strand, mark the stream as ending, wake its writer.
     ticket.on_stop([strand = seat_->strand(), weak = std::weak_ptr<StreamControl>(ctl_)] {
         net::post(strand, [weak] {
             if (auto c = weak.lock()) {
                 c->stop = true;
-                c->wake.cancel();
+                c->wake();
             }
         });
     });
-    sub_->set_wake([c = ctl_.get()] { c->wake.cancel(); });
+    sub_->set_wake([c = ctl_.get()] { c->wake(); });
     seat_->attach(sub_, std::move(opt.last_event_id));
 }
 
@@ -311,7 +312,7 @@ void ws_take_op(
         const auto fill = [slot, ctl = st.ctl](WsReply r) {
             slot->reply = std::move(r);
             if (auto c = ctl.lock()) {
-                c->wake.cancel(); // the writer sends it (a page or an owner's answer wakes it)
+                c->wake(); // the writer sends it (a page or an owner's answer wakes it)
             }
         };
         ws_answer(seat, message, st.read_only, fill, forwarder);

@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,12 +44,21 @@ inline constexpr std::size_t WS_MAX_REPLIES = 16;
 inline constexpr std::size_t WS_MAX_MESSAGE = 64 * 1024;
 
 /// A stream's wake-up and stop request. Confined to the seat's strand.
+///
+/// The wake-up is a call, not a timer to cancel: a frame wakes every idle subscriber of its
+/// seat, and a timer's cancel goes through the io_context's queue (its lock, a wake of another
+/// I/O thread, then a hop back onto the seat's strand) for each of them. The writer's wake-up
+/// queues its next step on the strand it is already on.
 struct StreamControl {
-    explicit StreamControl(net::any_io_executor ex)
-        : wake(std::move(ex)) {}
+    std::function<void()> on_wake; ///< set by the writer while it runs
+    bool stop{false};              ///< the server is shutting down: write what is queued, then end
 
-    net::steady_timer wake; ///< an async condition variable: cancelled to wake the writer
-    bool stop{false};       ///< the server is shutting down: write what is queued, then end
+    /// Wakes the writer if it waits (nothing when it is busy: it looks again when done).
+    void wake() const {
+        if (on_wake) {
+            on_wake();
+        }
+    }
 };
 
 /// The reason a lagging subscriber is let go (its SSE comment / WebSocket close reason).
@@ -87,9 +97,9 @@ class Subscription {
 public:
     Subscription(
         std::shared_ptr<hub::Seat> seat,
-        net::any_io_executor ex,
         Connections::Ticket& ticket,
-        SubscribeOptions opt);
+        SubscribeOptions opt,
+        std::function<void()> on_wake);
     ~Subscription();
     Subscription(const Subscription&) = delete;
     Subscription& operator=(const Subscription&) = delete;

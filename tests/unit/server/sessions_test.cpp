@@ -10,6 +10,7 @@
 #include <sluice/hub/forward.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
+#include <sluice/hub/wire.hpp>
 #include <sluice/hub/writer.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -45,7 +46,8 @@ struct Rig {
     std::shared_ptr<server::Server::Impl> s;
     std::string seat;
 
-    Rig() {
+    // `heartbeat`: none inside a test by default (the matrix counts only the writes it causes).
+    explicit Rig(std::chrono::milliseconds heartbeat = 1h) {
         hub::HubConfig hc;
         hc.data_dir = dir.path();
         hc.make_agent = [](const hub::SeatSpec&,
@@ -58,8 +60,7 @@ struct Rig {
         EXPECT_TRUE(created);
         seat = (*created)->id();
         server::ServerConfig cfg;
-        cfg.heartbeat =
-            1h; // no heartbeat inside a test: the matrix counts only the writes it causes
+        cfg.heartbeat = heartbeat;
         cfg.max_body_bytes = 64;
         s = std::make_shared<server::Server::Impl>(io, *hub, cfg);
     }
@@ -225,6 +226,58 @@ TEST(SseStream, EndsWhenTheClientGoes) {
     ASSERT_EQ(rig.s->connections->open(), 1U); // the stream holds the connection's place
     EXPECT_EQ(rig.hub->stats().subscribers, 1U);
     EXPECT_NE(client.str().find("event: connected"), std::string::npos);
+    client.close();
+    rig.settle();
+    EXPECT_TRUE(run.ended);
+    EXPECT_FALSE(run.error);
+    EXPECT_EQ(rig.s->connections->open(), 0U);
+    EXPECT_EQ(rig.hub->stats().subscribers, 0U);
+}
+
+std::size_t count_of(std::string_view text, std::string_view what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string_view::npos; at = text.find(what, at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
+// The heartbeat's timer is armed lazily (once per wait, checked on expiry, not re-armed for
+// every frame): an idle stream still gets one every interval, and again after frames.
+TEST(SseStream, AnIdleStreamGetsAHeartbeatEveryIntervalAlsoAfterFrames) {
+    Rig rig(100ms);
+    beast::test::stream ss(rig.io);
+    beast::test::stream client(rig.io);
+    ss.connect(client);
+    ss.append("GET /v1/seats/" + rig.seat + "/events HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    SessionEnd run;
+    spawn_session(rig, std::move(ss), run);
+    rig.settle();
+    ASSERT_NE(client.str().find("event: connected"), std::string::npos);
+    EXPECT_EQ(count_of(client.str(), hub::wire::SSE_HEARTBEAT), 0U);
+
+    rig.io.restart();
+    rig.io.run_for(450ms);
+    const auto idle = count_of(client.str(), hub::wire::SSE_HEARTBEAT);
+    EXPECT_GE(idle, 2U); // at about 100, 200, 300, 400 ms (a slow sanitizer run may miss some)
+    EXPECT_LE(idle, 5U);
+
+    // A frame (the prompt's row) goes out at once, and the heartbeats go on after it.
+    auto seat = rig.hub->find(rig.seat);
+    ASSERT_TRUE(seat);
+    net::post(seat->strand(), [seat] { EXPECT_TRUE(seat->submit("a prompt to deliver")); });
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (client.str().find("a prompt to deliver") == std::string::npos
+           && std::chrono::steady_clock::now() < deadline) {
+        rig.io.restart();
+        rig.io.run_for(5ms);
+    }
+    ASSERT_NE(client.str().find("a prompt to deliver"), std::string::npos);
+    const auto before = count_of(client.str(), hub::wire::SSE_HEARTBEAT);
+    rig.io.restart();
+    rig.io.run_for(450ms);
+    EXPECT_GE(count_of(client.str(), hub::wire::SSE_HEARTBEAT), before + 2);
+
     client.close();
     rig.settle();
     EXPECT_TRUE(run.ended);
