@@ -3,6 +3,7 @@
 
 #include "connections.hpp"
 #include "counters.hpp"
+#include "flush_groups.hpp"
 #include "guard.hpp"
 #include "listener.hpp"
 #include "message.hpp"
@@ -44,6 +45,7 @@ struct Server::Impl {
     Listener listener;                        ///< the acceptor, TLS, refusals, reserve fd
     Guard guard;                              ///< tokens, backoff, Host and Origin lists
     Counters counters;                        ///< the server's figures for /v1/stats
+    FlushGroups flush_groups;                 ///< each seat's writes, spread over the threads
 };
 
 /// What a stream type must offer the sessions beyond AsyncReadStream/AsyncWriteStream: the

@@ -97,7 +97,8 @@ enum class Pending : std::uint8_t { none, write, close };
 /// nowhere else once handed over. The object lives while a handler (or a codec's reader) holds
 /// it; its Subscription detaches from the seat in its destructor, on the strand.
 template <class Codec>
-class StreamWriter : public std::enable_shared_from_this<StreamWriter<Codec>> {
+class StreamWriter final : public std::enable_shared_from_this<StreamWriter<Codec>>,
+                           public Flushable {
 public:
     /// Takes over the connection's `ticket` for a subscription to `seat`; `codec_args` build
     /// the codec (which owns the stream). `start` begins it.
@@ -209,6 +210,9 @@ private:
             }
         });
         codec_.subscribed(this->shared_from_this(), *sub_);
+        if constexpr (TRY_WRITE) {
+            group_ = s_->flush_groups.of(*seat_);
+        }
         step();
     }
 
@@ -331,12 +335,21 @@ private:
     }
 
     // Writes the outbox. Returns true when all of it went out at once (the caller goes on);
-    // false when a write is in flight (its completion goes on: done_writing, then `next`) or
-    // failed (the stream ends).
+    // false when a write is in flight or queued (its end goes on: `after_`) or failed (the
+    // stream ends). A codec with a `try_write` (a plain TCP socket) hands the outbox to its
+    // seat's FlushGroup once subscribed: written where the socket takes it at once, by whichever
+    // I/O thread, with every other writer the same frame woke; only what the socket does not
+    // take waits for an asynchronous write under the deadline (flushed).
     bool write_out(After next) {
         after_ = next;
         unit_ = 0;
         first_ = 0;
+        if constexpr (TRY_WRITE) {
+            if (group_) {
+                group_->add(this->shared_from_this());
+                return false;
+            }
+        }
         if (!write_pieces()) {
             return false;
         }
@@ -344,74 +357,63 @@ private:
         return true;
     }
 
-    // Writes the outbox in pieces of at most WRITE_PIECE_BYTES and WRITE_PIECE_BUFFERS buffers
-    // within one unit, the last piece of a unit marked final. A codec with a `try_write` (a
-    // plain TCP socket) writes each piece at once where the socket takes it, and only what it
-    // does not take waits for a write under the deadline; a prompt subscriber's delivery is
-    // then one system call and no completion to run. The piece is a span over the buffers
+    // The next piece of the outbox: at most WRITE_PIECE_BYTES and WRITE_PIECE_BUFFERS buffers
+    // within one unit, `fin` when it ends the unit. The piece is a span over the buffers
     // themselves: its first buffer advanced past what was written, its last one cut to the
-    // piece (and put back after the write), so the buffer list is never copied. Returns true
-    // when every unit is out, false when a write is in flight or failed.
-    bool write_pieces() {
+    // piece (put_back_cut after the write), so the buffer list is never copied. False when
+    // every unit is out.
+    bool next_piece(std::span<const net::const_buffer>& piece, bool& fin) {
         auto& bufs = out_.bufs;
         for (;;) {
-            for (;;) {
-                if (unit_ == out_.ends.size()) {
-                    return true;
-                }
-                const std::size_t unit_end = out_.ends[unit_];
-                while (first_ < unit_end && bufs[first_].size() == 0) {
-                    ++first_;
-                }
-                if (first_ < unit_end) {
-                    break;
-                }
-                ++unit_; // every byte of this unit is out (a unit without bytes is skipped)
+            if (unit_ == out_.ends.size()) {
+                return false;
             }
             const std::size_t unit_end = out_.ends[unit_];
-            std::size_t last = first_;
-            std::size_t bytes = 0;
-            cut_.reset();
-            for (; last < unit_end && last - first_ < WRITE_PIECE_BUFFERS
-                   && bytes < WRITE_PIECE_BYTES;
-                 ++last) {
-                if (bufs[last].size() > WRITE_PIECE_BYTES - bytes) {
-                    cut_ = Cut{last, bufs[last]};
-                    bufs[last] = net::buffer(bufs[last].data(), WRITE_PIECE_BYTES - bytes);
-                }
-                bytes += bufs[last].size();
+            while (first_ < unit_end && bufs[first_].size() == 0) {
+                ++first_;
             }
-            bool fin = !cut_;
-            for (std::size_t i = last; fin && i < unit_end; ++i) {
-                fin = bufs[i].size() == 0;
+            if (first_ < unit_end) {
+                break;
             }
-            const std::span<const net::const_buffer> piece(bufs.data() + first_, last - first_);
-            if constexpr (TRY_WRITE) {
-                boost::system::error_code ec;
-                const std::size_t n = codec_.try_write(piece, ec);
-                if (n > 0 || !ec) {
-                    put_back_cut();
-                    advance(n);
-                    continue;
-                }
-                if (ec != net::error::would_block && ec != net::error::try_again) {
-                    put_back_cut();
-                    end(); // the peer is gone (reset, broken pipe): as a failed write
-                    return false;
-                }
-                // The socket's buffer is full: this piece waits for the socket, under the
-                // deadline.
-            }
-            arm_deadline();
-            codec_.write_some(
-                piece,
-                fin,
-                on_strand(
-                    [self = this->shared_from_this()](boost::system::error_code ec, std::size_t n) {
-                        self->guarded([&] { self->piece_written(ec, n); });
-                    }));
-            return false;
+            ++unit_; // every byte of this unit is out (a unit without bytes is skipped)
         }
+        const std::size_t unit_end = out_.ends[unit_];
+        std::size_t last = first_;
+        std::size_t bytes = 0;
+        cut_.reset();
+        for (; last < unit_end && last - first_ < WRITE_PIECE_BUFFERS && bytes < WRITE_PIECE_BYTES;
+             ++last) {
+            if (bufs[last].size() > WRITE_PIECE_BYTES - bytes) {
+                cut_ = Cut{last, bufs[last]};
+                bufs[last] = net::buffer(bufs[last].data(), WRITE_PIECE_BYTES - bytes);
+            }
+            bytes += bufs[last].size();
+        }
+        fin = !cut_;
+        for (std::size_t i = last; fin && i < unit_end; ++i) {
+            fin = bufs[i].size() == 0;
+        }
+        piece = std::span<const net::const_buffer>(bufs.data() + first_, last - first_);
+        return true;
+    }
+
+    // Writes the outbox's next piece asynchronously under the write deadline (piece_written
+    // goes on). Returns true when every unit is out already.
+    bool write_pieces() {
+        std::span<const net::const_buffer> piece;
+        bool fin = false;
+        if (!next_piece(piece, fin)) {
+            return true;
+        }
+        arm_deadline();
+        codec_.write_some(
+            piece,
+            fin,
+            on_strand(
+                [self = this->shared_from_this()](boost::system::error_code ec, std::size_t n) {
+                    self->guarded([&] { self->piece_written(ec, n); });
+                }));
+        return false;
     }
 
     void put_back_cut() {
@@ -445,6 +447,11 @@ private:
             return;
         }
         wrote_all();
+        go_on();
+    }
+
+    // The outbox is out: what the write was for.
+    void go_on() {
         switch (after_) {
         case After::subscribe:
             subscribe();
@@ -455,6 +462,47 @@ private:
         }
     }
 
+public:
+    /// Flushable: writes what the socket takes now (any thread; the strand touches neither the
+    /// outbox nor the socket's state meanwhile: this writer is neither idle nor writing).
+    void flush_now() override {
+        if constexpr (TRY_WRITE) {
+            flush_ = Flush::done;
+            std::span<const net::const_buffer> piece;
+            bool fin = false;
+            while (next_piece(piece, fin)) {
+                boost::system::error_code ec;
+                const std::size_t n = codec_.try_write(piece, ec);
+                put_back_cut();
+                if (n > 0 || !ec) {
+                    advance(n);
+                    continue;
+                }
+                flush_ = ec == net::error::would_block || ec == net::error::try_again
+                             ? Flush::blocked
+                             : Flush::failed; // the peer is gone (reset, broken pipe)
+                return;
+            }
+        }
+    }
+
+    /// Flushable: on the strand, after flush_now: on when all went out, the rest under the
+    /// deadline when the socket was full, the end when it failed (or the stream ended since).
+    void flushed() override {
+        guarded([&] {
+            if (peer_gone_ || ended_ || flush_ == Flush::failed) {
+                end();
+                return;
+            }
+            if (flush_ == Flush::blocked && !write_pieces()) {
+                return;
+            }
+            wrote_all();
+            go_on();
+        });
+    }
+
+private:
     // When the oldest frame of `batch` was published, if the seat still knows.
     std::optional<std::chrono::steady_clock::time_point>
     oldest_published(const std::vector<hub::OutEvent>& batch) const {
@@ -553,12 +601,13 @@ private:
     std::shared_ptr<hub::Seat> seat_;
     Codec codec_; // owns the stream
     Connections::Ticket ticket_;
-    SubscribeOptions opt_;             // until the subscription starts
-    std::optional<Subscription> sub_;  // from after the head on
-    net::steady_timer deadline_;       // the write deadline of the operation in flight
-    net::steady_timer heartbeat_;      // while the stream waits (armed lazily: go_idle)
-    std::vector<hub::OutEvent> batch_; // while a batch is taken and encoded
-    Outbox out_;                       // what is being written
+    SubscribeOptions opt_;              // until the subscription starts
+    std::optional<Subscription> sub_;   // from after the head on
+    std::shared_ptr<FlushGroup> group_; // from the subscription on, when the codec can try_write
+    net::steady_timer deadline_;        // the write deadline of the operation in flight
+    net::steady_timer heartbeat_;       // while the stream waits (armed lazily: go_idle)
+    std::vector<hub::OutEvent> batch_;  // while a batch is taken and encoded
+    Outbox out_;                        // what is being written
     std::optional<Cut> cut_;
     std::optional<std::chrono::steady_clock::time_point> published_; // the batch being written
     Batches batches_;
@@ -567,6 +616,8 @@ private:
     std::size_t unit_{};
     std::size_t first_{};
     After after_{After::step};
+    enum class Flush : std::uint8_t { done, blocked, failed };
+    Flush flush_{Flush::done}; // how the last flush_now went (read by flushed)
     bool writing_{false};
     bool deadline_armed_{false};
     bool idle_{false}; // waits for a wake-up or the heartbeat
