@@ -32,87 +32,11 @@ prompts run to their end.
 import argparse
 import json
 import os
-import queue
 import subprocess
 import sys
-import threading
 import time
 
-
-class Timeout(Exception):
-    pass
-
-
-class Conn:
-    def __init__(self, argv, env, cwd, out, deadline, stderr):
-        self.t0 = time.monotonic()
-        self.deadline = deadline
-        self.out = out
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=stderr, env=env, cwd=cwd)
-        self.q = queue.Queue()
-        self.next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                self.q.put(json.loads(line))
-            except ValueError:
-                self.q.put({"unparsed": line.decode("utf-8", "replace")})
-        self.q.put(None)
-
-    def log(self, direction, msg):
-        rec = {"t": round(time.monotonic() - self.t0, 3), "dir": direction, "msg": msg}
-        self.out.write(json.dumps(rec) + "\n")
-        self.out.flush()
-
-    def send(self, msg):
-        self.log("send", msg)
-        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
-        self.proc.stdin.flush()
-
-    def request(self, method, params):
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        return self.next_id
-
-    def notify(self, method, params):
-        self.send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def recv(self, timeout=None):
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise Timeout("deadline passed")
-        wait = left if timeout is None else min(timeout, left)
-        try:
-            msg = self.q.get(timeout=wait)
-        except queue.Empty:
-            if timeout is None or timeout >= left:
-                raise Timeout("deadline passed")
-            return None
-        if msg is None:
-            raise EOFError("the agent closed its stdout (exit %s)" % self.proc.poll())
-        self.log("recv", msg)
-        return msg
-
-    def close(self, grace=5.0):
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            return self.proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            self.proc.terminate()
-            try:
-                return self.proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                return self.proc.wait(timeout=grace)
+from jsonrpc_stdio import Client, Timeout
 
 
 def pick_option(options, choice):
@@ -221,7 +145,7 @@ def main():
             raise SystemExit("--permission: unknown choice " + c)
 
     err = open(a.stderr, "ab") if a.stderr else subprocess.DEVNULL
-    conn = Conn(a.agent, dict(os.environ), a.cwd, sys.stdout, time.monotonic() + a.timeout, err)
+    conn = Client(a.agent, dict(os.environ), sys.stdout, time.monotonic() + a.timeout, err, cwd=a.cwd)
     d = Driver(conn, a)
     summary = {"sessionId": None, "prompts": []}
     rc = 0

@@ -214,15 +214,21 @@ TEST(SseStream, EveryFailPointEndsTheStreamAndDetachesTheSubscriber) {
     EXPECT_GT(n, 3U);
 }
 
-TEST(SseStream, EndsWhenTheClientGoes) {
-    Rig rig;
+// A session asking for the rig's seat's events over a pipe whose other end is `client`, run
+// until it waits.
+void subscribe_sse(Rig& rig, beast::test::stream& client, SessionEnd& run) {
     beast::test::stream ss(rig.io);
-    beast::test::stream client(rig.io);
     ss.connect(client);
     ss.append("GET /v1/seats/" + rig.seat + "/events HTTP/1.1\r\nHost: localhost\r\n\r\n");
-    SessionEnd run;
     spawn_session(rig, std::move(ss), run);
     rig.settle();
+}
+
+TEST(SseStream, EndsWhenTheClientGoes) {
+    Rig rig;
+    beast::test::stream client(rig.io);
+    SessionEnd run;
+    subscribe_sse(rig, client, run);
     ASSERT_EQ(rig.s->connections->open(), 1U); // the stream holds the connection's place
     EXPECT_EQ(rig.hub->stats().subscribers, 1U);
     EXPECT_NE(client.str().find("event: connected"), std::string::npos);
@@ -246,13 +252,9 @@ std::size_t count_of(std::string_view text, std::string_view what) {
 // every frame): an idle stream still gets one every interval, and again after frames.
 TEST(SseStream, AnIdleStreamGetsAHeartbeatEveryIntervalAlsoAfterFrames) {
     Rig rig(100ms);
-    beast::test::stream ss(rig.io);
     beast::test::stream client(rig.io);
-    ss.connect(client);
-    ss.append("GET /v1/seats/" + rig.seat + "/events HTTP/1.1\r\nHost: localhost\r\n\r\n");
     SessionEnd run;
-    spawn_session(rig, std::move(ss), run);
-    rig.settle();
+    subscribe_sse(rig, client, run);
     ASSERT_NE(client.str().find("event: connected"), std::string::npos);
     EXPECT_EQ(count_of(client.str(), hub::wire::SSE_HEARTBEAT), 0U);
 
