@@ -122,6 +122,7 @@ def stop_process(p, timeout=30):
         p.kill()
         p.wait()
 
+
 class Hub:
     """A `sluice serve` on 127.0.0.1:0 with its own data dir; `stop()` ends it (by its pid) and
     removes the dir. `agent`: the command seats with agent "process" run."""

@@ -385,8 +385,8 @@ bool SearchIndexer::read_from(int fd, std::uint64_t size, SearchFile& f, SearchT
             return false;
         }
     }
-    return behind
-        .settle(); // all there is read (a last line still without its newline waits for it)
+    // All there is is read (a last line still without its newline waits for it).
+    return behind.settle();
 }
 
 void announce_transcripts(

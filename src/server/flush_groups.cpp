@@ -27,6 +27,8 @@ void FlushGroup::add(std::shared_ptr<Flushable> w) {
 void FlushGroup::dispatch() {
     scheduled_ = false;
     auto all = std::exchange(pending_, {});
+    // The next frame wakes about as many writers: one allocation for them, not one per doubling.
+    pending_.reserve(all.size());
     auto first = all.begin();
     while (static_cast<std::size_t>(std::distance(first, all.end())) > FLUSH_CHUNK) {
         std::vector<std::shared_ptr<Flushable>> chunk(

@@ -93,9 +93,11 @@ enum class Pending : std::uint8_t { none, write, close };
 /// fin, h)`, `heartbeat(h)`, `close(const Ending&, h)` with `h(error_code[, size_t])`.
 ///
 /// @par Thread safety
-/// Every member runs on the seat's strand (the handlers are bound to it); the stream is touched
-/// nowhere else once handed over. The object lives while a handler (or a codec's reader) holds
-/// it; its Subscription detaches from the seat in its destructor, on the strand.
+/// Every member runs on the seat's strand (the handlers are bound to it), but `flush_now`: a
+/// FlushGroup runs it on any I/O thread while the writer waits for `flushed` (neither idle nor
+/// writing), and it touches only the outbox and the socket's send side. The object lives while a
+/// handler (or a codec's reader) holds it; its Subscription detaches from the seat in its
+/// destructor, on the strand.
 template <class Codec>
 class StreamWriter final : public std::enable_shared_from_this<StreamWriter<Codec>>,
                            public Flushable {
@@ -189,7 +191,7 @@ private:
 
     enum class After : std::uint8_t { subscribe, step };
 
-    // Whether the codec writes at once where its socket takes it (write_pieces).
+    // Whether the codec writes at once where its socket takes it (write_out, flush_now).
     static constexpr bool TRY_WRITE = requires(
         Codec & c, std::span<const net::const_buffer> piece, boost::system::error_code& ec) {
         { c.try_write(piece, ec) } -> std::same_as<std::size_t>;
@@ -350,7 +352,7 @@ private:
                 return false;
             }
         }
-        if (!write_pieces()) {
+        if (!write_piece()) {
             return false;
         }
         wrote_all();
@@ -399,7 +401,7 @@ private:
 
     // Writes the outbox's next piece asynchronously under the write deadline (piece_written
     // goes on). Returns true when every unit is out already.
-    bool write_pieces() {
+    bool write_piece() {
         std::span<const net::const_buffer> piece;
         bool fin = false;
         if (!next_piece(piece, fin)) {
@@ -443,7 +445,7 @@ private:
             return;
         }
         advance(n);
-        if (!write_pieces()) {
+        if (!write_piece()) {
             return;
         }
         wrote_all();
@@ -494,7 +496,7 @@ public:
                 end();
                 return;
             }
-            if (flush_ == Flush::blocked && !write_pieces()) {
+            if (flush_ == Flush::blocked && !write_piece()) {
                 return;
             }
             wrote_all();

@@ -224,6 +224,16 @@ void subscribe_sse(Rig& rig, beast::test::stream& client, SessionEnd& run) {
     rig.settle();
 }
 
+// The client goes: the stream ends cleanly, gives back its connection and detaches.
+void client_goes(Rig& rig, beast::test::stream& client, const SessionEnd& run) {
+    client.close();
+    rig.settle();
+    EXPECT_TRUE(run.ended);
+    EXPECT_FALSE(run.error);
+    EXPECT_EQ(rig.s->connections->open(), 0U);
+    EXPECT_EQ(rig.hub->stats().subscribers, 0U);
+}
+
 TEST(SseStream, EndsWhenTheClientGoes) {
     Rig rig;
     beast::test::stream client(rig.io);
@@ -232,12 +242,7 @@ TEST(SseStream, EndsWhenTheClientGoes) {
     ASSERT_EQ(rig.s->connections->open(), 1U); // the stream holds the connection's place
     EXPECT_EQ(rig.hub->stats().subscribers, 1U);
     EXPECT_NE(client.str().find("event: connected"), std::string::npos);
-    client.close();
-    rig.settle();
-    EXPECT_TRUE(run.ended);
-    EXPECT_FALSE(run.error);
-    EXPECT_EQ(rig.s->connections->open(), 0U);
-    EXPECT_EQ(rig.hub->stats().subscribers, 0U);
+    client_goes(rig, client, run);
 }
 
 std::size_t count_of(std::string_view text, std::string_view what) {
@@ -280,12 +285,7 @@ TEST(SseStream, AnIdleStreamGetsAHeartbeatEveryIntervalAlsoAfterFrames) {
     rig.io.run_for(450ms);
     EXPECT_GE(count_of(client.str(), hub::wire::SSE_HEARTBEAT), before + 2);
 
-    client.close();
-    rig.settle();
-    EXPECT_TRUE(run.ended);
-    EXPECT_FALSE(run.error);
-    EXPECT_EQ(rig.s->connections->open(), 0U);
-    EXPECT_EQ(rig.hub->stats().subscribers, 0U);
+    client_goes(rig, client, run);
 }
 
 // A WebSocket client on the other end of the pipe: handshakes, then reads until the end.
