@@ -21,7 +21,9 @@ window.sluiceNewSeat = (() => {
   function showKind() {
     const kind = $('new-seat-agent').value;
     const k = (agents && agents.agents || []).find((a) => a.kind === kind);
-    $('new-seat-claude').hidden = kind !== 'claude';
+    $('new-seat-claude').hidden = kind !== 'claude' && kind !== 'codex';
+    $('new-seat-mode-label').textContent = kind === 'codex' ? 'Approval policy' : 'Permission mode';
+    controls.fillModes($('new-seat-mode'), 'default', kind);
     $('new-seat-agent-detail').textContent = k ? (k.available ? k.detail || '' : `not available here: ${k.reason || 'no reason given'}`) : '';
   }
 
@@ -35,7 +37,7 @@ window.sluiceNewSeat = (() => {
     select.replaceChildren();
     const kinds = agents && Array.isArray(agents.agents) ? agents.agents : [{ kind: 'builtin', available: true }];
     for (const k of kinds) {
-      const label = { builtin: 'builtin', claude: 'Claude Code', process: 'agent process (--agent-cmd)' }[k.kind] || k.kind;
+      const label = { builtin: 'builtin', claude: 'Claude Code', codex: 'Codex', process: 'agent process (--agent-cmd)' }[k.kind] || k.kind;
       // An unavailable kind stays listed, disabled, so the person sees what the hub lacks.
       select.append(option(k.kind, k.available ? label : `${label} — not available`, !k.available));
     }
@@ -43,7 +45,6 @@ window.sluiceNewSeat = (() => {
     if (first) select.value = first.kind;
     $('new-seat-root').textContent = agents && agents.workspace_root ? `${agents.workspace_root.replace(/\/$/, '')}/` : '';
     await controls.knownModes();
-    controls.fillModes($('new-seat-mode'), 'default');
     showKind();
   }
 
@@ -68,7 +69,7 @@ window.sluiceNewSeat = (() => {
     if (name) body.name = name;
     if (model) body.model = model;
     if (agent && agent !== 'builtin') body.agent = agent;
-    if (agent === 'claude') {
+    if (agent === 'claude' || agent === 'codex') {
       const cwd = $('new-seat-cwd').value.trim();
       if (cwd) body.cwd = cwd; // relative: under the workspace root
       if ($('new-seat-mode').value !== 'default') body.permission_mode = $('new-seat-mode').value;

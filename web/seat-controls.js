@@ -20,18 +20,23 @@ window.sluiceSeatControls = (() => {
   }
 
   const foreign = (s) => !!(s && s.source);
+  /** Agents the hub hosts as CLIs with a permission setting and a model a person may change. */
+  const hostsCli = (agent) => agent === 'claude' || agent === 'codex';
 
   /** Shows the controls that fit seat `s` (a hosted seat, a claude one, a read-only session). */
   function update(s) {
     seat = s;
     const local = foreign(s);
     $('rename-seat').hidden = local || renaming;
-    $('settings-seat').hidden = local || s.agent !== 'claude';
+    $('settings-seat').hidden = local || !hostsCli(s.agent);
     $('reset-seat').hidden = local;
     $('delete-seat').hidden = local;
     $('continue-offer').hidden = !local;
     document.body.classList.toggle('seat-foreign', local);
-    const settings = s.agent === 'claude' && !local ? [s.permission_mode || 'default mode', s.model] : [s.model];
+    // A hosted CLI's settings; a codex seat also names its agent (a claude seat's is the default).
+    const settings = hostsCli(s.agent) && !local
+      ? [s.agent === 'codex' ? 'Codex' : '', s.permission_mode || (s.agent === 'codex' ? 'default policy' : 'default mode'), s.model]
+      : [s.model];
     $('seat-settings-summary').textContent = settings.filter(Boolean).join(' · ');
   }
 
@@ -87,30 +92,34 @@ window.sluiceSeatControls = (() => {
   // ---------------------------------------------------------------- settings: permission mode and model
 
   let modes = MODES;
-  /** The permission modes this hub names (GET /v1/agents), once. */
+  let policies = ['default', 'untrusted', 'on-request', 'never'];
+  /** The permission modes (Claude Code) and approval policies (Codex) this hub names (GET /v1/agents). */
   async function knownModes() {
     try {
       const d = await api('GET', '/v1/agents');
       if (Array.isArray(d.permission_modes) && d.permission_modes.length) modes = d.permission_modes;
+      if (Array.isArray(d.approval_policies) && d.approval_policies.length) policies = ['default', ...d.approval_policies];
     } catch { /* an older hub: Claude Code's own list */ }
     return modes;
   }
 
-  function fillModes(select, current) {
+  /** Fills `select` with agent `agent`'s choices: Codex's approval policies, else Claude Code's modes. */
+  function fillModes(select, current, agent) {
     select.replaceChildren();
-    for (const m of modes) {
+    const list = agent === 'codex' ? policies : modes;
+    for (const m of list) {
       const o = document.createElement('option');
       o.value = m;
       o.textContent = m;
       select.append(o);
     }
-    select.value = modes.includes(current) ? current : 'default';
+    select.value = list.includes(current) ? current : 'default';
   }
 
   $('settings-seat').addEventListener('click', async () => {
     if (!seat) return;
     await knownModes();
-    fillModes($('settings-mode'), seat.permission_mode || 'default');
+    fillModes($('settings-mode'), seat.permission_mode || 'default', seat.agent);
     $('settings-model').value = seat.model || '';
     $('settings-note').textContent = '';
     $('settings-dialog').showModal();

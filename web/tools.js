@@ -1,5 +1,6 @@
 // sluice's page: tool calls drawn as tools (Bash, Edit/MultiEdit as a diff, Read/Write, TodoWrite,
-// Task), their results beside them; unknown tools as JSON. Tool output is always plain text.
+// Task, Codex's apply_patch as its diffs), their results beside them; unknown tools as JSON. Tool
+// output is always plain text.
 'use strict';
 // `v` is the open seat's state: `toolNames` (id -> name) and `toolBoxes` (id -> the call's box).
 window.sluiceTools = (() => {
@@ -16,6 +17,7 @@ window.sluiceTools = (() => {
     if (n === 'Write' || n === 'write_file') return 'write';
     if (n === 'Read' || n === 'read_file') return 'read';
     if (n === 'TodoWrite') return 'todo';
+    if (n === 'apply_patch') return 'patch';
     if (n === 'Task' || n === 'Agent') return 'task';
     return 'json';
   }
@@ -98,6 +100,24 @@ window.sluiceTools = (() => {
     header(box, name, `${input.file_path || input.path || ''}${range ? ` (${range})` : ''}`);
   }
 
+  /** Codex's file change: each file's unified diff, lines coloured as they add or remove. */
+  function renderPatch(box, name, input) {
+    const changes = Array.isArray(input.changes) ? input.changes : [];
+    header(box, 'Patch', changes.length === 1 ? str(changes[0].path) : `${changes.length} files`);
+    for (const c of changes) {
+      const kind = c.kind && c.kind.type ? c.kind.type : '';
+      const moved = c.kind && c.kind.move_path ? ` → ${c.kind.move_path}` : '';
+      box.append(el('div', 'quiet edit-n', `${kind ? `${kind} ` : ''}${str(c.path)}${moved}`));
+      const pre = el('pre', 'diff');
+      for (const line of str(c.diff).split('\n')) {
+        if (line === '') continue;
+        const cls = line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx';
+        pre.append(el('span', `diff-line ${cls}`, line));
+      }
+      box.append(pre);
+    }
+  }
+
   function renderTodo(box, name, input) {
     header(box, name === 'TodoWrite' ? 'Todo list' : name, '');
     const ul = el('ul', 'todos');
@@ -165,6 +185,7 @@ window.sluiceTools = (() => {
       else if (kind === 'write') renderWrite(box, b.name, input);
       else if (kind === 'read') renderRead(box, b.name, input);
       else if (kind === 'todo') renderTodo(box, b.name, input);
+      else if (kind === 'patch') renderPatch(box, b.name, input);
       else if (kind === 'task') renderTask(box, b.name, input, v, b.id);
       else throw new Error('json');
     } catch {
@@ -200,7 +221,7 @@ window.sluiceTools = (() => {
       const d = el('details', 'collapsible');
       d.append(el('summary', null, 'Sub-agent answer'), markdownBlock(text));
       box.append(d);
-    } else if ((kind === 'edit' || kind === 'write' || kind === 'todo') && text.length < 400 && !text.includes('\n')) {
+    } else if ((kind === 'edit' || kind === 'write' || kind === 'todo' || kind === 'patch') && text.length < 400 && !text.includes('\n')) {
       box.classList.add('quiet-result');
       box.append(el('div', 'quiet', text || 'done'));
     } else {

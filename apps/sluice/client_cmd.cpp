@@ -262,14 +262,17 @@ void add_client_commands(CLI::App& app) {
     common(create);
     auto nopt = std::make_shared<client::NewOptions>();
     create->add_option("name", nopt->name, "the seat's name");
-    create->add_option("--agent", nopt->agent, "builtin|process|claude");
+    create->add_option("--agent", nopt->agent, "builtin|process|claude|codex");
     create->add_option(
         "--cwd",
         nopt->cwd,
-        "claude: working directory (inside the workspace root; a relative one "
+        "claude, codex: working directory (inside the workspace root; a relative one "
         "is taken from the current folder)");
     create->add_option("--model", nopt->model, "the model (default: the agent's)");
-    create->add_option("--permission-mode", nopt->permission_mode, "claude: its permission mode");
+    create->add_option(
+        "--permission-mode",
+        nopt->permission_mode,
+        "claude: its permission mode; codex: its approval policy (untrusted, on-request, never)");
     create
         ->add_option(
             "--budget-usd", nopt->budget_usd, "what the seat may spend in all, in USD (no limit)")

@@ -32,7 +32,7 @@ int patch(const ClientOptions& o, const std::string& seat, const json::object& b
         return f != nullptr && f->is_string() ? std::string(f->get_string()) : std::string();
     };
     std::printf("%s: %s", str("id").c_str(), str("name").c_str());
-    if (str("agent") == "claude") {
+    if (str("agent") == "claude" || str("agent") == "codex") {
         const auto mode = str("permission_mode");
         const auto model = str("model");
         std::printf(

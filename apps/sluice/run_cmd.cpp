@@ -6,6 +6,7 @@
 #include <sluice/core/relay_async.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/runtime/agents/agent.hpp>
+#include <sluice/runtime/agents/codex_agent.hpp>
 #include <sluice/runtime/frame_builder.hpp>
 #include <sluice/runtime/runtime.hpp>
 
@@ -203,20 +204,35 @@ private:
 // With --agent claude (the drop-in): Claude Code itself, every row of its stdout written as it
 // came (all stream events, its own block indexes); permission prompts are refused (no one
 // here to ask) unless --claude-arg names a permission mode or tools.
+// With --agent codex: `codex app-server` (--codex-bin) in --workdir, its turn as frames;
+// approval policy "never" (no one here to ask: Codex runs what its sandbox allows, unasked).
 int run_process(const RunOptions& o) {
     net::io_context io;
     CancellationToken cancel;
     const bool claude = o.runtime.agent == "claude";
     auto sink = std::make_shared<StdoutSink>(cancel, claude);
-    auto config = claude ? claude_agent_config(o.runtime, o.runtime.model, {}, {})
-                         : process_agent_config(o.runtime);
-    if (claude) {
-        config.host_permissions = false;
-        config.relay_stream_rows = true;
-        config.live_settings = false;
-        config.env.clear(); // the drop-in prints what claude prints: no session-state rows
+    std::unique_ptr<runtime::Agent> agent;
+    if (o.runtime.agent == "codex") {
+        if (auto why = codex_unrunnable(o.runtime); !why.empty()) {
+            return report_end(sink->out(), why);
+        }
+        runtime::CodexAgentConfig cc;
+        cc.bin = o.runtime.codex_bin;
+        cc.working_dir = o.runtime.workdir;
+        cc.model = o.runtime.model;
+        cc.approval_policy = "never";
+        agent = runtime::make_codex_agent(io.get_executor(), std::move(cc));
+    } else {
+        auto config = claude ? claude_agent_config(o.runtime, o.runtime.model, {}, {})
+                             : process_agent_config(o.runtime);
+        if (claude) {
+            config.host_permissions = false;
+            config.relay_stream_rows = true;
+            config.live_settings = false;
+            config.env.clear(); // the drop-in prints what claude prints: no session-state rows
+        }
+        agent = runtime::make_process_agent(io.get_executor(), std::move(config));
     }
-    auto agent = runtime::make_process_agent(io.get_executor(), std::move(config));
     sink->when_ended([&agent] { agent.reset(); }); // ends the process (asynchronously)
     agent->start_turn(o.prompt, cancel, sink);
     io.run();
@@ -233,8 +249,11 @@ void add_run_command(CLI::App& app) {
     auto o = std::make_shared<RunOptions>();
     add_runtime_flags(*sub, o->runtime);
     sub->add_option("prompt", o->prompt, "the prompt")->required();
-    sub->add_option("--agent", o->runtime.agent, "claude: host Claude Code (--claude-bin) itself")
-        ->check(CLI::IsMember({"claude"}));
+    sub->add_option(
+           "--agent",
+           o->runtime.agent,
+           "claude: host Claude Code (--claude-bin) itself; codex: host Codex (--codex-bin)")
+        ->check(CLI::IsMember({"claude", "codex"}));
     on_selected(sub, [o] {
         // A reader that goes away must surface as EPIPE on write, not kill the process.
         std::signal(SIGPIPE, SIG_IGN);

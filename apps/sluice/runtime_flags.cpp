@@ -36,6 +36,8 @@ void add_runtime_flags(CLI::App& app, RuntimeFlags& f) {
     app.add_option("--thinking-budget", f.thinking_budget, "extended thinking budget (0 = off)");
     app.add_option("--claude-bin", f.claude_bin, "Claude Code's executable (agent kind claude)")
         ->capture_default_str();
+    app.add_option("--codex-bin", f.codex_bin, "Codex's executable (agent kind codex)")
+        ->capture_default_str();
     app.add_option(
         "--claude-arg",
         f.claude_args,
@@ -96,20 +98,25 @@ runtime::ProcessAgentConfig claude_agent_config(
     return pc;
 }
 
-std::string claude_unrunnable(const RuntimeFlags& f) {
+namespace {
+
+// Why agent kind `kind` cannot run: `bin` names no executable file (a path with a `/`), or none
+// is on PATH; `flag` names it, `what` is what to install.
+std::string unrunnable(
+    std::string_view kind, const std::string& bin, std::string_view flag, std::string_view what) {
     namespace fs = std::filesystem;
     const auto runnable = [](const fs::path& p) {
         std::error_code ec;
         return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
     };
-    const std::string& bin = f.claude_bin;
+    const std::string head = "agent kind '" + std::string(kind) + "' cannot run on this hub: ";
     if (bin.empty()) {
-        return "agent kind 'claude' cannot run on this hub: --claude-bin is empty";
+        return head + std::string(flag) + " is empty";
     }
     if (bin.find('/') != std::string::npos) {
-        return runnable(bin) ? std::string()
-                             : "agent kind 'claude' cannot run on this hub: " + bin
-                                   + " is not an executable file (--claude-bin)";
+        return runnable(bin)
+                   ? std::string()
+                   : head + bin + " is not an executable file (" + std::string(flag) + ")";
     }
     const char* path = std::getenv("PATH");
     std::string_view dirs = path != nullptr ? path : "";
@@ -121,8 +128,18 @@ std::string claude_unrunnable(const RuntimeFlags& f) {
         }
         dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
     }
-    return "agent kind 'claude' cannot run on this hub: no executable '" + bin
-           + "' on PATH (install Claude Code, or name it with --claude-bin)";
+    return head + "no executable '" + bin + "' on PATH (install " + std::string(what)
+           + ", or name it with " + std::string(flag) + ")";
+}
+
+} // namespace
+
+std::string claude_unrunnable(const RuntimeFlags& f) {
+    return unrunnable("claude", f.claude_bin, "--claude-bin", "Claude Code");
+}
+
+std::string codex_unrunnable(const RuntimeFlags& f) {
+    return unrunnable("codex", f.codex_bin, "--codex-bin", "Codex (npm @openai/codex)");
 }
 
 } // namespace sluice::app

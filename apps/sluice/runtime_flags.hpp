@@ -29,8 +29,9 @@ struct RuntimeFlags {
     std::size_t max_tool_output{64 * 1024};
     std::int64_t tool_timeout_ms{120'000};
     std::uint32_t thinking_budget{0};
-    std::string agent;                    ///< run: "claude" hosts Claude Code itself
+    std::string agent;                    ///< run: "claude" / "codex" hosts that agent itself
     std::string claude_bin{"claude"};     ///< the claude agent kind's executable
+    std::string codex_bin{"codex"};       ///< the codex agent kind's executable
     std::vector<std::string> claude_args; ///< extra flags for every claude (configuration only)
 };
 
@@ -59,5 +60,8 @@ void add_runtime_flags(CLI::App& app, RuntimeFlags& flags);
 /// Why the claude agent kind cannot run here: `flags.claude_bin` names no executable file (a path
 /// with a `/`), or none is on `PATH`. Empty when it can run.
 [[nodiscard]] std::string claude_unrunnable(const RuntimeFlags& flags);
+
+/// Why the codex agent kind cannot run here (`flags.codex_bin`, as claude_unrunnable).
+[[nodiscard]] std::string codex_unrunnable(const RuntimeFlags& flags);
 
 } // namespace sluice::app

@@ -6,6 +6,7 @@
 #include <sluice/hub/spend_limits.hpp>
 #include <sluice/hub/usage.hpp>
 #include <sluice/runtime/agents/agent.hpp>
+#include <sluice/runtime/agents/codex_agent.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/json.hpp>
@@ -42,6 +43,39 @@ std::string session_in_rows(const std::vector<boost::json::object>& rows) {
     return {};
 }
 
+// A hosted CLI seat's working directory: the spec's cwd (relative to the workspace root), else
+// a per-seat folder made under it; it must lie inside the root. Empty and `why` set otherwise.
+std::filesystem::path
+seat_cwd(const std::filesystem::path& root, const hub::SeatSpec& spec, std::string& why) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path cwd = spec.cwd.empty() ? root / spec.id : fs::path(spec.cwd);
+    if (cwd.is_relative()) {
+        cwd = root / cwd;
+    }
+    cwd = fs::weakly_canonical(cwd, ec);
+    if (ec || !inside(cwd, root)) {
+        if (!spec.session_id.empty() && !spec.cwd.empty()) {
+            // A continued session: its cwd came from the session, not the client.
+            why = "the session's cwd " + cwd.string() + " lies outside the workspace root "
+                  + root.string()
+                  + " (set workspace_root, or serve --workspace-root, to a folder holding it)";
+            return {};
+        }
+        why =
+            "field 'cwd': " + cwd.string() + " must lie inside the workspace root " + root.string();
+        return {};
+    }
+    if (spec.cwd.empty()) {
+        fs::create_directories(cwd, ec);
+    }
+    if (!fs::is_directory(cwd, ec)) {
+        why = "field 'cwd': no such directory: " + cwd.string();
+        return {};
+    }
+    return cwd;
+}
+
 // A claude seat's agent: its cwd checked to lie inside the workspace root (a reason, so the
 // create is a 400, otherwise), a per-seat folder by default; it resumes its session.
 hub::AgentOrReason claude_agent(
@@ -50,7 +84,6 @@ hub::AgentOrReason claude_agent(
     const hub::SeatSpec& spec,
     const std::vector<boost::json::object>& rows,
     const boost::asio::any_io_executor& ex) {
-    namespace fs = std::filesystem;
     if (auto why = claude_unrunnable(flags); !why.empty()) {
         return {nullptr, std::move(why)}; // refused at creation, not at the first prompt
     }
@@ -60,31 +93,10 @@ hub::AgentOrReason claude_agent(
             "field 'permission_mode' must be one of "
                 + std::string(runtime::stream_json::PERMISSION_MODES)};
     }
-    std::error_code ec;
-    fs::path cwd = spec.cwd.empty() ? root / spec.id : fs::path(spec.cwd);
-    if (cwd.is_relative()) {
-        cwd = root / cwd;
-    }
-    cwd = fs::weakly_canonical(cwd, ec);
-    if (ec || !inside(cwd, root)) {
-        if (!spec.session_id.empty() && !spec.cwd.empty()) {
-            // A continued Claude Code session: its cwd came from the session, not the client.
-            return {
-                nullptr,
-                "the session's cwd " + cwd.string() + " lies outside the workspace root "
-                    + root.string()
-                    + " (set workspace_root, or serve --workspace-root, to a folder holding it)"};
-        }
-        return {
-            nullptr,
-            "field 'cwd': " + cwd.string() + " must lie inside the workspace root "
-                + root.string()};
-    }
-    if (spec.cwd.empty()) {
-        fs::create_directories(cwd, ec);
-    }
-    if (!fs::is_directory(cwd, ec)) {
-        return {nullptr, "field 'cwd': no such directory: " + cwd.string()};
+    std::string why;
+    const auto cwd = seat_cwd(root, spec, why);
+    if (!why.empty()) {
+        return {nullptr, std::move(why)};
     }
     auto pc = claude_agent_config(
         flags,
@@ -98,6 +110,38 @@ hub::AgentOrReason claude_agent(
         pc.argv.push_back(hub::max_budget_arg(*spec.budget_left));
     }
     return {runtime::make_process_agent(ex, std::move(pc)), {}};
+}
+
+// A codex seat's agent: `codex app-server` in the seat's cwd (as a claude seat's), resuming the
+// seat's thread; `permission_mode` carries Codex's approval policy.
+hub::AgentOrReason codex_agent(
+    const RuntimeFlags& flags,
+    const std::filesystem::path& root,
+    const hub::SeatSpec& spec,
+    const std::vector<boost::json::object>& rows,
+    const boost::asio::any_io_executor& ex) {
+    if (auto why = codex_unrunnable(flags); !why.empty()) {
+        return {nullptr, std::move(why)};
+    }
+    if (!spec.permission_mode.empty()
+        && !runtime::codex::is_approval_policy(spec.permission_mode)) {
+        return {
+            nullptr,
+            "field 'permission_mode' of agent \"codex\" is its approval policy, one of "
+                + std::string(runtime::codex::APPROVAL_POLICIES)};
+    }
+    std::string why;
+    const auto cwd = seat_cwd(root, spec, why);
+    if (!why.empty()) {
+        return {nullptr, std::move(why)};
+    }
+    runtime::CodexAgentConfig cc;
+    cc.bin = flags.codex_bin;
+    cc.working_dir = cwd.string();
+    cc.thread_id = spec.session_id.empty() ? session_in_rows(rows) : spec.session_id;
+    cc.model = spec.model;
+    cc.approval_policy = spec.permission_mode;
+    return {runtime::make_codex_agent(ex, std::move(cc)), {}};
 }
 
 } // namespace
@@ -121,13 +165,20 @@ std::vector<server::AgentKind> agent_kinds(const ServeOptions& o) {
         .kind = "claude", .available = true, .detail = f.claude_bin, .reason = {}};
     claude.reason = claude_unrunnable(f);
     claude.available = claude.reason.empty();
+    server::AgentKind codex{
+        .kind = "codex", .available = true, .detail = f.codex_bin, .reason = {}};
+    codex.reason = codex_unrunnable(f);
+    codex.available = codex.reason.empty();
     server::AgentKind process{
         .kind = "process", .available = !f.agent_cmd.empty(), .detail = {}, .reason = {}};
     if (!process.available) {
         process.reason = "the hub runs with no --agent-cmd";
     }
     return {
-        {.kind = "builtin", .available = true, .detail = builtin, .reason = {}}, claude, process};
+        {.kind = "builtin", .available = true, .detail = builtin, .reason = {}},
+        claude,
+        codex,
+        process};
 }
 
 hub::AgentFactory agent_factory(
@@ -163,6 +214,9 @@ hub::AgentFactory agent_factory(
                const boost::asio::any_io_executor& ex) -> hub::AgentOrReason {
         if (spec.agent == "claude") {
             return claude_agent(made->flags, made->root, spec, rows, ex);
+        }
+        if (spec.agent == "codex") {
+            return codex_agent(made->flags, made->root, spec, rows, ex);
         }
         if (spec.agent == "process") {
             if (!made->has_agent_cmd) {

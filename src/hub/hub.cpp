@@ -5,6 +5,7 @@
 
 #include <sluice/core/safe_write.hpp>
 #include <sluice/detail/net.hpp>
+#include <sluice/hub/agent_kinds.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/file_source.hpp>
 #include <sluice/hub/hub.hpp>
@@ -245,13 +246,15 @@ std::optional<Failure> Hub::check_spec(SeatSpec& spec) const {
     if (spec.agent.empty()) {
         spec.agent = "builtin";
     }
-    if (spec.agent != "builtin" && spec.agent != "process" && spec.agent != "claude") {
+    if (spec.agent != "builtin" && spec.agent != "process" && !hosts_cli(spec.agent)) {
         return Failure::of(
-            errc::bad_request, R"(field 'agent' must be "builtin", "process" or "claude")");
+            errc::bad_request,
+            R"(field 'agent' must be "builtin", "process", "claude" or "codex")");
     }
-    if (spec.agent != "claude" && (!spec.cwd.empty() || !spec.permission_mode.empty())) {
+    if (!hosts_cli(spec.agent) && (!spec.cwd.empty() || !spec.permission_mode.empty())) {
         return Failure::of(
-            errc::bad_request, "fields 'cwd' and 'permission_mode' are for agent \"claude\" only");
+            errc::bad_request,
+            R"(fields 'cwd' and 'permission_mode' are for agents "claude" and "codex" only)");
     }
     spec.session_id.clear(); // learned from the agent, never taken from a client
     if (spec.name.size() > SEAT_NAME_MAX_BYTES) {

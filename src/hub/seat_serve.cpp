@@ -6,10 +6,12 @@
 
 #include <sluice/core/assert.hpp>
 #include <sluice/core/safe_write.hpp>
+#include <sluice/hub/agent_kinds.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/seat.hpp>
 #include <sluice/hub/usage.hpp>
 #include <sluice/hub/wire.hpp>
+#include <sluice/runtime/agents/codex_agent.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
 
 #include <boost/asio/dispatch.hpp>
@@ -217,7 +219,18 @@ void Seat::change_settings(runtime::AgentSettings settings, Done done) {
         done(Failure::of(errc::bad_request, "nothing to change"));
         return;
     }
-    if (settings.permission_mode
+    if (settings.permission_mode && spec_.agent == "codex") {
+        // Codex's approval policy; "default": the one its config.toml names.
+        if (*settings.permission_mode != "default"
+            && !runtime::codex::is_approval_policy(*settings.permission_mode)) {
+            done(Failure::of(
+                errc::bad_request,
+                R"(field 'permission_mode' of agent "codex" is its approval policy, one of )"
+                    + std::string(runtime::codex::APPROVAL_POLICIES) + ", default"));
+            return;
+        }
+    } else if (
+        settings.permission_mode
         && !runtime::stream_json::is_permission_mode(*settings.permission_mode)) {
         done(Failure::of(
             errc::bad_request,
@@ -241,10 +254,10 @@ void Seat::change_settings(runtime::AgentSettings settings, Done done) {
         done(Failure::of(errc::conflict, "the seat is closed"));
         return;
     }
-    if (spec_.agent != "claude") {
+    if (!hosts_cli(spec_.agent)) {
         done(Failure::of(
             errc::conflict,
-            R"(fields 'permission_mode' and 'model' can change on agent "claude" only )"
+            R"(fields 'permission_mode' and 'model' can change on agents "claude" and "codex" only )"
             R"((this seat: ")"
                 + spec_.agent + "\")"));
         return;
@@ -296,7 +309,7 @@ void Seat::settings_answered(
 }
 
 void Seat::session_started(const runtime::SessionStarted& started) {
-    if (spec_.agent != "claude") {
+    if (!hosts_cli(spec_.agent)) {
         return;
     }
     bool changed = false;

@@ -2,6 +2,9 @@
 list(APPEND SLUICE_RUNTIME_SOURCES
     agents/builtin_agent.cpp
     agents/process_agent.cpp
+    agents/line_process.cpp
+    agents/codex_agent.cpp
+    agents/codex_items.cpp
     agents/control_requests.cpp
     agents/stream_json.cpp
     agents/agent_events.cpp

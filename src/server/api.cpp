@@ -5,6 +5,8 @@
 #include "stats.hpp"
 
 #include <sluice/core/clock.hpp>
+#include <sluice/hub/agent_kinds.hpp>
+#include <sluice/runtime/agents/codex_agent.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
 #include <sluice/server/errors.hpp>
 #include <sluice/server/validate.hpp>
@@ -206,8 +208,8 @@ net::awaitable<Response> create_route(Server::Impl& s, const Request& req) {
         spec.budget_usd = b->to_number<double>();
     }
     if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process"
-        && spec.agent != "claude") {
-        co_return bad(req, R"(field 'agent' must be "builtin", "process" or "claude")");
+        && !hub::hosts_cli(spec.agent)) {
+        co_return bad(req, R"(field 'agent' must be "builtin", "process", "claude" or "codex")");
     }
     auto make = s.hub.async_create(std::move(spec), net::use_awaitable); // named: GCC 12 co_await
     auto seat = co_await std::move(make);
@@ -232,19 +234,22 @@ Response agents_response(const Request& req, const ServerConfig& cfg) {
         }
         kinds.push_back(std::move(o));
     }
-    json::array modes;
-    std::string_view list = runtime::stream_json::PERMISSION_MODES;
-    while (!list.empty()) {
-        const auto comma = list.find(',');
-        modes.emplace_back(list.substr(0, comma));
-        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 2);
-    }
+    const auto words = [](std::string_view list) {
+        json::array out;
+        while (!list.empty()) {
+            const auto comma = list.find(',');
+            out.emplace_back(list.substr(0, comma));
+            list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 2);
+        }
+        return out;
+    };
     return json_response(
         req,
         200,
         json::serialize(json::object{
             {"agents", std::move(kinds)},
-            {"permission_modes", std::move(modes)},
+            {"permission_modes", words(runtime::stream_json::PERMISSION_MODES)},
+            {"approval_policies", words(runtime::codex::APPROVAL_POLICIES)},
             {"workspace_root", cfg.workspace_root}}));
 }
 
