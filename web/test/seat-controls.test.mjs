@@ -41,18 +41,25 @@ const detailed = () => until('the seat\'s details', async () => /^\d+$/.test(awa
 test('New seat offers the agent kinds this hub runs, a folder under the workspace root, model and mode; a refusal stays in the dialog', { timeout: 60_000 }, async () => {
   const root = tempDir('workspace');
   fs.mkdirSync(path.join(root, 'proj'));
-  const h = new Hub(tempDir('new-seat'), ['--claude-bin', fakeClaude(), '--workspace-root', root]);
+  // Any executable stands for codex here: only the dialog is tried.
+  const h = new Hub(tempDir('new-seat'), ['--claude-bin', fakeClaude(), '--codex-bin', '/bin/true', '--workspace-root', root]);
   await h.start();
   try {
     await page.goto(`${h.base}/`);
     await page.getByRole('button', { name: 'New seat' }).click();
     const agent = page.getByLabel('Agent');
-    await until('the agent kinds', async () => (await agent.locator('option').count()) === 3);
+    await until('the agent kinds', async () => (await agent.locator('option').count()) === 4);
     const kinds = await agent.locator('option').evaluateAll((os) => os.map((o) => ({ value: o.value, disabled: o.disabled, text: o.textContent })));
-    assert.deepEqual(kinds.map((k) => [k.value, k.disabled]), [['builtin', false], ['claude', false], ['process', true]],
-      `builtin and claude run here; process needs --agent-cmd: ${JSON.stringify(kinds)}`);
+    assert.deepEqual(kinds.map((k) => [k.value, k.disabled]), [['builtin', false], ['claude', false], ['codex', false], ['process', true]],
+      `builtin, claude and codex run here; process needs --agent-cmd: ${JSON.stringify(kinds)}`);
     assert.equal(await page.locator('#new-seat-claude').isVisible(), false, 'no folder or mode for a builtin seat');
+    // A codex seat's setting is Codex's approval policy, not a Claude Code mode.
+    await agent.selectOption('codex');
+    assert.equal(await page.locator('#new-seat-mode-label').textContent(), 'Approval policy');
+    assert.deepEqual(await page.locator('#new-seat-mode option').evaluateAll((os) => os.map((o) => o.value)),
+      ['default', 'untrusted', 'on-request', 'never']);
     await agent.selectOption('claude');
+    assert.equal(await page.locator('#new-seat-mode-label').textContent(), 'Permission mode');
     assert.equal(await page.locator('#new-seat-root').textContent(), `${fs.realpathSync(root)}/`, 'the folder is chosen under the workspace root');
     // A refusal: a folder outside the root. The dialog stays open and says why.
     await page.getByLabel('Working folder').fill('../elsewhere');
@@ -83,7 +90,7 @@ test('New seat offers the agent kinds this hub runs, a folder under the workspac
     assert.match(refused.body.error.message, /\/nonexistent\/claude is not an executable file/);
     await page.goto(`${bare.base}/`);
     await page.getByRole('button', { name: 'New seat' }).click();
-    await until('the agent kinds', async () => (await page.getByLabel('Agent').locator('option').count()) === 3);
+    await until('the agent kinds', async () => (await page.getByLabel('Agent').locator('option').count()) === 4);
     assert.equal(await page.locator('#new-seat-agent option[value="claude"]').evaluate((o) => o.disabled), true);
     await page.getByRole('button', { name: 'Cancel' }).click();
   } finally {

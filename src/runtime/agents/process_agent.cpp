@@ -1,28 +1,17 @@
 // ProcessAgent: hosts an agent CLI speaking stream-json on stdio; pipes and exit on the executor.
 #include "agents/control_requests.hpp"
-#include "agents/line_parser.hpp"
+#include "agents/line_process.hpp"
 #include "agents/turn_queue.hpp"
-#include "process/child.hpp"
 
 #include <sluice/detail/net.hpp>
 #include <sluice/runtime/agents/agent.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
-#include <unistd.h>
-
-#include <array>
-#include <cerrno>
 #include <chrono>
-#include <csignal>
-#include <deque>
-#include <exception>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -30,8 +19,7 @@
 namespace sluice::runtime {
 
 namespace json = boost::json;
-using detail::Child;
-using detail::LineParser;
+using detail::LineProcess;
 using detail::PendingTurn;
 using detail::ProcId;
 
@@ -61,31 +49,12 @@ std::vector<std::string> ProcessAgentConfig::claude_seat_argv(const std::string&
 
 namespace {
 
-constexpr auto TUPLE = net::as_tuple(net::use_awaitable);
-
-// Basis: enough of the agent's stderr to explain why it died, in one error line.
-constexpr std::size_t STDERR_TAIL_BYTES = 2048;
-
-// Basis: one pipe's default capacity on Linux; a read never holds more than this at once.
-constexpr std::size_t READ_CHUNK_BYTES = 64 * 1024;
-
-// One agent process and what belongs to it. Shared by its reader, stderr reader, exit watcher
-// and writer coroutines; it ends when they all did (the process exited and was reaped).
+// One agent process and what belongs to it: its pipes and exit (LineProcess), its name in
+// ControlRequests, its stdout's stream-json decoder.
 struct Proc {
-    Proc(std::unique_ptr<Child> c, ProcId n)
-        : child(std::move(c))
-        , id(n) {}
-
-    std::unique_ptr<Child> child;
-    ProcId id; // its name in ControlRequests
+    std::shared_ptr<LineProcess> io;
+    ProcId id;
     stream_json::Decoder decoder;
-    LineParser line;                // the stdout line being parsed (at most max_line_bytes)
-    std::string err_tail;           // the last STDERR_TAIL_BYTES of its stderr
-    std::deque<std::string> outbox; // rows for its stdin, written in order by one writer
-    bool writing{false};
-    bool out_done{false};      // its stdout reached EOF (or we stopped reading)
-    std::optional<int> status; // its wait status once reaped
-    bool gone{false};          // process_gone ran
 };
 
 /// How long a settings change waits for the agent's control_response. Basis: Claude Code
@@ -135,8 +104,7 @@ public:
                 timer->cancel();
                 done(std::move(answer));
             });
-        const bool live =
-            config_.live_settings && child_ && !child_->gone && child_->child->in().is_open();
+        const bool live = config_.live_settings && child_ && child_->io->writable();
         const auto ask = [&](const char* flag,
                              const char* subtype,
                              const char* field,
@@ -242,11 +210,11 @@ private:
         }
         cancelling_ = true;
         auto proc = turn_proc_;
-        if (!proc || proc->gone) {
+        if (!proc || proc->io->gone()) {
             end_turn({TurnEnd::State::cancelled, "cancelled"});
             return;
         }
-        if (config_.control_interrupt && proc->child->in().is_open()) {
+        if (config_.control_interrupt && proc->io->writable()) {
             send(proc, stream_json::encode_interrupt(control_.next_id("interrupt")));
             interrupt_timer_.expires_after(config_.interrupt_grace);
             interrupt_timer_.async_wait([weak = weak_from_this(),
@@ -271,30 +239,39 @@ private:
             argv.emplace_back("--resume");
             argv.push_back(session_id_);
         }
-        auto child = Child::spawn(
+        auto proc = std::make_shared<Proc>();
+        proc->id = ++proc_seq_;
+        // The handlers hold the process weakly: it holds them.
+        LineProcess::Handlers handlers;
+        handlers.on_line = [weak = weak_from_this(),
+                            p = std::weak_ptr<Proc>(proc)](json::value line, bool /*malformed*/) {
+            auto self = weak.lock();
+            auto owned = p.lock();
+            if (self && owned) {
+                self->handle_line(owned, std::move(line)); // a stray non-JSON line is ignored
+            }
+        };
+        handlers.on_gone = [weak = weak_from_this(),
+                            p = std::weak_ptr<Proc>(proc)](const detail::ProcessGone& gone) {
+            auto self = weak.lock();
+            auto owned = p.lock();
+            if (self && owned) {
+                self->process_gone(owned, gone);
+            }
+        };
+        proc->io = LineProcess::spawn(
             ex_,
-            {.argv = std::move(argv),
-             .cwd = config_.working_dir,
-             .stdin_pipe = true,
-             .separate_stderr = true,
-             .env = config_.env},
+            {.child = {.argv = std::move(argv), .cwd = config_.working_dir, .env = config_.env},
+             .max_line_bytes = config_.max_line_bytes,
+             .terminate_grace = config_.terminate_grace},
+            std::move(handlers),
             error);
-        if (!child) {
+        if (!proc->io) {
             end_turn({TurnEnd::State::failed, "cannot start the agent: " + error});
             return false;
         }
-        auto proc = std::make_shared<Proc>(std::move(child), ++proc_seq_);
         child_ = proc;
-        auto self = shared_from_this();
-        net::co_spawn(ex_, read_stdout(self, proc), [](const std::exception_ptr& e) {
-            detail::log_escaped(e, "process stdout");
-        });
-        net::co_spawn(ex_, read_stderr(proc), [](const std::exception_ptr& e) {
-            detail::log_escaped(e, "process stderr");
-        });
-        net::co_spawn(ex_, watch_exit(self, proc), [](const std::exception_ptr& e) {
-            detail::log_escaped(e, "process exit");
-        });
+        procs_.push_back(proc);
         return true;
     }
 
@@ -305,115 +282,11 @@ private:
         if (child_ == proc) {
             child_.reset();
         }
-        if (proc->gone) {
-            return;
-        }
-        boost::system::error_code ignored;
-        proc->child->in().close(ignored);
-        proc->outbox.clear();
-        proc->child->terminate(config_.terminate_grace);
+        proc->io->terminate();
     }
 
     void send(const std::shared_ptr<Proc>& proc, std::string line) {
-        if (!proc->child->in().is_open()) {
-            return;
-        }
-        proc->outbox.push_back(std::move(line));
-        if (proc->writing) {
-            return;
-        }
-        proc->writing = true;
-        net::co_spawn(ex_, write_stdin(proc), [](const std::exception_ptr& e) {
-            detail::log_escaped(e, "process stdin");
-        });
-    }
-
-    static net::awaitable<void> write_stdin(std::shared_ptr<Proc> proc) {
-        while (!proc->outbox.empty()) {
-            const auto ec = co_await proc->child->write_stdin(proc->outbox.front());
-            if (ec) {
-                // The agent closed stdin or died: stop writing; its exit ends the turn.
-                boost::system::error_code ignored;
-                proc->child->in().close(ignored);
-                proc->outbox.clear();
-                break;
-            }
-            proc->outbox.pop_front();
-        }
-        proc->writing = false;
-    }
-
-    static net::awaitable<void> read_stderr(std::shared_ptr<Proc> proc) {
-        std::array<char, 4096> buf{};
-        while (true) {
-            auto [ec, n] = co_await proc->child->err().async_read_some(net::buffer(buf), TUPLE);
-            if (n > 0) {
-                keep_tail(*proc, std::string_view(buf.data(), n));
-            }
-            if (ec) {
-                co_return;
-            }
-        }
-    }
-
-    static void keep_tail(Proc& proc, std::string_view data) {
-        proc.err_tail.append(data);
-        if (proc.err_tail.size() > STDERR_TAIL_BYTES) {
-            proc.err_tail.erase(0, proc.err_tail.size() - STDERR_TAIL_BYTES);
-        }
-    }
-
-    static net::awaitable<void>
-    read_stdout(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
-        std::vector<char> buf(READ_CHUNK_BYTES);
-        while (!proc->out_done) {
-            auto [ec, n] = co_await proc->child->out().async_read_some(net::buffer(buf), TUPLE);
-            std::string_view data(buf.data(), n);
-            while (!data.empty() && !proc->out_done) {
-                const auto nl = data.find('\n');
-                const auto piece = data.substr(0, nl);
-                if (proc->line.size() + piece.size() > self->config_.max_line_bytes) {
-                    self->line_too_long(proc);
-                    break;
-                }
-                proc->line.feed(piece);
-                if (nl == std::string_view::npos) {
-                    break;
-                }
-                data.remove_prefix(nl + 1);
-                self->handle_line(proc, proc->line.take());
-            }
-            if (ec && !proc->out_done) {
-                // Its output ended: it should be exiting. Give it the terminate grace, then kill.
-                proc->out_done = true;
-                boost::system::error_code ignored;
-                proc->child->in().close(ignored);
-                proc->child->kill_after(self->config_.terminate_grace);
-            }
-        }
-        self->maybe_gone(proc);
-    }
-
-    static net::awaitable<void>
-    watch_exit(std::shared_ptr<ProcessState> self, std::shared_ptr<Proc> proc) {
-        // Stragglers of its group are killed so its stdout reaches EOF.
-        proc->status = co_await proc->child->wait_exit(/*kill_stragglers=*/true);
-        self->maybe_gone(proc);
-    }
-
-    void line_too_long(const std::shared_ptr<Proc>& proc) {
-        proc->out_done = true;
-        proc->line.clear();
-        proc->child->signal_group(SIGKILL);
-        if (child_ == proc) {
-            child_.reset();
-        }
-        if (turn_proc_ == proc) {
-            end_turn(
-                {TurnEnd::State::failed,
-                 "the agent wrote a line longer than " + std::to_string(config_.max_line_bytes)
-                     + " bytes"});
-        }
+        proc->io->send(std::move(line));
     }
 
     void handle_line(const std::shared_ptr<Proc>& proc, json::value line) {
@@ -476,29 +349,8 @@ private:
         }
     }
 
-    void maybe_gone(const std::shared_ptr<Proc>& proc) {
-        if (!proc->out_done || !proc->status || proc->gone) {
-            return;
-        }
-        proc->gone = true;
-        // What is left of its stderr (the reader may not have had its turn yet): non-blocking.
-        if (proc->child->err().is_open()) {
-            std::array<char, 4096> buf{};
-            while (true) {
-                const auto n = ::read(proc->child->err().native_handle(), buf.data(), buf.size());
-                if (n < 0 && errno == EINTR) {
-                    continue;
-                }
-                if (n <= 0) {
-                    break;
-                }
-                keep_tail(*proc, std::string_view(buf.data(), static_cast<std::size_t>(n)));
-            }
-        }
-        boost::system::error_code ignored;
-        proc->child->in().close(ignored);
-        proc->child->err().close(ignored);
-        proc->outbox.clear();
+    void process_gone(const std::shared_ptr<Proc>& proc, const detail::ProcessGone& gone) {
+        std::erase(procs_, proc);
         if (child_ == proc) {
             child_.reset();
         }
@@ -506,28 +358,19 @@ private:
         if (!active_ || turn_proc_ != proc) {
             return;
         }
-        if (cancelling_) {
+        if (cancelling_ && gone.too_long == 0) {
             end_turn({TurnEnd::State::cancelled, "cancelled"});
             return;
         }
-        std::string msg = "the agent exited (" + Child::describe_status(*proc->status) + ")";
-        auto tail = proc->err_tail;
-        while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) {
-            tail.pop_back();
-        }
-        if (const auto nl = tail.rfind('\n'); nl != std::string::npos) {
-            tail.erase(0, nl + 1);
-        }
-        if (!tail.empty()) {
-            msg += ": " + tail;
-        }
-        end_turn({TurnEnd::State::failed, std::move(msg)});
+        end_turn({TurnEnd::State::failed, gone.describe()});
     }
 
     net::any_io_executor ex_;
     ProcessAgentConfig config_;
     detail::TurnQueue queue_;
     std::shared_ptr<Proc> child_; // the process the next turn uses (null: start one)
+    // Every process not gone yet (a replaced one may still be ending): what keeps its Proc.
+    std::vector<std::shared_ptr<Proc>> procs_;
     std::optional<PendingTurn> active_;
     std::shared_ptr<Proc> turn_proc_; // the process the active turn runs on
     CancelRegistration active_cancel_;
