@@ -168,7 +168,8 @@ window.sluiceRender = (() => {
   function renderSystem(v, f, row, section) {
     const sub = row.subtype || '';
     if (sub === 'init') {
-      const parts = ['Session'];
+      const parts = [row.agent === 'codex' ? 'Codex session' : 'Session'];
+      if (row.resumed) parts.push('resumed');
       if (row.model) parts.push(row.model);
       if (row.cwd) parts.push(row.cwd);
       if (Array.isArray(row.tools)) parts.push(`${row.tools.length} tools`);

@@ -128,6 +128,7 @@ window.sluiceUsage = (() => {
    *  model of the period has a price, else tokens. */
   async function chart() {
     const box = $('usage-days');
+    if (!box) return; // the home view is not on the page (replaced before this ran)
     const today = Date.now();
     const since = dayOf(today - (DAYS - 1) * 86_400_000);
     let d;

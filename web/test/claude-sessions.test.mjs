@@ -47,6 +47,61 @@ const CLAUDE_ROWS = [
     { type: 'tool_result', tool_use_id: 'tu4', content: [{ type: 'text', text: 'Two callers: `main` and `serve`.' }] }] } },
 ];
 
+// A Codex turn as the codex agent writes it (src/runtime/agents/codex_items.hpp): commands with
+// their output, a file change as its diff, a plan as a checklist, reasoning and the answer.
+const CODEX_ROWS = [
+  { type: 'system', subtype: 'init', agent: 'codex', session_id: 't1', cwd: '/home/me/project', model: 'gpt-5.1-codex', resumed: true },
+  { type: 'assistant', message: { id: 'plan-1', role: 'assistant', content: [{ type: 'tool_use', id: 'plan-1', name: 'TodoWrite', input: { explanation: 'two steps', todos: [
+    { content: 'read the file', status: 'completed' }, { content: 'fix it', status: 'in_progress' }] } }] } },
+  { type: 'assistant', message: { id: 'rs1', role: 'assistant', content: [{ type: 'thinking', thinking: 'The test fails on line 3.' }] } },
+  { type: 'assistant', message: { id: 'call1', role: 'assistant', content: [{ type: 'tool_use', id: 'call1', name: 'Bash', input: { command: "/bin/bash -lc 'cat app.js'", cwd: '/home/me/project' } }] } },
+  { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call1', content: 'let a = 1;\n', is_error: false }] } },
+  { type: 'assistant', message: { id: 'call2', role: 'assistant', content: [{ type: 'tool_use', id: 'call2', name: 'apply_patch', input: { changes: [
+    { path: 'app.js', kind: { type: 'update', move_path: null }, diff: '@@ -1 +1 @@\n-let a = 1;\n+const a = 1;\n' }] } }] } },
+  { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call2', content: 'applied', is_error: false }] } },
+  { type: 'assistant', message: { id: 'call3', role: 'assistant', content: [{ type: 'tool_use', id: 'call3', name: 'Bash', input: { command: 'rm -rf build' } }] } },
+  { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call3', content: 'declined: the command did not run', is_error: true }] } },
+  { type: 'assistant', message: { id: 'msg1', role: 'assistant', content: [{ type: 'text', text: 'Fixed: `a` is a **const** now.' }] } },
+  { type: 'result', subtype: 'success', is_error: false, result: 'Fixed', session_id: 't1', usage: { input_tokens: 100, cache_read_input_tokens: 20, output_tokens: 30 } },
+];
+
+test('Codex rows: the session line names Codex, commands with output, a patch as its diff, a plan as a checklist', async () => {
+  const hub = new Hub(tempDir('codex-rows'));
+  await hub.start();
+  try {
+    await page.goto(hub.base + '/');
+    const seen = await page.evaluate((rows) => {
+      const v = { toolNames: new Map(), toolBoxes: new Map() };
+      const host = document.createElement('div');
+      host.id = 'fixture';
+      host.className = 'fixture';
+      document.getElementById('welcome').replaceChildren(host);
+      host.append(...window.sluiceRender.buildTurns(v, rows.map((row, seq) => ({ seq, row })), null));
+      const text = (sel) => [...host.querySelectorAll(sel)].map((e) => e.textContent.trim());
+      return {
+        init: text('.system.init'), todos: text('.todo'), cmds: text('.tool-bash pre.cmd'),
+        out: text('.tool-bash .tool-result pre'), patchHead: text('.tool-patch .tool-head'),
+        adds: text('.tool-patch .diff-line.add'), dels: text('.tool-patch .diff-line.del'),
+        errors: text('.tool-result.error'), answer: host.querySelector('.md strong')?.textContent,
+        json: text('.tool-json pre'),
+      };
+    }, CODEX_ROWS);
+    assert.deepEqual(seen.init, ['Codex session · resumed · gpt-5.1-codex · /home/me/project']);
+    assert.equal(seen.todos.length, 2, 'the plan is a checklist');
+    assert.deepEqual(seen.cmds, ["/bin/bash -lc 'cat app.js'", 'rm -rf build']);
+    assert.match(seen.out[0], /let a = 1;/, "the command's output joins it");
+    assert.match(seen.patchHead[0], /Patch\s*app\.js/);
+    assert.deepEqual(seen.adds, ['+const a = 1;']);
+    assert.deepEqual(seen.dels, ['-let a = 1;']);
+    assert.equal(seen.errors.length, 1, 'a declined command is an error result');
+    assert.equal(seen.answer, 'const');
+    assert.deepEqual(seen.json, [], 'nothing of a Codex turn falls back to JSON');
+    await page.locator('#fixture').screenshot({ path: path.join(ARTIFACTS, 'web-codex-rows.png') });
+  } finally {
+    await hub.stop();
+  }
+});
+
 test('Claude Code rows: init one line, counters and retries folded, a command chip, tools drawn as tools', async () => {
   const hub = new Hub(tempDir('rows'));
   await hub.start();
