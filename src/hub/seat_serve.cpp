@@ -257,8 +257,8 @@ void Seat::change_settings(runtime::AgentSettings settings, Done done) {
     if (!hosts_cli(spec_.agent)) {
         done(Failure::of(
             errc::conflict,
-            R"(fields 'permission_mode' and 'model' can change on agents "claude" and "codex" only )"
-            R"((this seat: ")"
+            R"(fields 'permission_mode' and 'model' can change on agents "claude" and )"
+            R"("codex" only (this seat: ")"
                 + spec_.agent + "\")"));
         return;
     }

@@ -82,7 +82,8 @@ TEST(ClaudeSeatControls, PermissionModeAndModelReachTheRunningAgentAndLaterProce
         const auto builtin = new_seat(hub);
         r = patch(hub, builtin, R"({"model":"x"})");
         EXPECT_EQ(r.status, 409U) << r.body;
-        EXPECT_NE(r.body.find(R"(agents \"claude\" and \"codex\" only)"), std::string::npos) << r.body;
+        EXPECT_NE(r.body.find(R"(agents \"claude\" and \"codex\" only)"), std::string::npos)
+            << r.body;
     }
     // A restarted hub starts claude with the settings on its command line.
     SluiceProcess hub(serve(dir, claude));
