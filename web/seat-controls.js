@@ -29,7 +29,8 @@ window.sluiceSeatControls = (() => {
     $('settings-seat').hidden = local || s.agent !== 'claude';
     $('reset-seat').hidden = local;
     $('delete-seat').hidden = local;
-    $('continue-offer').hidden = !local;
+    // Only a Claude Code session continues as a hosted seat (a Codex one needs the codex agent kind).
+    $('continue-offer').hidden = !local || s.source !== 'claude';
     document.body.classList.toggle('seat-foreign', local);
     const settings = s.agent === 'claude' && !local ? [s.permission_mode || 'default mode', s.model] : [s.model];
     $('seat-settings-summary').textContent = settings.filter(Boolean).join(' · ');
