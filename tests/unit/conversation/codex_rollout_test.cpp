@@ -186,8 +186,9 @@ TEST(
         ASSERT_TRUE(w) << w.error().message();
         ASSERT_EQ(w->size(), expected.size()) << "end_relative " << end_relative;
         EXPECT_EQ(t->frame_count(), expected.size()) << "the read reached the start: counted";
-        EXPECT_EQ(w->first(), 0U);
+        ASSERT_EQ(w->first(), 0U) << "numbered as the count numbers them";
         for (std::size_t i = 0; i < expected.size(); ++i) {
+            ASSERT_NE(w->at(i), nullptr) << i;
             EXPECT_EQ(w->at(i)->json(), json::serialize(expected[i].second)) << i;
         }
         EXPECT_EQ(w->openings(), (std::vector<std::uint64_t>{0, 5}));
