@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 
@@ -325,12 +326,8 @@ bool codex_may_be_frame(std::string_view line) noexcept {
         "\"turn_aborted\"",
         "\"function_call",
         "\"custom_tool_call"};
-    for (const auto n : NEEDLES) {
-        if (line.find(n) != std::string_view::npos) {
-            return true;
-        }
-    }
-    return false;
+    return std::ranges::any_of(
+        NEEDLES, [line](std::string_view n) { return line.find(n) != std::string_view::npos; });
 }
 
 std::optional<json::object> codex_frame_row(std::string_view line) {
