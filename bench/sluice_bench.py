@@ -97,13 +97,13 @@ def tcp_rmem():
         return tuple(int(x) for x in f.read().split())
 
 
-def serve_projects(binary, data, projects):
+def serve_projects(binary, data, projects, flag="--claude-projects"):
     """`sluice serve` without a token on 127.0.0.1:0 over the Claude Code projects tree
-    `projects` (data dir `data`); returns (process, port) once it listens. End it with
-    `stop_process`."""
+    `projects` (data dir `data`; `flag="--codex-sessions"`: a Codex sessions folder); returns
+    (process, port) once it listens. End it with `stop_process`."""
     p = subprocess.Popen(
         [binary, "serve", "--listen", "127.0.0.1:0", "--no-token", "--data", data,
-         "--claude-projects", projects],
+         flag, projects],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     while True:
         line = p.stdout.readline()

@@ -11,6 +11,7 @@
 #include <sluice/cluster/node.hpp>
 #include <sluice/conversation/frame_ref.hpp>
 #include <sluice/hub/claude_projects.hpp>
+#include <sluice/hub/codex_sessions.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/push/sender.hpp>
 #include <sluice/runtime/agents/agent.hpp>
@@ -175,6 +176,25 @@ std::vector<std::filesystem::path> claude_projects_dirs(const std::vector<std::s
         }
         const char* home = std::getenv("HOME");
         dirs.emplace_back(std::filesystem::path(home != nullptr ? home : ".") / ".claude/projects");
+    }
+    return dirs;
+}
+
+// --codex-sessions folders; an empty value is where codex writes them: $CODEX_HOME/sessions,
+// else ~/.codex/sessions.
+std::vector<std::filesystem::path> codex_sessions_dirs(const std::vector<std::string>& given) {
+    std::vector<std::filesystem::path> dirs;
+    for (const auto& d : given) {
+        if (!d.empty()) {
+            dirs.emplace_back(d);
+            continue;
+        }
+        const char* codex_home = std::getenv("CODEX_HOME");
+        const char* home = std::getenv("HOME");
+        dirs.emplace_back(
+            codex_home != nullptr && *codex_home != '\0'
+                ? std::filesystem::path(codex_home) / "sessions"
+                : std::filesystem::path(home != nullptr ? home : ".") / ".codex/sessions");
     }
     return dirs;
 }
@@ -355,6 +375,12 @@ int run_serve(ServeOptions o, const Settings& settings) {
         const auto listed = projects->start();
         std::printf("claude sessions listed: %zu\n", listed);
     }
+    std::optional<hub::CodexSessions> rollouts;
+    if (!o.codex_sessions.empty()) {
+        rollouts.emplace(io, hub, codex_sessions_dirs(o.codex_sessions));
+        const auto listed = rollouts->start();
+        std::printf("codex sessions listed: %zu\n", listed);
+    }
     server::ServerConfig sc = server_config(o, settings, *token, hub.stats().seats);
     if (o.tls_cert.empty() != o.tls_key.empty()) {
         std::fprintf(stderr, "sluice serve: --tls-cert and --tls-key go together\n");
@@ -438,6 +464,9 @@ int run_serve(ServeOptions o, const Settings& settings) {
         });
         if (projects) {
             projects->stop();
+        }
+        if (rollouts) {
+            rollouts->stop();
         }
         hub.shutdown();
         if (node) {

@@ -70,6 +70,16 @@ void add_serve_options(CLI::App& sub, ServeOptions& o) {
         ->allow_extra_args(false)
         ->type_name("[DIR]");
     sub.add_option(
+           "--codex-sessions",
+           o.codex_sessions,
+           "serve Codex CLI's rollout files under DIR (YYYY/MM/DD/rollout-*.jsonl) as read-only "
+           "seats, followed live (repeatable; no DIR: $CODEX_HOME/sessions, else "
+           "~/.codex/sessions); nothing is written there")
+        ->expected(0, 1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll) // repeatable, each with 0 or 1
+        ->allow_extra_args(false)
+        ->type_name("[DIR]");
+    sub.add_option(
         "--retain-archives-days",
         o.retain_archives_days,
         "delete reset archives and removed seats' folders (archive/) older than this many days, "

@@ -40,6 +40,7 @@ struct ServeOptions {
     std::uint64_t write_timeout_ms{30'000};
     ClusterFlags cluster; // --redis and the flags that go with it (cluster_flags.hpp)
     std::vector<std::string> claude_projects; // Claude Code projects folders served read-only
+    std::vector<std::string> codex_sessions;  // Codex sessions folders served read-only
     std::uint64_t retain_archives_days{0};    // prune reset archives and removed seats (0: keep)
     std::string log_format{"text"};           // text | json (logging.hpp)
     std::string prices; // usage price table (JSON; empty: the shipped one, src/hub/prices.json)

@@ -1,7 +1,9 @@
 // Private line readers over a file descriptor: forward in blocks, backward from an offset.
 #pragma once
 
+#include <sluice/conversation/codex_rollout.hpp>
 #include <sluice/conversation/row_scan.hpp>
+#include <sluice/conversation/transcript.hpp>
 #include <sluice/core/file_read.hpp>
 
 #include <cstddef>
@@ -110,5 +112,34 @@ inline bool is_frame_line(std::string_view line) noexcept {
 inline bool is_frame_line(RowScanner& rows, std::string_view line) {
     return sniff_is_frame(line) && (rows.valid(line) || valid_json(line));
 }
+
+/// Whether `line` counts as a frame under `format`: `is_frame_line` for frame rows, a line
+/// `codex_frame_row` maps to a row for a rollout. Every counting scan and every reader numbers
+/// lines by this one rule.
+inline bool is_frame_line(RowFormat format, std::string_view line) {
+    return format == RowFormat::frames ? is_frame_line(line) : codex_frame_row(line).has_value();
+}
+
+/// The counting scans' rule (`is_frame_line` of a format) with the row scanner its frame rows are
+/// validated by kept across lines; each line needs `ROW_SCAN_PADDING` readable bytes after it.
+///
+/// @par Thread safety
+/// None: one scan's.
+class FrameLines {
+public:
+    /// Counts lines of `format`.
+    explicit FrameLines(RowFormat format) noexcept
+        : format_(format) {}
+
+    /// Whether `line` is a frame.
+    bool is_frame(std::string_view line) {
+        return format_ == RowFormat::frames ? is_frame_line(rows_, line)
+                                            : is_frame_line(format_, line);
+    }
+
+private:
+    RowFormat format_;
+    RowScanner rows_;
+};
 
 } // namespace sluice::detail

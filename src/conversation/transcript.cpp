@@ -108,8 +108,8 @@ result<void> Transcript::warm_scan() {
         if (!l) {
             break;
         }
-        auto f = Frame::parse(l->text);
-        if (f && (*f)->is_frame()) {
+        auto f = detail::line_frame(p.options.format, l->text);
+        if (f && *f) {
             newest.push_back(*f);
         }
     }
@@ -207,7 +207,8 @@ result<void> Transcript::rescan() {
     auto r = detail::scan_file(
         p.file.fd(),
         p.file.end(),
-        p.options.row_scan,
+        // The row scanner reads frame rows; a rollout's lines are translated (parsed in full).
+        p.options.row_scan && p.options.format == RowFormat::frames,
         p.options.progress,
         p.rows,
         scan,

@@ -14,10 +14,12 @@ using boost::system::result;
 
 namespace detail {
 
-TranscriptCounter::TranscriptCounter(int fd, std::uint64_t end, std::optional<Checkpoint> probe)
+TranscriptCounter::TranscriptCounter(
+    int fd, std::uint64_t end, std::optional<Checkpoint> probe, RowFormat format)
     : fd_(fd)
     , end_(end)
     , lines_in_(fd, 0, end)
+    , rows_(format)
     , probe_(probe) {
 }
 
@@ -31,7 +33,7 @@ result<bool> TranscriptCounter::step(std::uint64_t bytes) {
             done_ = true;
             break;
         }
-        if (is_frame_line(rows_, l->text)) {
+        if (rows_.is_frame(l->text)) {
             if (probe_ && l->offset == probe_->offset) {
                 probe_before_ = frames_;
             }
@@ -85,7 +87,7 @@ result<std::unique_ptr<TranscriptCounter>> TranscriptIndex::start_count(int fd) 
     if (copy < 0) {
         return make_error_code(errc::io_error);
     }
-    return std::make_unique<TranscriptCounter>(copy, open_end_, low_);
+    return std::make_unique<TranscriptCounter>(copy, open_end_, low_, format_);
 }
 
 result<std::uint64_t> TranscriptIndex::resolve(const TranscriptCounter& count) {

@@ -140,9 +140,9 @@ bool TranscriptIndex::load(
     }
     // Catch up on rows appended after the index was last written (no parse: counting only).
     ForwardLines r(file_fd, mark->b, end);
-    RowScanner rows;
+    FrameLines rows(format_);
     while (auto l = r.next()) {
-        if (is_frame_line(rows, l->text)) {
+        if (rows.is_frame(l->text)) {
             add_frame(l->offset, false);
         }
         add_line();
@@ -162,9 +162,9 @@ result<void> TranscriptIndex::count(int fd, std::uint64_t end, const ScanProgres
     low_.reset();
     ForwardLines r(fd, 0, end);
     ScanProgress progress(progress_fn, end);
-    RowScanner rows; // validates most rows faster than Boost.JSON; the count is the same
+    FrameLines rows(format_); // validates most rows faster than Boost.JSON; the count is the same
     while (auto l = r.next()) {
-        if (is_frame_line(rows, l->text)) {
+        if (rows.is_frame(l->text)) {
             add_frame(l->offset, false);
         }
         add_line();

@@ -36,7 +36,7 @@ class TranscriptCounter {
 public:
     /// Counts `fd` (owned: closed with the counter) up to `end`; `probe`, if any, is the oldest
     /// frame read from the end (its offset and the position it was given).
-    TranscriptCounter(int fd, std::uint64_t end, std::optional<Checkpoint> probe);
+    TranscriptCounter(int fd, std::uint64_t end, std::optional<Checkpoint> probe, RowFormat format);
 
     /// Counts on for at least `bytes` more bytes (whole lines). @return whether it is done;
     /// `errc::io_error` on a failed read.
@@ -70,7 +70,7 @@ private:
     OwnedFd fd_;
     std::uint64_t end_;
     ForwardLines lines_in_;
-    RowScanner rows_;
+    FrameLines rows_;
     std::uint64_t frames_{};
     std::uint64_t lines_{};
     std::vector<std::pair<std::uint64_t, std::uint64_t>> checkpoints_;
@@ -93,6 +93,10 @@ private:
 /// None: one owner (its `Transcript`).
 class TranscriptIndex {
 public:
+    /// The numbering of a file whose lines are read as `format` says.
+    explicit TranscriptIndex(RowFormat format = RowFormat::frames) noexcept
+        : format_(format) {}
+
     /// Loads the sidecar at `ipath` for the file `fd` of `end` bytes and catches up on the rows
     /// after its last mark; keeps it open to append to when `writable`. @return whether it was
     /// valid (else the numbering is empty).
@@ -175,6 +179,7 @@ public:
 private:
     void note(std::uint64_t pos, std::uint64_t offset, std::uint64_t line, bool opens);
 
+    RowFormat format_;
     OwnedFd fd_; // the sidecar, open to append (writable, once written or loaded)
     bool loaded_{};
     std::uint64_t frames_{};

@@ -20,7 +20,8 @@ struct Transcript::Parts {
     Parts(TranscriptOptions o, detail::TranscriptFile f)
         : options(std::move(o))
         , file(std::move(f))
-        , rows(file.path(), options.strict) {}
+        , index(options.format)
+        , rows(file.path(), options.strict, options.format) {}
 
     TranscriptOptions options;     ///< as opened
     detail::TranscriptFile file;   ///< the bytes: descriptor, end, torn tail

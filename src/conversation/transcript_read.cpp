@@ -254,7 +254,10 @@ result<std::pair<std::uint64_t, std::uint64_t>> Transcript::frame_span(std::uint
     std::uint64_t at = from.pos;
     detail::ForwardLines r(p.file.fd(), from.offset, p.file.end());
     while (auto l = r.next()) {
-        if (!detail::sniff_is_frame(l->text)) {
+        // Counted: a frame row sniffs as one (its line was validated when it was counted).
+        if (p.options.format == RowFormat::frames
+                ? !detail::sniff_is_frame(l->text)
+                : !detail::is_frame_line(p.options.format, l->text)) {
             continue;
         }
         if (at == pos) {
@@ -274,7 +277,7 @@ result<std::pair<std::uint64_t, std::uint64_t>> Transcript::frame_span_back(std:
         p.file.fd(), anchor.offset, p.file.open_tail() && anchor.offset == p.file.end());
     std::uint64_t at = anchor.pos;
     while (auto l = r.prev()) {
-        if (!detail::is_frame_line(l->text)) {
+        if (!detail::is_frame_line(p.options.format, l->text)) {
             continue;
         }
         if (--at == pos) {
@@ -282,6 +285,22 @@ result<std::pair<std::uint64_t, std::uint64_t>> Transcript::frame_span_back(std:
         }
     }
     return make_error_code(r.failed() ? errc::io_error : errc::not_found);
+}
+
+result<std::string> Transcript::frame_json(std::uint64_t pos) {
+    auto span = frame_span(pos);
+    if (!span) {
+        return span.error();
+    }
+    auto text = read_bytes(span->first, span->second);
+    if (!text || parts_->options.format == RowFormat::frames) {
+        return text;
+    }
+    auto f = detail::line_frame(parts_->options.format, *text);
+    if (!f || !*f) {
+        return make_error_code(errc::io_error); // it was a frame when it was numbered
+    }
+    return std::string((*f)->json());
 }
 
 result<std::string> Transcript::read_bytes(std::uint64_t offset, std::uint64_t n) const {

@@ -14,6 +14,12 @@
 
 namespace sluice::detail {
 
+/// `text`, one line of a transcript of `format`, as a frame (not in its held form).
+/// @return the frame; a null frame for a line that is no frame (a row of another type, JSON that
+/// is not an object, a rollout line `codex_frame_row` maps to nothing); a JSON error code for a
+/// line that is not JSON (a rollout line is parsed only when it may be a frame).
+boost::system::result<FramePtr> line_frame(RowFormat format, std::string_view text);
+
 /// Reads one transcript line as a frame in its held form, or as a row that is no frame; a line
 /// that is not JSON is damage: skipped and reported (logged, kept up to
 /// `TRANSCRIPT_BAD_LINES_KEPT`), or, strict, the read's failure (`bad_line`).
@@ -22,10 +28,12 @@ namespace sluice::detail {
 /// None: one owner (its `Transcript`).
 class RowReader {
 public:
-    /// Lines of the transcript at `path` (named in the log), failing on damage when `strict`.
-    RowReader(std::filesystem::path path, bool strict)
+    /// Lines of the transcript at `path` (named in the log) read as `format` says, failing on
+    /// damage when `strict`.
+    RowReader(std::filesystem::path path, bool strict, RowFormat format = RowFormat::frames)
         : path_(std::move(path))
-        , strict_(strict) {}
+        , strict_(strict)
+        , format_(format) {}
 
     /// Reads `text`, the 0-based line `line` (end-relative until `counted`: then it is named
     /// only once the file is counted, see `renumber`). @return the frame (held form), a null
@@ -54,6 +62,7 @@ private:
 
     std::filesystem::path path_;
     bool strict_;
+    RowFormat format_;
     std::optional<BadLine> bad_line_;
     std::vector<BadLine> bad_lines_;
     std::uint64_t total_{};

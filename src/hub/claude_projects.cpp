@@ -1,5 +1,6 @@
 // Claude Code's projects folders as seats: bounded listing reads and the one inotify follower.
 #include "ids.hpp"
+#include "inotify_events.hpp"
 #include "listing_rows.hpp"
 
 #include <sluice/conversation/frame.hpp>
@@ -8,6 +9,7 @@
 #include <sluice/core/utf8.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/claude_projects.hpp>
+#include <sluice/hub/codex_sessions.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/search_indexer.hpp>
 #include <sluice/hub/usage_scanner.hpp>
@@ -281,7 +283,17 @@ std::string foreign_seat_id(std::string_view session_id) {
     return "c-" + std::string(session_id);
 }
 
-std::optional<ForeignListing> list_session_file(const std::filesystem::path& file) {
+std::string_view foreign_source(const ForeignListing& listing) noexcept {
+    return listing.format == RowFormat::codex_rollout ? "codex" : "claude";
+}
+
+std::optional<ForeignListing>
+list_session_file(const std::filesystem::path& file, RowFormat format) {
+    const bool codex = format == RowFormat::codex_rollout;
+    // A rollout has no title rows to find in its tail: its head holds the session meta and the
+    // first prompt.
+    const std::size_t head_bytes = codex ? CODEX_LIST_HEAD_BYTES : FOREIGN_LIST_HEAD_BYTES;
+    const std::size_t tail_bytes = codex ? 0 : FOREIGN_LIST_TAIL_BYTES;
     const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return std::nullopt;
@@ -293,19 +305,19 @@ std::optional<ForeignListing> list_session_file(const std::filesystem::path& fil
     std::string tail;
     bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     const auto size = ok ? static_cast<std::uint64_t>(st.st_size) : 0;
-    const bool whole = size <= FOREIGN_LIST_HEAD_BYTES + FOREIGN_LIST_TAIL_BYTES;
+    const bool whole = size <= head_bytes + tail_bytes;
     if (ok) {
-        ok = read_at(fd, head, 0, static_cast<std::size_t>(whole ? size : FOREIGN_LIST_HEAD_BYTES));
+        ok = read_at(fd, head, 0, static_cast<std::size_t>(whole ? size : head_bytes));
     }
-    if (ok && !whole) {
-        ok = read_at(fd, tail, size - FOREIGN_LIST_TAIL_BYTES, FOREIGN_LIST_TAIL_BYTES);
+    if (ok && !whole && tail_bytes > 0) {
+        ok = read_at(fd, tail, size - tail_bytes, tail_bytes);
     }
     ::close(fd);
     if (!ok) {
         return std::nullopt;
     }
-    auto l = parse_listing(head, tail, whole);
-    l.session_id = file.stem().string();
+    auto l = codex ? parse_rollout_listing(head, whole) : parse_listing(head, tail, whole);
+    l.session_id = codex ? rollout_session_id(file.filename().string()) : file.stem().string();
     l.size = size;
     if (!whole) {
         count_larger_file(file, l); // bounded (listing_count.cpp)
@@ -324,8 +336,9 @@ bool relist_if_changed(const std::filesystem::path& file, ForeignListing& listin
         return false;
     }
     // Listed again (bounded) while it lacks its project or title: a new session's first rows.
-    auto again =
-        listing.project.empty() || listing.title.empty() ? list_session_file(file) : std::nullopt;
+    auto again = listing.project.empty() || listing.title.empty()
+                     ? list_session_file(file, listing.format)
+                     : std::nullopt;
     if (again) {
         listing = std::move(*again);
     } else if (size > listing.size) {
@@ -508,22 +521,16 @@ struct ClaudeProjects::Impl : std::enable_shared_from_this<Impl> {
                     }
                     return;
                 }
-                std::size_t at = 0;
-                while (at + sizeof(inotify_event) <= n) {
-                    inotify_event ev{};
-                    std::memcpy(&ev, self->buf.data() + at, sizeof(ev));
-                    std::string name;
-                    if (ev.len > 0) {
-                        name.assign(self->buf.data() + at + sizeof(ev), ev.len);
-                        name.resize(std::strlen(name.c_str()));
-                    }
-                    try {
-                        self->on_event(ev.wd, ev.mask, name);
-                    } catch (const std::exception& e) {
-                        spdlog::error("projects watch: {}", e.what());
-                    }
-                    at += sizeof(inotify_event) + ev.len;
-                }
+                for_each_inotify_event(
+                    self->buf.data(),
+                    n,
+                    [&self](int wd, std::uint32_t mask, const std::string& name) {
+                        try {
+                            self->on_event(wd, mask, name);
+                        } catch (const std::exception& e) {
+                            spdlog::error("projects watch: {}", e.what());
+                        }
+                    });
                 self->read_events();
             });
     }

@@ -5,6 +5,7 @@
 #include <sluice/core/assert.hpp>
 #include <sluice/core/file_read.hpp>
 #include <sluice/core/safe_write.hpp>
+#include <sluice/hub/codex_sessions.hpp>
 #include <sluice/hub/file_source.hpp>
 #include <sluice/hub/seat.hpp>
 
@@ -158,7 +159,7 @@ Result<void> write_key(const std::filesystem::path& file, const Key& k) {
 
 // What a foreign seat's summary shows of its listing, open or not.
 void foreign_fields(SeatSummary& s, const ForeignListing& l, const std::string& failed) {
-    s.source = "claude";
+    s.source = foreign_source(l);
     s.project = l.project;
     s.title = l.title;
     s.session_id = l.session_id;
@@ -250,7 +251,10 @@ void FileSource::summarize(SeatSummary& s) const {
 }
 
 Failure FileSource::refusal() const {
-    return Failure::of(errc::conflict, std::string(FOREIGN_READ_ONLY));
+    return Failure::of(
+        errc::conflict,
+        std::string(
+            listing_.format == RowFormat::codex_rollout ? CODEX_READ_ONLY : FOREIGN_READ_ONLY));
 }
 
 void FileSource::close() {
@@ -273,7 +277,12 @@ void FileSource::open(bool reindex) {
     auto out = std::make_shared<Opened>();
     const auto& opt = host_->options();
     const bool queued = host_->journal().submit(
-        [file = file_, dir = opt.dir, budget = opt.budget, reindex, out]() {
+        [file = file_,
+         dir = opt.dir,
+         budget = opt.budget,
+         format = listing_.format,
+         reindex,
+         out]() {
             std::error_code fec;
             std::filesystem::create_directories(dir, fec);
             const auto index = dir / INDEX_FILE;
@@ -285,6 +294,7 @@ void FileSource::open(bool reindex) {
             // Opening costs the window: a file without an index is numbered from its end and
             // counted afterwards, in steps (count).
             o.end_relative = true;
+            o.format = format; // a Codex rollout: each line read as at most one frame
             // Which file the kept index describes: a rewritten, truncated or replaced file is
             // counted afresh (its index removed) under a new epoch.
             const auto old = read_key(dir / KEY_FILE);

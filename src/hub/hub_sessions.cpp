@@ -11,6 +11,7 @@
 #include <sluice/conversation/window.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/hub/claude_projects.hpp>
+#include <sluice/hub/codex_sessions.hpp>
 #include <sluice/hub/file_source.hpp>
 #include <sluice/hub/hub.hpp>
 #include <sluice/hub/wire.hpp>
@@ -60,15 +61,16 @@ SeatSpec Hub::foreign_spec(const std::string& id, const Listed& l) {
     SeatSpec spec;
     spec.id = id;
     spec.name = l.listing.title.empty() ? id : l.listing.title;
-    spec.agent = "claude";
-    spec.epoch = l.epoch; // until opened: then the one kept with its index
+    spec.agent = foreign_source(l.listing); // the agent that wrote it: claude or codex
+    spec.epoch = l.epoch;                   // until opened: then the one kept with its index
     spec.session_id = l.listing.session_id;
     spec.cwd = l.listing.project;
     return spec;
 }
 
 std::optional<std::string> Hub::add_foreign(std::filesystem::path file, ForeignListing listing) {
-    auto id = foreign_seat_id(listing.session_id);
+    auto id = listing.format == RowFormat::codex_rollout ? codex_seat_id(listing.session_id)
+                                                         : foreign_seat_id(listing.session_id);
     std::unique_lock lock(mu_);
     if (auto it = foreign_.find(id); it != foreign_.end() && it->second.file == file) {
         // Listed already from a hook (SessionStart, before the file was written): the same file.
@@ -276,6 +278,10 @@ void Hub::continue_foreign(std::string_view id, const net::any_io_executor& ex, 
         refused = Failure::of(errc::not_found, "no such seat: " + std::string(id));
     } else if (!from->foreign()) {
         refused = Failure::of(errc::conflict, "only a Claude Code session can be continued");
+    } else if (from->summary().source == "codex") {
+        // A hosted codex seat resuming the thread will continue it (issue 28); never a claude
+        // seat handed a Codex thread id.
+        refused = Failure::of(errc::conflict, "continuing a Codex session is not supported yet");
     } else if (auto seat = continued_seat(id)) {
         // Continued before: that seat, not a second one resuming the same session.
         net::post(ex, [done = std::move(done), seat = std::move(seat)]() { done(seat); });

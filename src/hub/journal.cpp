@@ -556,13 +556,13 @@ Result<std::shared_ptr<const std::string>> Journal::frame_text(std::uint64_t seq
         return Failure::of(errc::io_error, "the transcript of this seat cannot be read");
     }
     std::lock_guard lock(store_->mu);
-    auto span = store_->transcript.frame_span(seq);
-    if (!span) {
-        return Failure{span.error(), "cannot find that frame: " + span.error().message()};
-    }
-    auto text = store_->transcript.read_bytes(span->first, span->second);
+    auto text = store_->transcript.frame_json(seq);
     if (!text) {
-        return Failure{text.error(), "cannot read that frame: " + text.error().message()};
+        const bool missing = text.error() == make_error_code(errc::not_found);
+        return Failure{
+            text.error(),
+            (missing ? "cannot find that frame: " : "cannot read that frame: ")
+                + text.error().message()};
     }
     frame_text_ = {seq, std::make_shared<const std::string>(std::move(*text))};
     return frame_text_.second;

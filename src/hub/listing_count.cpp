@@ -2,6 +2,7 @@
 // bounds, and a growing file counted by what was appended, so `seats` shows turns unopened.
 #include "listing_rows.hpp"
 
+#include <sluice/conversation/codex_rollout.hpp>
 #include <sluice/core/file_read.hpp>
 #include <sluice/hub/claude_projects.hpp>
 
@@ -48,7 +49,10 @@ bool count_range(const std::filesystem::path& file, ForeignListing& listing) {
     std::size_t at = 0;
     std::uint64_t turns = *listing.turns;
     for (auto nl = s.find('\n'); nl != std::string_view::npos; nl = s.find('\n', at)) {
-        if (auto row = read_listing_row(s.substr(at, nl - at))) {
+        const auto line = s.substr(at, nl - at);
+        auto row = listing.format == RowFormat::codex_rollout ? codex_frame_row(line)
+                                                              : read_listing_row(line);
+        if (row) {
             if (feed_turn_scan(std::move(*row), listing.scan)) {
                 ++turns;
             }

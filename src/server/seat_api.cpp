@@ -2,6 +2,7 @@
 // sub-agents, and the forwarding of a mirror's commands to the seat's owner.
 #include "api_detail.hpp"
 
+#include <sluice/hub/codex_sessions.hpp>
 #include <sluice/server/errors.hpp>
 
 #include <boost/json.hpp>
@@ -317,8 +318,11 @@ net::awaitable<Response> seat_routes(
         }
         if (method == http::verb::delete_) {
             if (seat->foreign()) {
+                const bool codex = seat->summary().source == "codex";
                 co_return error_response(
-                    req, make_error_code(errc::conflict), std::string(hub::FOREIGN_READ_ONLY));
+                    req,
+                    make_error_code(errc::conflict),
+                    std::string(codex ? hub::CODEX_READ_ONLY : hub::FOREIGN_READ_ONLY));
             }
             // ?purge=true deletes the folder; without it the folder is archived (kept under
             // the data dir's archive/ until retain_archives_days prunes it).

@@ -13,6 +13,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/claude_projects_test.cpp
     e2e/claude_subagents_test.cpp
     e2e/claude_long_session_test.cpp
+    e2e/codex_sessions_test.cpp
     e2e/usage_test.cpp
     e2e/search_test.cpp
     e2e/budget_test.cpp

@@ -31,6 +31,12 @@ inline constexpr std::size_t TRANSCRIPT_BAD_LINES_KEPT = 100;
 /// most n / 16 frames: the bound an end-relative numbering starts from (`end_relative`).
 inline constexpr std::uint64_t TRANSCRIPT_MIN_FRAME_LINE_BYTES = 16;
 
+/// How a transcript's lines are read as frames.
+enum class RowFormat : std::uint8_t {
+    frames, ///< each line is a row; rows of a frame type are frames (sluice's, Claude Code's)
+    codex_rollout, ///< a Codex CLI rollout: each line is at most one frame (`codex_frame_row`)
+};
+
 /// How a transcript is opened.
 struct TranscriptOptions {
     bool read_only{false};  ///< never create, truncate, append or write the index
@@ -64,6 +70,10 @@ struct TranscriptOptions {
     /// keep their values for the transcript's life (`resolve` fixes where 0 was, not them);
     /// until `counted()`, the index is not written.
     bool end_relative{false};
+    /// How lines are read as frames. Whatever the format, one line is at most one frame, so byte
+    /// offsets, the index and the numbering from the end work alike; a `codex_rollout` transcript
+    /// is read-only (sluice never writes a Codex rollout).
+    RowFormat format{RowFormat::frames};
 };
 
 class Transcript;
@@ -206,6 +216,11 @@ public:
     /// frame, as appended (an oversize frame is held elsewhere in reference form).
     /// @return `errc::not_found` past the last frame, `errc::io_error`.
     boost::system::result<std::pair<std::uint64_t, std::uint64_t>> frame_span(std::uint64_t pos);
+
+    /// Frame `pos` whole (not its held form), as the JSON a page would carry: its line as
+    /// appended for frame rows, the row its line translates to for a Codex rollout.
+    /// @return errors as `frame_span` and `read_bytes`.
+    boost::system::result<std::string> frame_json(std::uint64_t pos);
 
     /// Reads `n` bytes at `offset` of the file (a range of a `frame_span`).
     /// @return `errc::io_error` on a failed or short read.

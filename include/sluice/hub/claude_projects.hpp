@@ -2,6 +2,7 @@
 // from bounded heads and tails, the index key kept in sluice's data dir, the inotify follower.
 #pragma once
 
+#include <sluice/conversation/transcript.hpp>
 #include <sluice/conversation/turns.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -46,6 +47,8 @@ inline constexpr std::string_view FOREIGN_READ_ONLY =
 
 /// What a listing learns of one session file from its head and tail.
 struct ForeignListing {
+    /// How its lines are read: Claude Code's rows (`frames`) or a Codex rollout's.
+    RowFormat format{RowFormat::frames};
     std::string session_id;             ///< from the file name (`<session>.jsonl`)
     std::string project;                ///< the `cwd` its rows carry (empty: none seen)
     std::string title;                  ///< custom/ai title or summary row, else first prompt
@@ -89,15 +92,20 @@ void count_larger_file(const std::filesystem::path& file, ForeignListing& listin
 void count_appended(const std::filesystem::path& file, ForeignListing& listing);
 
 /// Lists one session file by bounded reads (FOREIGN_LIST_HEAD_BYTES + FOREIGN_LIST_TAIL_BYTES
-/// at most, and count_larger_file's). @return nullopt when it cannot be read or is not a
-/// session file.
+/// at most, and count_larger_file's; a Codex rollout, `format` codex_rollout: its head of
+/// CODEX_LIST_HEAD_BYTES, parsed by parse_rollout_listing). @return nullopt when it cannot be
+/// read or is not a session file.
 /// @par Thread safety
 /// Safe from any thread; blocking (two reads).
-[[nodiscard]] std::optional<ForeignListing> list_session_file(const std::filesystem::path& file);
+[[nodiscard]] std::optional<ForeignListing>
+list_session_file(const std::filesystem::path& file, RowFormat format = RowFormat::frames);
+
+/// The `source` a foreign seat of `listing` shows: "claude" or "codex".
+[[nodiscard]] std::string_view foreign_source(const ForeignListing& listing) noexcept;
 
 /// Brings `listing` up to date after `file` changed: unchanged when its size is; listed again
-/// (list_session_file) while it lacks a project or a title; else its size kept and what was
-/// appended counted (count_appended; a file that shrank: turns unknown). @return whether
+/// (list_session_file, in its format) while it lacks a project or a title; else its size kept and
+/// what was appended counted (count_appended; a file that shrank: turns unknown). @return whether
 /// anything changed.
 /// @par Thread safety
 /// Safe from any thread; blocking (a stat, and at most the two reads of a listing).

@@ -4,6 +4,7 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/hub/archives_test.cpp
     unit/hub/backlog_test.cpp
     unit/hub/claude_projects_test.cpp
+    unit/hub/codex_sessions_test.cpp
     unit/hub/feed_test.cpp
     unit/hub/file_source_test.cpp
     unit/hub/hooks_test.cpp
