@@ -31,8 +31,8 @@ window.sluiceSeatControls = (() => {
     $('settings-seat').hidden = local || !hostsCli(s.agent);
     $('reset-seat').hidden = local;
     $('delete-seat').hidden = local;
-    // Only a Claude Code session continues as a hosted seat (a Codex one needs the codex agent kind).
-    $('continue-offer').hidden = !local || s.source !== 'claude';
+    // A Claude Code session continues as a claude seat, a Codex one as a codex seat.
+    $('continue-offer').hidden = !local || !hostsCli(s.source);
     document.body.classList.toggle('seat-foreign', local);
     // A hosted CLI's settings; a codex seat also names its agent (a claude seat's is the default).
     const settings = hostsCli(s.agent) && !local

@@ -336,7 +336,9 @@ Result<std::shared_ptr<Seat>> Hub::make_seat(SeatSpec spec, const std::filesyste
         return w.error();
     }
     if (!history.empty()) {
-        if (auto seeded = seed_transcript(history, dir / "transcript.jsonl"); !seeded) {
+        // A codex seat continues a Codex rollout: its lines are read as the frames they mean.
+        const auto format = spec.agent == "codex" ? RowFormat::codex_rollout : RowFormat::frames;
+        if (auto seeded = seed_transcript(history, dir / "transcript.jsonl", format); !seeded) {
             undo();
             return seeded.error();
         }
@@ -413,10 +415,10 @@ std::vector<SeatSummary> Hub::summaries() const {
     for (const auto& seat : seats) {
         all.push_back(seat ? seat->summary() : std::move(out[listed++]));
     }
-    // A session a hosted claude seat continues is listed once: as that seat.
+    // A session a hosted claude or codex seat continues is listed once: as that seat.
     std::set<std::string> continued;
     for (const auto& s : all) {
-        if (s.source.empty() && s.agent == "claude" && !s.session_id.empty()) {
+        if (s.source.empty() && hosts_cli(s.agent) && !s.session_id.empty()) {
             continued.insert(s.session_id);
         }
     }

@@ -10,6 +10,7 @@
 #include <sluice/conversation/transcript.hpp>
 #include <sluice/conversation/window.hpp>
 #include <sluice/detail/net.hpp>
+#include <sluice/hub/agent_kinds.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/codex_sessions.hpp>
 #include <sluice/hub/file_source.hpp>
@@ -263,7 +264,7 @@ std::shared_ptr<Seat> Hub::continued_seat(std::string_view id) const {
     }
     for (const auto& seat : hosted) {
         const auto s = seat->summary();
-        if (s.agent == "claude" && !session.empty() && s.session_id == session) {
+        if (hosts_cli(s.agent) && !session.empty() && s.session_id == session) {
             return seat;
         }
     }
@@ -277,18 +278,17 @@ void Hub::continue_foreign(std::string_view id, const net::any_io_executor& ex, 
     if (!from) {
         refused = Failure::of(errc::not_found, "no such seat: " + std::string(id));
     } else if (!from->foreign()) {
-        refused = Failure::of(errc::conflict, "only a Claude Code session can be continued");
-    } else if (from->summary().source == "codex") {
-        // A hosted codex seat resuming the thread will continue it (issue 28); never a claude
-        // seat handed a Codex thread id.
-        refused = Failure::of(errc::conflict, "continuing a Codex session is not supported yet");
+        refused = Failure::of(
+            errc::conflict, "only a Claude Code or Codex session on this machine can be continued");
     } else if (auto seat = continued_seat(id)) {
         // Continued before: that seat, not a second one resuming the same session.
         net::post(ex, [done = std::move(done), seat = std::move(seat)]() { done(seat); });
         return;
     } else {
         const auto s = from->summary();
-        spec.agent = "claude";
+        // The agent that wrote it resumes it: a claude seat a Claude Code session, a codex seat
+        // a Codex thread (never one handed the other's id).
+        spec.agent = s.source == "codex" ? "codex" : "claude";
         spec.name = s.title.empty() ? s.id : s.title;
         spec.cwd = s.project;
         if (spec.cwd.empty()) {

@@ -1,9 +1,12 @@
 // seed_transcript (seed.hpp): a continued session's frames copied into its new seat's folder.
 #include "seed.hpp"
 
+#include <sluice/conversation/codex_rollout.hpp>
 #include <sluice/conversation/frame.hpp>
 #include <sluice/conversation/turns.hpp>
 #include <sluice/core/safe_write.hpp>
+
+#include <boost/json/serialize.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -28,7 +31,10 @@ Failure os_failure(int err, const std::string& what) {
 } // namespace
 
 Result<void> seed_transcript(
-    const std::filesystem::path& from, const std::filesystem::path& to, std::uint64_t max_bytes) {
+    const std::filesystem::path& from,
+    const std::filesystem::path& to,
+    RowFormat format,
+    std::uint64_t max_bytes) {
     std::ifstream in(from, std::ios::binary);
     std::error_code sec;
     const auto size = std::filesystem::file_size(from, sec);
@@ -59,6 +65,7 @@ Result<void> seed_transcript(
         return true;
     };
     std::string line;
+    std::string converted; // a rollout line's frame row
     bool ok = true;
     // One pass from the cut. `wait_for_turn`: frames before the first that opens a turn are
     // left out (the turn scan warmed up on the first few); @return whether a frame was kept.
@@ -73,7 +80,16 @@ Result<void> seed_transcript(
         bool kept = false;
         // getline without a newline at the end of the file: a row still being written, left out.
         while (ok && std::getline(in, line) && !in.eof()) {
-            auto f = Frame::parse(line);
+            std::string_view text = line;
+            if (format == RowFormat::codex_rollout) {
+                auto row = codex_may_be_frame(line) ? codex_frame_row(line) : std::nullopt;
+                if (!row) {
+                    continue;
+                }
+                converted = boost::json::serialize(*row);
+                text = converted;
+            }
+            auto f = Frame::parse(text);
             if (!f || !(*f)->is_frame()) {
                 continue;
             }
@@ -85,7 +101,7 @@ Result<void> seed_transcript(
                 }
             }
             kept = true;
-            out.append(line).push_back('\n');
+            out.append(text).push_back('\n');
             if (out.size() >= SEED_CHUNK_BYTES) {
                 ok = flush();
             }

@@ -1,6 +1,7 @@
 // Hub, private: a continued session's frames, copied into its new seat's first transcript.
 #pragma once
 
+#include <sluice/conversation/transcript.hpp>
 #include <sluice/hub/failure.hpp>
 
 #include <cstdint>
@@ -19,11 +20,13 @@ inline constexpr std::uint64_t SEED_MAX_BYTES = 64ULL * 1024 * 1024;
 /// within its last `max_bytes`, starting where a turn opens (as a window is cut), or — when no
 /// turn opens there — at the first whole frame. Whole lines only: one a person's terminal is
 /// still writing stops at its last newline; rows that are no frame are left out, as the file's
-/// own seat leaves them out. Memory is one line and one buffer.
+/// own seat leaves them out. Memory is one line and one buffer. A Codex rollout (`format`
+/// RowFormat::codex_rollout) is copied as the frame rows its lines read as (codex_frame_row).
 /// @return the file and the OS reason when a read or a write fails.
 [[nodiscard]] Result<void> seed_transcript(
     const std::filesystem::path& from,
     const std::filesystem::path& to,
+    RowFormat format = RowFormat::frames,
     std::uint64_t max_bytes = SEED_MAX_BYTES);
 
 } // namespace sluice::hub

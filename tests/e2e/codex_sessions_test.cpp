@@ -3,6 +3,7 @@
 // rollouts in tests/fixtures/codex: listing, opening, live follow, new rollouts, read-only, and
 // nothing written under DIR.
 #include "e2e/claude_tree.hpp"
+#include "e2e/codex_world.hpp"
 #include "support/files.hpp"
 #include "support/hub_process.hpp"
 
@@ -122,14 +123,13 @@ TEST(CodexSessions, ListsRolloutsWithFirstPromptsAndSessionMeta) {
     EXPECT_EQ(seats.at(seat_id(RESUMED)).at("turns").as_int64(), 2);
     EXPECT_EQ(seats.at(seat_id(INTERRUPTED)).at("turns").as_int64(), 1);
 
-    // Read-only: a prompt, a rename, a delete and a continue are refused with the reason.
+    // Read-only: a prompt, a rename and a delete are refused with the reason.
     const auto base = hub.base() + "/v1/seats/" + seat_id(EXEC);
     for (const auto& [method, path, body] :
          std::vector<std::tuple<std::string, std::string, std::string>>{
              {"POST", "/messages", R"({"text":"hello"})"},
              {"PATCH", "", R"({"name":"x"})"},
-             {"DELETE", "", ""},
-             {"POST", "/continue", "{}"}}) {
+             {"DELETE", "", ""}}) {
         auto r = http(method, base + path, body);
         EXPECT_EQ(r.status, 409U) << method << " " << path << " " << r.body;
         EXPECT_NE(r.body.find("Codex session"), std::string::npos) << r.body;
@@ -220,6 +220,56 @@ TEST(CodexSessions, AppendedLinesArriveLiveAndNewRolloutsAppear) {
         }
     }
     EXPECT_TRUE(seen) << "a rollout in a new day's folder is listed with its first prompt";
+}
+
+} // namespace
+
+namespace {
+
+using namespace sluice::test;
+using namespace sluice::test::codex_e2e;
+
+// A Codex session continued from the page or the CLI: a codex seat whose history starts with
+// the rollout's turns, resuming its thread in the real codex (the rollout lies in the
+// CODEX_HOME codex runs with, as ~/.codex/sessions does).
+TEST(CodexSessions, ContinuesARolloutAsACodexSeatThatResumesItsThread) {
+    SLUICE_NEED_CODEX();
+    CodexWorld w;
+    const fs::path sessions = w.home / "sessions";
+    auto lines = fixture_lines(EXEC);
+    for (auto& line : lines) { // the session ran in this world's folder
+        for (std::size_t at = 0;
+             (at = line.find("/work/scratch/cxf/work", at)) != std::string::npos;) {
+            line.replace(at, 22, w.cwd.string());
+            at += w.cwd.string().size();
+        }
+    }
+    spill(rollout_path(sessions, EXEC), joined(lines, 0, lines.size()));
+    auto args = w.serve_args({"--codex-sessions", sessions.string()});
+    SluiceProcess hub(args);
+    auto r = http("POST", hub.base() + "/v1/seats/" + seat_id(EXEC) + "/continue", "{}");
+    ASSERT_EQ(r.status, 201U) << r.body;
+    const std::string seat(r.json.at("seat").as_string());
+    EXPECT_EQ(seat_of(hub, seat).at("agent").as_string(), "codex");
+    const auto meta = json::parse(slurp(fs::path(w.data.path()) / "seats" / seat / "meta.json"));
+    EXPECT_EQ(meta.at("session_id").as_string(), EXEC.thread) << "it resumes the thread";
+    r = http("POST", hub.base() + "/v1/seats/" + seat_id(EXEC) + "/continue", "{}");
+    EXPECT_EQ(r.status, 200U) << "continued before: the same seat " << r.body;
+    EXPECT_EQ(r.json.at("seat").as_string(), seat);
+
+    SseClient a(hub.base() + "/v1/seats/" + seat + "/events");
+    ASSERT_TRUE(a.wait_for([](const auto& ev) { return !connected_of(ev).is_null(); }));
+    EXPECT_NE(
+        json::serialize(connected_of(a.events()).at("window")).find("hi-from-codex"),
+        std::string::npos)
+        << "the seat's history starts with the session's turns";
+    const auto t = send(hub, seat, "go on: which command did you run?");
+    ASSERT_TRUE(a.wait_for(ended(t), 90s)) << "turn " << t;
+    ASSERT_FALSE(w.fake.requests().empty());
+    EXPECT_NE(json::serialize(w.fake.requests().back()).find("hi-from-codex"), std::string::npos)
+        << "codex resumed the thread";
+    EXPECT_FALSE(seats_of(hub).contains(seat_id(EXEC)))
+        << "the session is listed once, as the seat";
 }
 
 } // namespace

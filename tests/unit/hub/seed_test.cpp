@@ -33,7 +33,8 @@ std::string long_session(int times) {
 
 std::string seeded(const TempDir& dir, const std::string& rows, std::uint64_t max_bytes) {
     sluice::test::write_file(dir.file("session.jsonl"), rows);
-    const auto r = seed_transcript(dir.file("session.jsonl"), dir.file("seeded.jsonl"), max_bytes);
+    const auto r = seed_transcript(
+        dir.file("session.jsonl"), dir.file("seeded.jsonl"), sluice::RowFormat::frames, max_bytes);
     EXPECT_TRUE(r) << r.error().message;
     return slurp(dir.file("seeded.jsonl"));
 }
