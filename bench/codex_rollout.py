@@ -4,10 +4,15 @@
 window and a parse of them, and the hub's peak RSS against the window.
 
 Usage: bench/codex_rollout.py SLUICE_BINARY [MB | ROLLOUT]
+       CODEX=tools/codex/node_modules/.bin/codex bench/codex_rollout.py …   (also Codex itself)
   MB       size of the generated rollout in MB (default 200; the issue's figure is 2048): the
            real rollout tests/fixtures/codex/exec-approvals.jsonl (2 turns, 32 lines, 10 frames)
            repeated after its session meta, so its row mix is codex 0.169.0's own
   ROLLOUT  an existing rollout to use instead (hard-linked; same filesystem as the temp dir)
+With CODEX set, the same rollout is also resumed by Codex itself: `codex app-server` (what the
+`codex resume` TUI and the IDE extensions run) in a CODEX_HOME holding it under sessions/,
+`thread/resume` by its path as a client that shows the conversation asks for it (whole history),
+timed to the answer, with codex's peak RSS. No model request is made (no turn starts).
 Bounded: loopback only, one server at a time (ended at exit), temp dirs removed at exit.
 """
 import json
@@ -24,7 +29,8 @@ from sluice_bench import serve_projects, stop_process  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "..", "tests", "fixtures", "codex", "exec-approvals.jsonl")
-THREAD = "01a24e22-ffff-7000-8000-00000000b16b"
+# The fixture's own thread (its session_meta's id): codex finds a rollout by the id in its name.
+THREAD = "01a24e22-680f-77b2-b9cf-476f93998689"
 FRAMES_PER_COPY = 10  # exec-approvals.jsonl: 2 prompts, 2 calls, 2 outputs, 2 answers, 2 ends
 
 
@@ -83,6 +89,72 @@ def index_kept(data, limit=1200):
     raise RuntimeError("no index kept")
 
 
+def tree_hwm(pid):
+    """Peak RSS (kB) of `pid` and its descendants (the npm `codex` wrapper runs the native
+    binary as its child), as far as they still run."""
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            total += status(p, "VmHWM")
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total
+
+
+def codex_resume(codex, tmp, rollout):
+    """Seconds until `codex app-server` answers thread/resume of `rollout` (whole history), the
+    answer's bytes, and codex's peak RSS (kB) by then."""
+    # The rollout lies under tmp/sessions/: tmp is the CODEX_HOME (codex resumes only rollouts
+    # of its own home).
+    home = tmp
+    with open(os.path.join(home, "config.toml"), "w") as f:
+        # The fixture's rows name their model provider "fake" (tests/fixtures/codex/README.md):
+        # codex resumes a thread only while its provider is configured; nothing is requested.
+        f.write('check_for_update_on_startup = false\n[analytics]\nenabled = false\n'
+                '[model_providers.fake]\nname = "fake"\nbase_url = "http://127.0.0.1:9/v1"\n'
+                'wire_api = "responses"\n')
+    env = dict(os.environ, CODEX_HOME=home, RUST_LOG="error")
+    p = subprocess.Popen([codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=env, cwd=tmp)
+    try:
+        def send(msg):
+            p.stdin.write((json.dumps(msg) + "\n").encode())
+            p.stdin.flush()
+
+        def answer(want):
+            while True:
+                line = p.stdout.readline()
+                if not line:
+                    raise RuntimeError("codex ended before answering")
+                # `{"id":N,"result":…}`, or an error with its id last.
+                if line.startswith(b'{"id":' + str(want).encode() + b",") or \
+                        line.rstrip().endswith(b',"id":' + str(want).encode() + b"}"):
+                    return line
+
+        send({"id": 1, "method": "initialize", "params": {
+            "clientInfo": {"name": "sluice_bench", "version": "1"},
+            "capabilities": {"experimentalApi": True}}})
+        answer(1)
+        send({"method": "initialized"})
+        hwm = tree_hwm(p.pid)
+        t0 = time.monotonic()
+        send({"id": 2, "method": "thread/resume",
+              "params": {"threadId": "", "path": rollout, "cwd": tmp}})
+        line = answer(2)
+        wall = time.monotonic() - t0
+        hwm = max(hwm, tree_hwm(p.pid))
+        err = line.startswith(b'{"error"')
+        return wall, len(line), hwm, line[:300].decode(errors="replace") if err else ""
+    finally:
+        p.kill()
+        p.wait()
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -135,6 +207,13 @@ def main():
         t2 = time.monotonic()
         print(f"tail -c {span} (the window's rollout bytes): {t1 - t0:.2f} s; json.loads of each "
               f"line (Python): {t2 - t1:.2f} s")
+        codex = os.environ.get("CODEX")
+        if codex:
+            codex = os.path.abspath(codex)  # it runs in the temp dir
+            wall, nbytes, hwm, err = codex_resume(codex, tmp, big)
+            print(f"codex app-server thread/resume of the same rollout: {wall:.2f} s, "
+                  f"{nbytes / 1e6:.1f} MB answer, peak RSS {hwm / 1024:.0f} MiB"
+                  + (f"; it refused: {err}" if err else ""))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
