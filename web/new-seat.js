@@ -18,13 +18,23 @@ window.sluiceNewSeat = (() => {
     return o;
   };
 
+  // An ACP agent is chosen by its command line: the select's value is "acp:" and the line.
+  const ACP = 'acp:';
+  const kindOf = (value) => (value.startsWith(ACP) ? 'acp' : value);
+
   function showKind() {
-    const kind = $('new-seat-agent').value;
+    const value = $('new-seat-agent').value;
+    const kind = kindOf(value);
     const k = (agents && agents.agents || []).find((a) => a.kind === kind);
-    $('new-seat-claude').hidden = kind !== 'claude' && kind !== 'codex';
+    $('new-seat-claude').hidden = kind !== 'claude' && kind !== 'codex' && kind !== 'acp';
+    // An ACP agent's model and modes are its own configuration's.
+    $('new-seat-mode-row').hidden = kind === 'acp';
+    $('new-seat-model-row').hidden = kind === 'acp';
     $('new-seat-mode-label').textContent = kind === 'codex' ? 'Approval policy' : 'Permission mode';
     controls.fillModes($('new-seat-mode'), 'default', kind);
-    $('new-seat-agent-detail').textContent = k ? (k.available ? k.detail || '' : `not available here: ${k.reason || 'no reason given'}`) : '';
+    $('new-seat-agent-detail').textContent = !k ? ''
+      : !k.available ? `not available here: ${k.reason || 'no reason given'}`
+        : kind === 'acp' ? `runs ${value.slice(ACP.length)} in the seat's folder (Agent Client Protocol)` : k.detail || '';
   }
 
   async function load() {
@@ -37,12 +47,17 @@ window.sluiceNewSeat = (() => {
     select.replaceChildren();
     const kinds = agents && Array.isArray(agents.agents) ? agents.agents : [{ kind: 'builtin', available: true }];
     for (const k of kinds) {
-      const label = { builtin: 'builtin', claude: 'Claude Code', codex: 'Codex', process: 'agent process (--agent-cmd)' }[k.kind] || k.kind;
+      const label = { builtin: 'builtin', claude: 'Claude Code', codex: 'Codex', acp: 'ACP agent', process: 'agent process (--agent-cmd)' }[k.kind] || k.kind;
+      if (k.kind === 'acp' && k.available && Array.isArray(k.commands)) {
+        // One choice per command line the hub allows.
+        for (const cmd of k.commands) select.append(option(ACP + cmd, `${label}: ${cmd}`));
+        continue;
+      }
       // An unavailable kind stays listed, disabled, so the person sees what the hub lacks.
       select.append(option(k.kind, k.available ? label : `${label} — not available`, !k.available));
     }
-    const first = kinds.find((k) => k.available);
-    if (first) select.value = first.kind;
+    const first = [...select.options].find((o) => !o.disabled);
+    if (first) select.value = first.value;
     $('new-seat-root').textContent = agents && agents.workspace_root ? `${agents.workspace_root.replace(/\/$/, '')}/` : '';
     await controls.knownModes();
     showKind();
@@ -65,14 +80,16 @@ window.sluiceNewSeat = (() => {
     const body = {};
     const name = $('new-seat-name').value.trim();
     const model = $('new-seat-model').value.trim();
-    const agent = $('new-seat-agent').value;
+    const value = $('new-seat-agent').value;
+    const agent = kindOf(value);
     if (name) body.name = name;
-    if (model) body.model = model;
+    if (model && agent !== 'acp') body.model = model;
     if (agent && agent !== 'builtin') body.agent = agent;
-    if (agent === 'claude' || agent === 'codex') {
+    if (agent === 'acp') body.cmd = value.slice(ACP.length);
+    if (agent === 'claude' || agent === 'codex' || agent === 'acp') {
       const cwd = $('new-seat-cwd').value.trim();
       if (cwd) body.cwd = cwd; // relative: under the workspace root
-      if ($('new-seat-mode').value !== 'default') body.permission_mode = $('new-seat-mode').value;
+      if (agent !== 'acp' && $('new-seat-mode').value !== 'default') body.permission_mode = $('new-seat-mode').value;
     }
     b.disabled = true;
     $('new-seat-note').textContent = '';

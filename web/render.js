@@ -168,8 +168,11 @@ window.sluiceRender = (() => {
   function renderSystem(v, f, row, section) {
     const sub = row.subtype || '';
     if (sub === 'init') {
-      const parts = [row.agent === 'codex' ? 'Codex session' : 'Session'];
+      const parts = [row.agent === 'codex' ? 'Codex session'
+        : row.agent === 'acp' ? `${row.agent_name || 'ACP agent'}${row.agent_version ? ` ${row.agent_version}` : ''} session` : 'Session'];
       if (row.resumed) parts.push('resumed');
+      if (row.not_resumed) parts.push(row.not_resumed);
+      if (row.mode) parts.push(`mode ${row.mode}`);
       if (row.model) parts.push(row.model);
       if (row.cwd) parts.push(row.cwd);
       if (Array.isArray(row.tools)) parts.push(`${row.tools.length} tools`);

@@ -37,7 +37,7 @@ window.sluiceSeatControls = (() => {
     // A hosted CLI's settings; a codex seat also names its agent (a claude seat's is the default).
     const settings = hostsCli(s.agent) && !local
       ? [s.agent === 'codex' ? 'Codex' : '', s.permission_mode || (s.agent === 'codex' ? 'default policy' : 'default mode'), s.model]
-      : [s.model];
+      : s.agent === 'acp' ? ['ACP', s.cmd] : [s.model];
     $('seat-settings-summary').textContent = settings.filter(Boolean).join(' · ');
   }
 

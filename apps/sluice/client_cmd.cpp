@@ -151,7 +151,7 @@ int cmd_seats(const ClientOptions& o, bool du) {
 }
 
 struct NewOptions {
-    std::string name, agent, cwd, model, permission_mode;
+    std::string name, agent, cwd, model, permission_mode, cmd;
     double budget_usd{-1}; // below 0: none given
 };
 
@@ -166,7 +166,8 @@ int cmd_new(const ClientOptions& o, NewOptions n) {
           {"agent", &n.agent},
           {"cwd", &n.cwd},
           {"model", &n.model},
-          {"permission_mode", &n.permission_mode}}) {
+          {"permission_mode", &n.permission_mode},
+          {"cmd", &n.cmd}}) {
         if (!value->empty()) {
             body[key] = *value;
         }
@@ -262,11 +263,16 @@ void add_client_commands(CLI::App& app) {
     common(create);
     auto nopt = std::make_shared<client::NewOptions>();
     create->add_option("name", nopt->name, "the seat's name");
-    create->add_option("--agent", nopt->agent, "builtin|process|claude|codex");
+    create->add_option("--agent", nopt->agent, "builtin|process|claude|codex|acp");
+    create->add_option(
+        "--cmd",
+        nopt->cmd,
+        "acp: the agent's command line, one the hub allows (serve --acp-agent), e.g. "
+        "\"qwen --acp\"");
     create->add_option(
         "--cwd",
         nopt->cwd,
-        "claude, codex: working directory (inside the workspace root; a relative one "
+        "claude, codex, acp: working directory (inside the workspace root; a relative one "
         "is taken from the current folder)");
     create->add_option("--model", nopt->model, "the model (default: the agent's)");
     create->add_option(

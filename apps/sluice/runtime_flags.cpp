@@ -1,6 +1,7 @@
 // The runtime flags declared once for `run` and `serve`, and the runtime configs built from them.
 #include "runtime_flags.hpp"
 
+#include <sluice/runtime/agents/acp_agent.hpp>
 #include <sluice/runtime/tools/tools.hpp>
 
 #include <unistd.h>
@@ -140,6 +141,15 @@ std::string claude_unrunnable(const RuntimeFlags& f) {
 
 std::string codex_unrunnable(const RuntimeFlags& f) {
     return unrunnable("codex", f.codex_bin, "--codex-bin", "Codex (npm @openai/codex)");
+}
+
+std::string acp_unrunnable(const std::string& cmd) {
+    std::string why;
+    const auto argv = runtime::acp::split_command(cmd, why);
+    if (!argv) {
+        return "agent kind 'acp' cannot run '" + cmd + "': " + why;
+    }
+    return unrunnable("acp", argv->front(), "--acp-agent", "the agent");
 }
 
 } // namespace sluice::app

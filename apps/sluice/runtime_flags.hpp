@@ -64,4 +64,9 @@ void add_runtime_flags(CLI::App& app, RuntimeFlags& flags);
 /// Why the codex agent kind cannot run here (`flags.codex_bin`, as claude_unrunnable).
 [[nodiscard]] std::string codex_unrunnable(const RuntimeFlags& flags);
 
+/// Why ACP agent command line `cmd` (serve --acp-agent) cannot run here: it does not split
+/// (acp::split_command), or its executable is found nowhere (as claude_unrunnable). Empty when
+/// it can run.
+[[nodiscard]] std::string acp_unrunnable(const std::string& cmd);
+
 } // namespace sluice::app

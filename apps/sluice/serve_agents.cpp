@@ -5,6 +5,7 @@
 
 #include <sluice/hub/spend_limits.hpp>
 #include <sluice/hub/usage.hpp>
+#include <sluice/runtime/agents/acp_agent.hpp>
 #include <sluice/runtime/agents/agent.hpp>
 #include <sluice/runtime/agents/codex_agent.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
@@ -144,6 +145,36 @@ hub::AgentOrReason codex_agent(
     return {runtime::make_codex_agent(ex, std::move(cc)), {}};
 }
 
+// An acp seat's agent: its command line (one the hub still allows: a restart with other
+// --acp-agent lines leaves the seat unavailable, saying why) in the seat's cwd, loading the
+// seat's session.
+hub::AgentOrReason acp_agent(
+    const std::vector<std::string>& allowed,
+    const std::filesystem::path& root,
+    const hub::SeatSpec& spec,
+    const std::vector<boost::json::object>& rows,
+    const boost::asio::any_io_executor& ex) {
+    if (std::find(allowed.begin(), allowed.end(), spec.cmd) == allowed.end()) {
+        return {
+            nullptr,
+            "this hub no longer allows the ACP agent '" + spec.cmd
+                + "' (serve --acp-agent names the command lines a seat may run)"};
+    }
+    if (auto why = acp_unrunnable(spec.cmd); !why.empty()) {
+        return {nullptr, std::move(why)};
+    }
+    std::string why;
+    const auto cwd = seat_cwd(root, spec, why);
+    if (!why.empty()) {
+        return {nullptr, std::move(why)};
+    }
+    runtime::AcpAgentConfig ac;
+    ac.argv = *runtime::acp::split_command(spec.cmd, why);
+    ac.working_dir = cwd.string();
+    ac.session_id = spec.session_id.empty() ? session_in_rows(rows) : spec.session_id;
+    return {runtime::make_acp_agent(ex, std::move(ac)), {}};
+}
+
 } // namespace
 
 std::filesystem::path workspace_root(const ServeOptions& o) {
@@ -169,6 +200,18 @@ std::vector<server::AgentKind> agent_kinds(const ServeOptions& o) {
         .kind = "codex", .available = true, .detail = f.codex_bin, .reason = {}};
     codex.reason = codex_unrunnable(f);
     codex.available = codex.reason.empty();
+    server::AgentKind acp{.kind = "acp", .available = true, .detail = {}, .reason = {}};
+    for (const auto& cmd : o.acp_agents) {
+        if (acp_unrunnable(cmd).empty()) {
+            acp.commands.push_back(cmd);
+        } else {
+            acp.reason += (acp.reason.empty() ? "" : "; ") + acp_unrunnable(cmd);
+        }
+    }
+    acp.available = !acp.commands.empty();
+    if (o.acp_agents.empty()) {
+        acp.reason = "the hub runs with no --acp-agent";
+    }
     server::AgentKind process{
         .kind = "process", .available = !f.agent_cmd.empty(), .detail = {}, .reason = {}};
     if (!process.available) {
@@ -178,6 +221,7 @@ std::vector<server::AgentKind> agent_kinds(const ServeOptions& o) {
         {.kind = "builtin", .available = true, .detail = builtin, .reason = {}},
         claude,
         codex,
+        acp,
         process};
 }
 
@@ -204,10 +248,18 @@ hub::AgentFactory agent_factory(
         std::filesystem::path root;
         std::shared_ptr<hub::SpendLimits> limits;
         std::shared_ptr<const hub::PriceTable> prices;
+        std::vector<std::string> acp_agents;
     };
 
-    auto made = std::make_shared<const AgentConfigs>(
-        AgentConfigs{rc, pc, has_agent_cmd, o.runtime, root, std::move(limits), std::move(prices)});
+    auto made = std::make_shared<const AgentConfigs>(AgentConfigs{
+        rc,
+        pc,
+        has_agent_cmd,
+        o.runtime,
+        root,
+        std::move(limits),
+        std::move(prices),
+        o.acp_agents});
     return [made](
                const hub::SeatSpec& spec,
                const std::vector<boost::json::object>& rows,
@@ -217,6 +269,9 @@ hub::AgentFactory agent_factory(
         }
         if (spec.agent == "codex") {
             return codex_agent(made->flags, made->root, spec, rows, ex);
+        }
+        if (spec.agent == "acp") {
+            return acp_agent(made->acp_agents, made->root, spec, rows, ex);
         }
         if (spec.agent == "process") {
             if (!made->has_agent_cmd) {

@@ -80,6 +80,13 @@ void add_serve_options(CLI::App& sub, ServeOptions& o) {
         ->allow_extra_args(false)
         ->type_name("[DIR]");
     sub.add_option(
+           "--acp-agent",
+           o.acp_agents,
+           "allow seats of agent kind acp to run this command line (an agent speaking the Agent "
+           "Client Protocol on stdio, e.g. \"gemini --acp\", \"qwen --acp\", \"opencode "
+           "acp\"; repeatable; a seat names it whole in its 'cmd', compared exactly)")
+        ->type_name("CMD");
+    sub.add_option(
         "--retain-archives-days",
         o.retain_archives_days,
         "delete reset archives and removed seats' folders (archive/) older than this many days, "

@@ -41,6 +41,7 @@ struct ServeOptions {
     ClusterFlags cluster; // --redis and the flags that go with it (cluster_flags.hpp)
     std::vector<std::string> claude_projects; // Claude Code projects folders served read-only
     std::vector<std::string> codex_sessions;  // Codex sessions folders served read-only
+    std::vector<std::string> acp_agents;      // ACP agent command lines a seat may name
     std::uint64_t retain_archives_days{0};    // prune reset archives and removed seats (0: keep)
     std::string log_format{"text"};           // text | json (logging.hpp)
     std::string prices; // usage price table (JSON; empty: the shipped one, src/hub/prices.json)

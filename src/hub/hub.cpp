@@ -248,13 +248,27 @@ std::optional<Failure> Hub::check_spec(SeatSpec& spec) const {
     }
     if (spec.agent != "builtin" && spec.agent != "process" && !hosts_cli(spec.agent)) {
         return Failure::of(
-            errc::bad_request,
-            R"(field 'agent' must be "builtin", "process", "claude" or "codex")");
+            errc::bad_request, "field 'agent' must be " + std::string(AGENT_KINDS_TEXT));
     }
-    if (!hosts_cli(spec.agent) && (!spec.cwd.empty() || !spec.permission_mode.empty())) {
+    if (!hosts_cli(spec.agent) && !spec.cwd.empty()) {
+        return Failure::of(
+            errc::bad_request, R"(field 'cwd' is for agents "claude", "codex" and "acp" only)");
+    }
+    if (!takes_agent_settings(spec.agent) && !spec.permission_mode.empty()) {
         return Failure::of(
             errc::bad_request,
-            R"(fields 'cwd' and 'permission_mode' are for agents "claude" and "codex" only)");
+            R"(field 'permission_mode' is for agents "claude" and "codex" only)");
+    }
+    if (spec.agent == "acp" && (spec.cmd.empty() || !spec.model.empty() || !spec.system.empty())) {
+        return Failure::of(
+            errc::bad_request,
+            spec.cmd.empty() ? R"(agent "acp" needs field 'cmd': one of the command lines the hub )"
+                               R"(allows (GET /v1/agents))"
+                             : R"(fields 'model' and 'system' are not for agent "acp" (its own )"
+                               R"(configuration chooses them))");
+    }
+    if (spec.agent != "acp" && !spec.cmd.empty()) {
+        return Failure::of(errc::bad_request, R"(field 'cmd' is for agent "acp" only)");
     }
     spec.session_id.clear(); // learned from the agent, never taken from a client
     if (spec.name.size() > SEAT_NAME_MAX_BYTES) {

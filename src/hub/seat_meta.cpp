@@ -29,6 +29,9 @@ std::string encode_meta(const SeatSpec& spec) {
     if (!spec.cwd.empty()) {
         meta["cwd"] = spec.cwd;
     }
+    if (!spec.cmd.empty()) {
+        meta["cmd"] = spec.cmd;
+    }
     if (!spec.permission_mode.empty()) {
         meta["permission_mode"] = spec.permission_mode;
     }
@@ -61,7 +64,7 @@ Result<SeatSpec> decode_meta(std::string_view text) {
     auto str = [&](std::string_view k) {
         const auto* p = o.if_contains(k);
         if (p != nullptr && !p->is_string() && !p->is_null() && bad.empty()) {
-            bad = "'" + std::string(k) + "' is not a string";
+            bad.append("'").append(k).append("' is not a string");
         }
         return p != nullptr && p->is_string() ? std::string(p->get_string()) : std::string();
     };
@@ -73,6 +76,7 @@ Result<SeatSpec> decode_meta(std::string_view text) {
     spec.system = str("system");
     spec.epoch = str("epoch");
     spec.cwd = str("cwd");
+    spec.cmd = str("cmd");
     spec.permission_mode = str("permission_mode");
     spec.session_id = str("session_id");
     if (!bad.empty()) {

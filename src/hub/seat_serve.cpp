@@ -135,6 +135,7 @@ void Seat::update_summary() {
     s.epoch = spec_.epoch;
     s.model = spec_.model;
     s.permission_mode = spec_.permission_mode;
+    s.cmd = spec_.cmd;
     s.budget_usd = spec_.budget_usd;
     s.spent_usd = spec_.spend.total_usd;
     if (!unavailable_.empty()) {
@@ -254,7 +255,7 @@ void Seat::change_settings(runtime::AgentSettings settings, Done done) {
         done(Failure::of(errc::conflict, "the seat is closed"));
         return;
     }
-    if (!hosts_cli(spec_.agent)) {
+    if (!takes_agent_settings(spec_.agent)) {
         done(Failure::of(
             errc::conflict,
             R"(fields 'permission_mode' and 'model' can change on agents "claude" and )"

@@ -5,6 +5,8 @@ list(APPEND SLUICE_RUNTIME_SOURCES
     agents/line_process.cpp
     agents/codex_agent.cpp
     agents/codex_items.cpp
+    agents/acp_agent.cpp
+    agents/acp_updates.cpp
     agents/control_requests.cpp
     agents/stream_json.cpp
     agents/agent_events.cpp

@@ -22,6 +22,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace sluice::server {
@@ -41,6 +42,9 @@ json::object seat_json(const hub::SeatSummary& s, bool detail) {
     }
     if (!s.permission_mode.empty()) {
         o["permission_mode"] = s.permission_mode;
+    }
+    if (!s.cmd.empty()) {
+        o["cmd"] = s.cmd;
     }
     if (s.source.empty()) { // a hosted seat: its budget and what it spent
         o["budget_usd"] = s.budget_usd ? json::value(*s.budget_usd) : json::value(nullptr);
@@ -198,7 +202,8 @@ net::awaitable<Response> create_route(Server::Impl& s, const Request& req) {
         || !string_field(*body, "model", spec.model, why)
         || !string_field(*body, "system", spec.system, why)
         || !string_field(*body, "cwd", spec.cwd, why)
-        || !string_field(*body, "permission_mode", spec.permission_mode, why)) {
+        || !string_field(*body, "permission_mode", spec.permission_mode, why)
+        || !string_field(*body, "cmd", spec.cmd, why)) {
         co_return bad(req, why);
     }
     if (const auto* b = body->if_contains("budget_usd"); b != nullptr && !b->is_null()) {
@@ -209,7 +214,30 @@ net::awaitable<Response> create_route(Server::Impl& s, const Request& req) {
     }
     if (!spec.agent.empty() && spec.agent != "builtin" && spec.agent != "process"
         && !hub::hosts_cli(spec.agent)) {
-        co_return bad(req, R"(field 'agent' must be "builtin", "process", "claude" or "codex")");
+        co_return bad(req, "field 'agent' must be " + std::string(hub::AGENT_KINDS_TEXT));
+    }
+    if (spec.agent == "acp" && !spec.cmd.empty()) {
+        // Only a command line the hub was started with runs: compared whole, byte for byte.
+        const auto kind = std::find_if(
+            s.cfg.agent_kinds.begin(), s.cfg.agent_kinds.end(), [](const AgentKind& k) {
+                return k.kind == "acp";
+            });
+        if (kind == s.cfg.agent_kinds.end() || kind->commands.empty()) {
+            co_return bad(
+                req, "this hub allows no ACP agents (start it with serve --acp-agent CMD)");
+        }
+        if (std::find(kind->commands.begin(), kind->commands.end(), spec.cmd)
+            == kind->commands.end()) {
+            std::string allowed;
+            for (const auto& c : kind->commands) {
+                allowed += (allowed.empty() ? "'" : ", '") + c + "'";
+            }
+            co_return bad(
+                req,
+                "field 'cmd' must be one of the command lines this hub allows (serve "
+                "--acp-agent): "
+                    + allowed);
+        }
     }
     auto make = s.hub.async_create(std::move(spec), net::use_awaitable); // named: GCC 12 co_await
     auto seat = co_await std::move(make);
@@ -231,6 +259,9 @@ Response agents_response(const Request& req, const ServerConfig& cfg) {
         }
         if (!k.reason.empty()) {
             o["reason"] = k.reason;
+        }
+        if (k.kind == "acp") {
+            o["commands"] = json::array(k.commands.begin(), k.commands.end());
         }
         kinds.push_back(std::move(o));
     }

@@ -8,6 +8,7 @@ list(APPEND SLUICE_TEST_SOURCES
     e2e/openapi_test.cpp
     e2e/claude_test.cpp
     e2e/codex_test.cpp
+    e2e/acp_test.cpp
     e2e/claude_reset_test.cpp
     e2e/claude_controls_test.cpp
     e2e/claude_projects_test.cpp

@@ -16,11 +16,13 @@ namespace sluice::hub {
 struct SeatSpec {
     std::string id;               ///< stable id (generated when empty)
     std::string name;             ///< for people
-    std::string agent{"builtin"}; ///< "builtin" | "process" | "claude"
-    std::string model;            ///< builtin: model override (empty: the server's)
-    std::string system;           ///< builtin: system prompt override
-    std::string epoch;            ///< changes when the conversation is replaced
-    std::uint64_t turns{};        ///< prompts accepted so far
+    std::string agent{"builtin"}; ///< "builtin" | "process" | "claude" | "codex" | "acp"
+    /// acp: the agent's command line, one of those the hub allows (`serve --acp-agent`)
+    std::string cmd;
+    std::string model;     ///< builtin: model override (empty: the server's)
+    std::string system;    ///< builtin: system prompt override
+    std::string epoch;     ///< changes when the conversation is replaced
+    std::uint64_t turns{}; ///< prompts accepted so far
     /// Frames published under `epoch`, as of the last transcript sync (the high-water mark).
     std::uint64_t published{};
     /// Frames past `published` may have been published since (a turn ran unsynced): a crash

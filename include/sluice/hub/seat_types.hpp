@@ -81,6 +81,7 @@ struct SeatSummary {
     std::optional<std::uint64_t> origin;
     std::string model;           ///< the model asked for (empty: the agent's default)
     std::string permission_mode; ///< claude: the permission mode (empty: Claude Code's default)
+    std::string cmd;             ///< acp: the agent's command line
     bool hooked{
         false}; ///< foreign: its terminal session's hooks reach this hub (prompts answerable)
     std::optional<double> budget_usd; ///< hosted: what it may spend in all (none: no limit)

@@ -21,10 +21,12 @@ namespace sluice::server {
 /// One agent kind a seat may be created with (`POST /v1/seats` `agent`), and whether this hub
 /// can run it.
 struct AgentKind {
-    std::string kind;     ///< "builtin", "claude" or "process"
+    std::string kind;     ///< "builtin", "claude", "codex", "acp" or "process"
     bool available{true}; ///< false: a create with it is refused, for `reason`
     std::string detail;   ///< what runs it, e.g. the builtin provider and model
     std::string reason;   ///< why it is not available
+    /// acp: the command lines a seat may name as its `cmd` (`serve --acp-agent`), exactly.
+    std::vector<std::string> commands{};
 };
 
 /// Listener and protocol settings.

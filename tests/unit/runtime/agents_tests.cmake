@@ -10,5 +10,6 @@ list(APPEND SLUICE_TEST_SOURCES
     unit/runtime/agent_test.cpp
     unit/runtime/process_agent_test.cpp
     unit/runtime/codex_agent_test.cpp
+    unit/runtime/acp_agent_test.cpp
     unit/runtime/runtime_flood_test.cpp
     e2e/run_cli_test.cpp)
