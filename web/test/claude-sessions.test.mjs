@@ -102,6 +102,54 @@ test('Codex rows: the session line names Codex, commands with output, a patch as
   }
 });
 
+// An ACP turn as the acp agent writes it (src/runtime/agents/acp_updates.hpp): the session line
+// names the agent, an execute call as a command with its output, a diff as an edit, a plan.
+const ACP_ROWS = [
+  { type: 'system', subtype: 'init', agent: 'acp', agent_name: 'Qwen Code', agent_version: '0.24.4', session_id: 's1', cwd: '/home/me/project', resumed: true, mode: 'default' },
+  { type: 'assistant', message: { id: 'acp-s1-1', role: 'assistant', content: [{ type: 'thinking', thinking: 'Look at the file first.' }] } },
+  { type: 'assistant', message: { id: 'acp-s1-2', role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'Bash', input: { command: 'cat app.js', description: 'read it' } }] } },
+  { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'let a = 1;', is_error: false }] } },
+  { type: 'assistant', message: { id: 'acp-s1-3', role: 'assistant', content: [{ type: 'tool_use', id: 'call_2', name: 'Edit', input: { file_path: '/home/me/project/app.js', old_string: 'let a = 1;\n', new_string: 'const a = 1;\n' } }] } },
+  { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_2', content: 'edited /home/me/project/app.js', is_error: false }] } },
+  { type: 'assistant', message: { id: 'acp-s1-4', role: 'assistant', content: [{ type: 'tool_use', id: 'plan-s1-5', name: 'TodoWrite', input: { todos: [
+    { content: 'read', status: 'completed' }, { content: 'fix', status: 'completed' }, { content: 'test', status: 'pending' }] } }] } },
+  { type: 'assistant', message: { id: 'acp-s1-5', role: 'assistant', content: [{ type: 'text', text: 'Done: `a` is **const**.' }] } },
+  { type: 'result', subtype: 'success', is_error: false, result: 'Done', session_id: 's1', stop_reason: 'end_turn', usage: { input_tokens: 10, cache_read_input_tokens: 0, output_tokens: 5 } },
+];
+
+test('ACP rows: the session line names the agent, a command with its output, a diff as an edit, a plan as a checklist', async () => {
+  const hub = new Hub(tempDir('acp-rows'));
+  await hub.start();
+  try {
+    await page.goto(hub.base + '/');
+    const seen = await page.evaluate((rows) => {
+      const v = { toolNames: new Map(), toolBoxes: new Map() };
+      const host = document.createElement('div');
+      host.id = 'fixture';
+      host.className = 'fixture';
+      document.getElementById('welcome').replaceChildren(host);
+      host.append(...window.sluiceRender.buildTurns(v, rows.map((row, seq) => ({ seq, row })), null));
+      const text = (sel) => [...host.querySelectorAll(sel)].map((e) => e.textContent.trim());
+      return {
+        init: text('.system.init'), todos: text('.todo'), cmds: text('.tool-bash pre.cmd'),
+        out: text('.tool-bash .tool-result pre'), adds: text('.diff-line.add'), dels: text('.diff-line.del'),
+        answer: host.querySelector('.md strong')?.textContent, json: text('.tool-json pre'),
+      };
+    }, ACP_ROWS);
+    assert.deepEqual(seen.init, ['Qwen Code 0.24.4 session · resumed · mode default · /home/me/project']);
+    assert.deepEqual(seen.cmds, ['cat app.js']);
+    assert.match(seen.out[0], /let a = 1;/, "the command's output joins it");
+    assert.deepEqual(seen.adds, ['+ const a = 1;']);
+    assert.deepEqual(seen.dels, ['- let a = 1;']);
+    assert.equal(seen.todos.length, 3, 'the plan is a checklist');
+    assert.equal(seen.answer, 'const');
+    assert.deepEqual(seen.json, [], 'nothing of an ACP turn falls back to JSON');
+    await page.locator('#fixture').screenshot({ path: path.join(ARTIFACTS, 'web-acp-rows.png') });
+  } finally {
+    await hub.stop();
+  }
+});
+
 test('Claude Code rows: init one line, counters and retries folded, a command chip, tools drawn as tools', async () => {
   const hub = new Hub(tempDir('rows'));
   await hub.start();

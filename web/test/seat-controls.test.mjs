@@ -42,17 +42,26 @@ test('New seat offers the agent kinds this hub runs, a folder under the workspac
   const root = tempDir('workspace');
   fs.mkdirSync(path.join(root, 'proj'));
   // Any executable stands for codex here: only the dialog is tried.
-  const h = new Hub(tempDir('new-seat'), ['--claude-bin', fakeClaude(), '--codex-bin', '/bin/true', '--workspace-root', root]);
+  // And any executable for an ACP agent; a second line names one that is nowhere.
+  const h = new Hub(tempDir('new-seat'), ['--claude-bin', fakeClaude(), '--codex-bin', '/bin/true', '--workspace-root', root,
+    '--acp-agent', '/bin/true --acp', '--acp-agent', 'no-such-acp-agent --acp']);
   await h.start();
   try {
     await page.goto(`${h.base}/`);
     await page.getByRole('button', { name: 'New seat' }).click();
     const agent = page.getByLabel('Agent');
-    await until('the agent kinds', async () => (await agent.locator('option').count()) === 4);
+    await until('the agent kinds', async () => (await agent.locator('option').count()) === 5);
     const kinds = await agent.locator('option').evaluateAll((os) => os.map((o) => ({ value: o.value, disabled: o.disabled, text: o.textContent })));
-    assert.deepEqual(kinds.map((k) => [k.value, k.disabled]), [['builtin', false], ['claude', false], ['codex', false], ['process', true]],
-      `builtin, claude and codex run here; process needs --agent-cmd: ${JSON.stringify(kinds)}`);
+    assert.deepEqual(kinds.map((k) => [k.value, k.disabled]), [['builtin', false], ['claude', false], ['codex', false], ['acp:/bin/true --acp', false], ['process', true]],
+      `builtin, claude, codex and the one runnable ACP line run here; process needs --agent-cmd: ${JSON.stringify(kinds)}`);
+    assert.equal(kinds[3].text, 'ACP agent: /bin/true --acp');
     assert.equal(await page.locator('#new-seat-claude').isVisible(), false, 'no folder or mode for a builtin seat');
+    // An ACP agent: a folder, but no mode or model (its own configuration's).
+    await agent.selectOption('acp:/bin/true --acp');
+    assert.equal(await page.locator('#new-seat-claude').isVisible(), true);
+    assert.equal(await page.locator('#new-seat-mode').isVisible(), false);
+    assert.equal(await page.getByLabel('Model (optional)').isVisible(), false);
+    assert.match(await page.locator('#new-seat-agent-detail').textContent(), /runs \/bin\/true --acp in the seat's folder/);
     // A codex seat's setting is Codex's approval policy, not a Claude Code mode.
     await agent.selectOption('codex');
     assert.equal(await page.locator('#new-seat-mode-label').textContent(), 'Approval policy');
@@ -77,6 +86,19 @@ test('New seat offers the agent kinds this hub runs, a folder under the workspac
     const s = (await h.api('GET', `/v1/seats/${id}`)).body;
     assert.deepEqual([s.name, s.agent, s.permission_mode, s.model], ['project work', 'claude', 'plan', 'fake-model-1'], JSON.stringify(s));
     await until('the header to show mode and model', async () => (await page.locator('#seat-settings-summary').textContent()) === 'plan · fake-model-1');
+    // An ACP seat from the dialog: its command line is the seat's `cmd`, shown in the header.
+    await page.getByRole('button', { name: 'New seat' }).click();
+    await until('the agent kinds', async () => (await agent.locator('option').count()) === 5);
+    await agent.selectOption('acp:/bin/true --acp');
+    await page.getByLabel('Name (optional)').fill('acp work');
+    await page.getByLabel('Working folder').fill('proj');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.waitForFunction((prev) => location.hash.startsWith('#/seat/') && !location.hash.endsWith(prev), encodeURIComponent(id));
+    const acpId = await page.evaluate(() => decodeURIComponent(location.hash.replace(/^#\/seat\//, '')));
+    const a = (await h.api('GET', `/v1/seats/${acpId}`)).body;
+    assert.deepEqual([a.name, a.agent, a.cmd, a.model, a.permission_mode], ['acp work', 'acp', '/bin/true --acp', undefined, undefined], JSON.stringify(a));
+    await until('the header to name the agent', async () => (await page.locator('#seat-settings-summary').textContent()) === 'ACP · /bin/true --acp');
+    assert.equal(await page.getByRole('button', { name: 'Settings' }).isVisible(), false, 'an ACP seat has no settings to change');
   } finally {
     await h.stop();
   }
@@ -90,7 +112,7 @@ test('New seat offers the agent kinds this hub runs, a folder under the workspac
     assert.match(refused.body.error.message, /\/nonexistent\/claude is not an executable file/);
     await page.goto(`${bare.base}/`);
     await page.getByRole('button', { name: 'New seat' }).click();
-    await until('the agent kinds', async () => (await page.getByLabel('Agent').locator('option').count()) === 4);
+    await until('the agent kinds', async () => (await page.getByLabel('Agent').locator('option').count()) === 5);
     assert.equal(await page.locator('#new-seat-agent option[value="claude"]').evaluate((o) => o.disabled), true);
     await page.getByRole('button', { name: 'Cancel' }).click();
   } finally {
