@@ -7,6 +7,7 @@ list(APPEND SLUICE_RUNTIME_SOURCES
     agents/codex_items.cpp
     agents/acp_agent.cpp
     agents/acp_updates.cpp
+    agents/rpc_rows.cpp
     agents/control_requests.cpp
     agents/stream_json.cpp
     agents/agent_events.cpp

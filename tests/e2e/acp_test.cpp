@@ -179,9 +179,7 @@ TEST(AcpSeat, QwenAnswersAsksCancelsSurvivesACrashAndLoadsItsSessionAfterARestar
             claude_e2e::assistant_text(a.events()).find("echo: first prompt: remember"),
             std::string::npos)
             << claude_e2e::assistant_text(a.events());
-        EXPECT_TRUE(std::any_of(a.events().begin(), a.events().end(), [](const auto& e) {
-            return e.type == "preview" && e.data.find("\"text\"") != std::string::npos;
-        })) << "the answer's chunks are previews";
+        EXPECT_TRUE(text_preview_since(a.events())) << "the answer's chunks are previews";
         const auto inits = system_rows(a.events(), "init");
         ASSERT_FALSE(inits.empty());
         EXPECT_EQ(inits.back().at("agent"), "acp");
@@ -236,14 +234,7 @@ TEST(AcpSeat, QwenAnswersAsksCancelsSurvivesACrashAndLoadsItsSessionAfterARestar
 
         // Cancelled mid-answer; the same process goes on.
         t = send(hub, seat, "please be slow");
-        ASSERT_TRUE(a.wait_for(
-            [n = a.events().size()](const auto& ev) {
-                return std::any_of(
-                    ev.begin() + static_cast<std::ptrdiff_t>(n), ev.end(), [](const auto& e) {
-                        return e.type == "preview" && e.data.find("\"text\"") != std::string::npos;
-                    });
-            },
-            120s));
+        ASSERT_TRUE(a.wait_for(text_preview_after(a.events().size()), 120s));
         const auto pid_before = w.pid();
         r = http("POST", hub.base() + "/v1/seats/" + seat + "/cancel");
         EXPECT_EQ(r.status, 200U);
@@ -258,14 +249,7 @@ TEST(AcpSeat, QwenAnswersAsksCancelsSurvivesACrashAndLoadsItsSessionAfterARestar
         // kill -9 mid-turn: the turn fails with the reason (its children are ended too, so
         // nothing holds the pipe), and the next prompt starts the agent again on the session.
         t = send(hub, seat, "please be slow again");
-        ASSERT_TRUE(a.wait_for(
-            [n = a.events().size()](const auto& ev) {
-                return std::any_of(
-                    ev.begin() + static_cast<std::ptrdiff_t>(n), ev.end(), [](const auto& e) {
-                        return e.type == "preview" && e.data.find("\"text\"") != std::string::npos;
-                    });
-            },
-            120s));
+        ASSERT_TRUE(a.wait_for(text_preview_after(a.events().size()), 120s));
         ASSERT_EQ(::kill(static_cast<pid_t>(w.pid()), SIGKILL), 0);
         ASSERT_TRUE(a.wait_for(ended(t, "failed"), 30s)) << turn_state(a.events(), t);
         EXPECT_NE(turn_state(a.events(), t).find("signal 9"), std::string::npos)

@@ -10,13 +10,6 @@ using namespace sluice::test;
 using namespace sluice::test::codex_e2e;
 using sluice::test::slurp;
 
-// Whether some preview of `events` carries answer text.
-bool has_text_preview(const std::vector<sluice::sse::Event>& ev) {
-    return std::any_of(ev.begin(), ev.end(), [](const auto& e) {
-        return e.type == "preview" && e.data.find("\"text\"") != std::string::npos;
-    });
-}
-
 std::string make_seat(const SluiceProcess& hub, const json::object& body) {
     auto r = http("POST", hub.base() + "/v1/seats", json::serialize(body));
     EXPECT_EQ(r.status, 201U) << r.body;
@@ -100,7 +93,7 @@ TEST(CodexSeat, AnswersAsksInterruptsAndResumesItsThreadAfterARestart) {
             claude_e2e::assistant_text(a.events()).find("echo: first prompt: remember"),
             std::string::npos)
             << claude_e2e::assistant_text(a.events());
-        EXPECT_TRUE(has_text_preview(a.events())) << "the answer's deltas are previews";
+        EXPECT_TRUE(text_preview_since(a.events())) << "the answer's deltas are previews";
         const auto meta =
             json::parse(slurp(fs::path(w.data.path()) / "seats" / seat / "meta.json"));
         ASSERT_TRUE(meta.as_object().contains("session_id")) << meta;
@@ -172,14 +165,7 @@ TEST(CodexSeat, AnswersAsksInterruptsAndResumesItsThreadAfterARestart) {
 
         // Interrupted mid-answer; the same seat goes on.
         t = send(hub, seat, "please be slow");
-        ASSERT_TRUE(a.wait_for(
-            [n = a.events().size()](const auto& ev) {
-                return std::any_of(
-                    ev.begin() + static_cast<std::ptrdiff_t>(n), ev.end(), [](const auto& e) {
-                        return e.type == "preview" && e.data.find("\"text\"") != std::string::npos;
-                    });
-            },
-            90s));
+        ASSERT_TRUE(a.wait_for(text_preview_after(a.events().size()), 90s));
         r = http("POST", hub.base() + "/v1/seats/" + seat + "/cancel");
         EXPECT_EQ(r.status, 200U);
         ASSERT_TRUE(a.wait_for(ended(t, "cancelled"), 30s));
@@ -245,14 +231,7 @@ TEST(CodexSeat, AGarbageLineOrACrashFailsTheTurnAndTheSeatGoesOn) {
     ASSERT_TRUE(a.wait_for(ended(t), 90s)) << "turn " << t << ": " << turn_events();
 
     t = send(hub, seat, "please be slow");
-    ASSERT_TRUE(a.wait_for(
-        [n = a.events().size()](const auto& ev) {
-            return std::any_of(
-                ev.begin() + static_cast<std::ptrdiff_t>(n), ev.end(), [](const auto& e) {
-                    return e.type == "preview" && e.data.find("\"text\"") != std::string::npos;
-                });
-        },
-        90s));
+    ASSERT_TRUE(a.wait_for(text_preview_after(a.events().size()), 90s));
     const auto pid = w.pid();
     ASSERT_GT(pid, 0);
     ASSERT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0);

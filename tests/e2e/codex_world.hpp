@@ -158,6 +158,24 @@ private:
     }
 };
 
+// Whether a preview of `events`, from the `from`th event on, carries answer text.
+inline bool
+text_preview_since(const std::vector<sluice::sse::Event>& events, std::size_t from = 0) {
+    return std::any_of(
+        events.begin() + static_cast<std::ptrdiff_t>(std::min(from, events.size())),
+        events.end(),
+        [](const auto& e) {
+            return e.type == "preview" && e.data.find("\"text\"") != std::string::npos;
+        });
+}
+
+// A wait condition (SseClient::wait_for): answer text previewed after the first `n` events.
+inline auto text_preview_after(std::size_t n) {
+    return [n](const std::vector<sluice::sse::Event>& events) {
+        return text_preview_since(events, n);
+    };
+}
+
 // Frames of `events` as rows.
 inline std::vector<json::value> rows_of(const std::vector<sluice::sse::Event>& events) {
     std::vector<json::value> out;

@@ -1,6 +1,7 @@
 // AcpAgent: an agent speaking the Agent Client Protocol, hosted as a child process on stdio.
 #include "agents/acp_updates.hpp"
 #include "agents/line_process.hpp"
+#include "agents/rpc_rows.hpp"
 #include "agents/turn_queue.hpp"
 
 #include <sluice/detail/net.hpp>
@@ -28,9 +29,6 @@ namespace {
 
 // The protocol version sluice speaks (ACP's only one so far).
 constexpr std::int64_t PROTOCOL_VERSION = 1;
-
-// Basis: the first bytes of a line that is not JSON, enough to recognise it in an error line.
-constexpr std::size_t BAD_LINE_SHOWN_BYTES = 200;
 
 // Everything an ACP agent owns, confined to its executor; shared so the process's handlers may
 // run after the Agent object is gone.
@@ -219,7 +217,7 @@ private:
         const auto seq = ++proc_seq_;
         handlers.on_line = [weak = weak_from_this(), seq](json::value line, bool malformed) {
             if (auto self = weak.lock(); self && self->proc_seq_ == seq && self->proc_) {
-                self->on_line(std::move(line), malformed);
+                self->on_line(line, malformed);
             }
         };
         handlers.on_gone = [weak = weak_from_this(), seq](const detail::ProcessGone& gone) {
@@ -277,53 +275,26 @@ private:
         end_turn({TurnEnd::State::failed, gone.describe(name_)});
     }
 
-    void on_line(json::value line, bool malformed) {
-        if (malformed || (!line.is_null() && !line.is_object())) {
+    void on_line(const json::value& line, bool malformed) {
+        std::string bad;
+        const auto m = detail::read_rpc_line(line, malformed, bad);
+        using Kind = detail::RpcLine::Kind;
+        if (m.kind == Kind::request) {
+            client_request(*m.id, m.method, *m.params);
+        } else if (m.kind == Kind::notification) {
+            notification(m.method, *m.params);
+        } else if (m.kind == Kind::answer) {
+            response(m.answer_id, *m.result, m.error);
+        } else if (!bad.empty()) {
             // ACP is JSON-RPC objects only: the process is not what we think it is.
-            std::string shown = line.is_null() ? std::string("(not JSON)") : json::serialize(line);
-            if (shown.size() > BAD_LINE_SHOWN_BYTES) {
-                shown.resize(BAD_LINE_SHOWN_BYTES);
-            }
-            fail(name_ + " wrote a line that is not a JSON-RPC message: " + shown);
-            return;
-        }
-        if (line.is_null()) {
-            return; // a blank line
-        }
-        auto& msg = line.get_object();
-        const auto* method = find_str(msg, "method");
-        const auto* id = msg.if_contains("id");
-        if (method != nullptr && id != nullptr) {
-            client_request(*id, *method, msg);
-        } else if (method != nullptr) {
-            notification(*method, msg);
-        } else if (id != nullptr && id->is_int64()) {
-            response(id->get_int64(), msg);
+            fail(name_ + " wrote a line that is not a JSON-RPC message: " + bad);
         }
     }
 
-    static const json::object& params_of(const json::object& msg) {
-        static const json::object NONE;
-        const auto* p = msg.if_contains("params");
-        return p != nullptr && p->is_object() ? p->get_object() : NONE;
-    }
-
-    void response(std::int64_t id, const json::object& msg) {
-        const auto it = calls_.find(id);
-        if (it == calls_.end()) {
+    void response(std::int64_t id, const json::object& result, const std::string& error) {
+        if (calls_.erase(id) == 0) {
             return;
         }
-        calls_.erase(it);
-        std::string error;
-        if (const auto* e = msg.if_contains("error"); e != nullptr && e->is_object()) {
-            error = std::string(str_field(e->get_object(), "message"));
-            if (error.empty()) {
-                error = json::serialize(*e);
-            }
-        }
-        const auto* r = msg.if_contains("result");
-        const json::object empty;
-        const auto& result = r != nullptr && r->is_object() ? r->get_object() : empty;
         if (id == init_req_) {
             initialized(result, error);
         } else if (id == session_req_) {
@@ -460,8 +431,8 @@ private:
         }
     }
 
-    void client_request(const json::value& id, std::string_view method, const json::object& msg) {
-        const auto& params = params_of(msg);
+    void
+    client_request(const json::value& id, std::string_view method, const json::object& params) {
         if (method == "session/request_permission") {
             if (!active_ || !translator_ || str_field(params, "sessionId") != session_id_
                 || cancelling_) {
@@ -493,11 +464,10 @@ private:
         }
     }
 
-    void notification(std::string_view method, const json::object& msg) {
+    void notification(std::string_view method, const json::object& params) {
         if (method != "session/update") {
             return;
         }
-        const auto& params = params_of(msg);
         // A loaded session's history comes back as updates: the seat has it already.
         if (loading_ || !active_ || !translator_ || prompt_req_ == 0
             || str_field(params, "sessionId") != session_id_) {

@@ -1,6 +1,8 @@
 // The Agent Client Protocol's messages as sluice's frames, and its client methods.
 #include "agents/acp_updates.hpp"
 
+#include "agents/rpc_rows.hpp"
+
 #include <sluice/core/safe_write.hpp>
 #include <sluice/runtime/agents/acp_agent.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
@@ -18,35 +20,11 @@ namespace sluice::runtime::acp {
 
 namespace json = boost::json;
 namespace fs = std::filesystem;
+using detail::array_field;
+using detail::int_field;
+using detail::object_field;
 
 namespace {
-
-std::int64_t int_at(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    if (v == nullptr) {
-        return 0;
-    }
-    if (v->is_int64()) {
-        return v->get_int64();
-    }
-    if (v->is_uint64()) {
-        return static_cast<std::int64_t>(v->get_uint64());
-    }
-    if (v->is_double()) {
-        return static_cast<std::int64_t>(v->get_double());
-    }
-    return 0;
-}
-
-const json::object* object_at(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
-}
-
-const json::array* array_at(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v != nullptr && v->is_array() ? &v->get_array() : nullptr;
-}
 
 // The text of a content block ({type:"text", text}); "" for another kind.
 std::string_view block_text(const json::object& block) {
@@ -57,7 +35,7 @@ std::string_view block_text(const json::object& block) {
 // file it changed, a terminal as its id.
 std::string content_text(const json::object& call) {
     std::string text;
-    const auto* content = array_at(call, "content");
+    const auto* content = array_field(call, "content");
     if (content == nullptr) {
         return text;
     }
@@ -69,7 +47,7 @@ std::string content_text(const json::object& call) {
         std::string part;
         const auto type = str_field(entry, "type");
         if (type == "content") {
-            if (const auto* block = object_at(entry, "content")) {
+            if (const auto* block = object_field(entry, "content")) {
                 part = std::string(block_text(*block));
             }
         } else if (type == "diff") {
@@ -88,20 +66,6 @@ std::string content_text(const json::object& call) {
     return text;
 }
 
-json::object tool_result(std::string id, std::string content, bool is_error) {
-    return json::object{
-        {"type", "user"},
-        {"message",
-         json::object{
-             {"role", "user"},
-             {"content",
-              json::array{json::object{
-                  {"type", "tool_result"},
-                  {"tool_use_id", std::move(id)},
-                  {"content", std::move(content)},
-                  {"is_error", is_error}}}}}}};
-}
-
 std::string line_of(json::object o) {
     o["jsonrpc"] = "2.0";
     auto s = json::serialize(o);
@@ -114,9 +78,9 @@ std::string line_of(json::object o) {
 ToolShape tool_shape(const json::object& call) {
     const auto kind = str_field(call, "kind");
     const auto title = str_field(call, "title");
-    const auto* raw = object_at(call, "rawInput");
+    const auto* raw = object_field(call, "rawInput");
     std::vector<const json::object*> diffs;
-    if (const auto* content = array_at(call, "content")) {
+    if (const auto* content = array_field(call, "content")) {
         for (const auto& c : *content) {
             if (c.is_object() && str_field(c.get_object(), "type") == "diff") {
                 diffs.push_back(&c.get_object());
@@ -163,7 +127,7 @@ ToolShape tool_shape(const json::object& call) {
         return {"MultiEdit", json::object{{"file_path", paths}, {"edits", std::move(edits)}}};
     }
     if (kind == "read") {
-        if (const auto* locs = array_at(call, "locations");
+        if (const auto* locs = array_field(call, "locations");
             locs != nullptr && !locs->empty() && locs->front().is_object()) {
             const auto& loc = locs->front().get_object();
             json::object input{{"file_path", str_field(loc, "path")}};
@@ -174,7 +138,7 @@ ToolShape tool_shape(const json::object& call) {
         }
     }
     std::string name;
-    if (const auto* meta = object_at(call, "_meta")) {
+    if (const auto* meta = object_field(call, "_meta")) {
         name = std::string(str_field(*meta, "toolName"));
     }
     if (name.empty()) {
@@ -230,24 +194,24 @@ void TurnTranslator::show_call(const json::object& call, TurnOutput& out) {
 }
 
 void TurnTranslator::add_usage(const json::object& usage) {
-    const auto cached = int_at(usage, "cachedReadTokens");
+    const auto cached = int_field(usage, "cachedReadTokens");
     // OpenAI-style counts (Qwen Code's) include the cached tokens in the input.
-    input_ += std::max<std::int64_t>(0, int_at(usage, "inputTokens") - cached);
+    input_ += std::max<std::int64_t>(0, int_field(usage, "inputTokens") - cached);
     cached_ += cached;
-    output_ += int_at(usage, "outputTokens");
+    output_ += int_field(usage, "outputTokens");
 }
 
 TurnOutput TurnTranslator::on_update(const json::object& update) {
     TurnOutput out;
     const auto kind = str_field(update, "sessionUpdate");
-    if (const auto* meta = object_at(update, "_meta")) {
-        if (const auto* usage = object_at(*meta, "usage")) {
+    if (const auto* meta = object_field(update, "_meta")) {
+        if (const auto* usage = object_field(*meta, "usage")) {
             add_usage(*usage);
         }
     }
     if (kind == "agent_message_chunk") {
         flush_thinking(out);
-        if (const auto* content = object_at(update, "content")) {
+        if (const auto* content = object_field(update, "content")) {
             const auto text = block_text(*content);
             if (!text.empty()) {
                 text_ += text;
@@ -258,7 +222,7 @@ TurnOutput TurnTranslator::on_update(const json::object& update) {
     }
     if (kind == "agent_thought_chunk") {
         flush_text(out);
-        if (const auto* content = object_at(update, "content")) {
+        if (const auto* content = object_field(update, "content")) {
             const auto text = block_text(*content);
             if (!text.empty()) {
                 thinking_ += text;
@@ -274,7 +238,7 @@ TurnOutput TurnTranslator::on_update(const json::object& update) {
     flush_text(out);
     if (kind == "plan") {
         json::array todos;
-        if (const auto* entries = array_at(update, "entries")) {
+        if (const auto* entries = array_field(update, "entries")) {
             for (const auto& e : *entries) {
                 if (!e.is_object()) {
                     continue;
@@ -302,7 +266,8 @@ TurnOutput TurnTranslator::on_update(const json::object& update) {
         if (text.empty()) {
             text = status == "completed" ? "done" : "failed";
         }
-        out.rows.push_back(tool_result(std::move(id), std::move(text), status == "failed"));
+        out.rows.push_back(
+            detail::tool_result_row(std::move(id), std::move(text), status == "failed"));
     }
     return out;
 }
@@ -355,7 +320,7 @@ PermissionRequest permission_of(const json::object& params, std::string request_
     PermissionRequest p;
     p.request_id = std::move(request_id);
     static const json::object NONE;
-    const auto* call = object_at(params, "toolCall");
+    const auto* call = object_field(params, "toolCall");
     const auto& c = call != nullptr ? *call : NONE;
     if (const auto* id = find_str(c, "toolCallId")) {
         p.tool_use_id = std::string(*id);
@@ -500,8 +465,8 @@ ClientAnswer serve_client(
         return a;
     }
     // line (1-based) and limit select whole lines.
-    const auto first = int_at(params, "line");
-    const auto limit = int_at(params, "limit");
+    const auto first = int_field(params, "line");
+    const auto limit = int_field(params, "limit");
     if (first > 1 || limit > 0) {
         std::size_t begin = 0;
         for (std::int64_t n = 1; n < first && begin < text.size(); ++n) {

@@ -1,6 +1,7 @@
 // CodexAgent: OpenAI's Codex CLI hosted as `codex app-server`, JSON-RPC on stdio.
 #include "agents/codex_items.hpp"
 #include "agents/line_process.hpp"
+#include "agents/rpc_rows.hpp"
 #include "agents/turn_queue.hpp"
 
 #include <sluice/detail/net.hpp>
@@ -27,9 +28,6 @@ namespace {
 
 // What sluice calls itself in `initialize` (Codex records it as the thread's originator).
 constexpr std::string_view CLIENT_NAME = "sluice";
-
-// Basis: the first bytes of a line that is not JSON, enough to recognise it in an error line.
-constexpr std::size_t BAD_LINE_SHOWN_BYTES = 200;
 
 // Everything a Codex agent owns, confined to its executor; shared so the process's handlers
 // may run after the Agent object is gone.
@@ -236,7 +234,7 @@ private:
         const auto seq = ++proc_seq_;
         handlers.on_line = [weak = weak_from_this(), seq](json::value line, bool malformed) {
             if (auto self = weak.lock(); self && self->proc_seq_ == seq && self->proc_) {
-                self->on_line(std::move(line), malformed);
+                self->on_line(line, malformed);
             }
         };
         handlers.on_gone = [weak = weak_from_this(), seq](const detail::ProcessGone& gone) {
@@ -296,54 +294,29 @@ private:
         end_turn({TurnEnd::State::failed, gone.describe("codex")});
     }
 
-    void on_line(json::value line, bool malformed) {
-        if (malformed || (!line.is_null() && !line.is_object())) {
+    void on_line(const json::value& line, bool malformed) {
+        std::string bad;
+        const auto m = detail::read_rpc_line(line, malformed, bad);
+        using Kind = detail::RpcLine::Kind;
+        if (m.kind == Kind::request) {
+            server_request(*m.id, m.method, *m.params);
+        } else if (m.kind == Kind::notification) {
+            notification(m.method, *m.params);
+        } else if (m.kind == Kind::answer) {
+            response(m.answer_id, *m.result, m.error);
+        } else if (!bad.empty()) {
             // Codex speaks JSON objects only: the process is not what we think it is.
-            std::string shown = line.is_null() ? std::string("(not JSON)") : json::serialize(line);
-            if (shown.size() > BAD_LINE_SHOWN_BYTES) {
-                shown.resize(BAD_LINE_SHOWN_BYTES);
-            }
-            fail("codex wrote a line that is not a JSON-RPC message: " + shown);
-            return;
-        }
-        if (line.is_null()) {
-            return; // a blank line
-        }
-        auto& msg = line.get_object();
-        const auto* method = find_str(msg, "method");
-        const auto* id = msg.if_contains("id");
-        if (method != nullptr && id != nullptr) {
-            server_request(*id, *method, msg);
-        } else if (method != nullptr) {
-            notification(*method, msg);
-        } else if (id != nullptr && id->is_int64()) {
-            response(id->get_int64(), msg);
+            fail("codex wrote a line that is not a JSON-RPC message: " + bad);
         }
     }
 
-    static const json::object& params_of(const json::object& msg) {
-        static const json::object NONE;
-        const auto* p = msg.if_contains("params");
-        return p != nullptr && p->is_object() ? p->get_object() : NONE;
-    }
-
-    void response(std::int64_t id, const json::object& msg) {
+    void response(std::int64_t id, const json::object& result, const std::string& error) {
         const auto it = calls_.find(id);
         if (it == calls_.end()) {
             return;
         }
         const auto method = std::move(it->second);
         calls_.erase(it);
-        std::string error;
-        if (const auto* e = msg.if_contains("error"); e != nullptr && e->is_object()) {
-            error = std::string(str_field(e->get_object(), "message"));
-            if (error.empty()) {
-                error = json::serialize(*e);
-            }
-        }
-        const auto* r = msg.if_contains("result");
-        const json::object empty;
-        const auto& result = r != nullptr && r->is_object() ? r->get_object() : empty;
         if (id == init_req_) {
             if (!error.empty()) {
                 fail("codex refused to initialize: " + error);
@@ -436,8 +409,8 @@ private:
         start_codex_turn();
     }
 
-    void server_request(const json::value& id, std::string_view method, const json::object& msg) {
-        const auto& params = params_of(msg);
+    void
+    server_request(const json::value& id, std::string_view method, const json::object& params) {
         if (active_ && translator_ && str_field(params, "threadId") == thread_id_) {
             auto key = json::serialize(id);
             const auto* changes = translator_->changes_of(std::string(str_field(params, "itemId")));
@@ -450,8 +423,7 @@ private:
         proc_->send(codex::refusal_line(id, method));
     }
 
-    void notification(std::string_view method, const json::object& msg) {
-        const auto& params = params_of(msg);
+    void notification(std::string_view method, const json::object& params) {
         if (method == "serverRequest/resolved") {
             // Codex took a prompt back itself (the turn was interrupted): nobody answers it.
             const auto* rid = params.if_contains("requestId");

@@ -1,6 +1,8 @@
 // Codex's app-server messages as sluice's frames.
 #include "agents/codex_items.hpp"
 
+#include "agents/rpc_rows.hpp"
+
 #include <sluice/runtime/agents/codex_agent.hpp>
 #include <sluice/runtime/agents/stream_json.hpp>
 
@@ -12,27 +14,10 @@
 namespace sluice::runtime::codex {
 
 namespace json = boost::json;
+using detail::int_field;
+using detail::object_field;
 
 namespace {
-
-std::int64_t int_at(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    if (v == nullptr) {
-        return 0;
-    }
-    if (v->is_int64()) {
-        return v->get_int64();
-    }
-    if (v->is_uint64()) {
-        return static_cast<std::int64_t>(v->get_uint64());
-    }
-    return 0;
-}
-
-const json::object* object_at(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
-}
 
 // A reasoning item's text: its summary parts, else its raw content, joined by blank lines.
 std::string reasoning_text(const json::object& item) {
@@ -69,20 +54,6 @@ std::string_view todo_status(std::string_view s) {
     return "pending";
 }
 
-json::object tool_result(std::string id, std::string content, bool is_error) {
-    return json::object{
-        {"type", "user"},
-        {"message",
-         json::object{
-             {"role", "user"},
-             {"content",
-              json::array{json::object{
-                  {"type", "tool_result"},
-                  {"tool_use_id", std::move(id)},
-                  {"content", std::move(content)},
-                  {"is_error", is_error}}}}}}};
-}
-
 std::string line_of(const json::object& o) {
     auto s = json::serialize(o);
     s.push_back('\n');
@@ -117,11 +88,11 @@ TurnOutput TurnTranslator::on_notification(std::string_view method, const json::
         out.preview = llm::ToolResultDelta{
             std::string(str_field(params, "itemId")), std::string(str_field(params, "delta"))};
     } else if (method == "item/started") {
-        if (const auto* item = object_at(params, "item")) {
+        if (const auto* item = object_field(params, "item")) {
             item_started(*item, out);
         }
     } else if (method == "item/completed") {
-        if (const auto* item = object_at(params, "item")) {
+        if (const auto* item = object_field(params, "item")) {
             item_completed(*item, out);
         }
     } else if (method == "turn/plan/updated") {
@@ -149,18 +120,19 @@ TurnOutput TurnTranslator::on_notification(std::string_view method, const json::
                 {"input", std::move(input)}}));
     } else if (method == "thread/tokenUsage/updated") {
         // `last` is one model request's usage; a turn makes one request per step.
-        const auto* tu = object_at(params, "tokenUsage");
-        const auto* last = tu != nullptr ? object_at(*tu, "last") : nullptr;
+        const auto* tu = object_field(params, "tokenUsage");
+        const auto* last = tu != nullptr ? object_field(*tu, "last") : nullptr;
         if (last != nullptr) {
-            const auto cached = int_at(*last, "cachedInputTokens");
-            usage_.input += int_at(*last, "inputTokens") - cached; // OpenAI counts cached in input
+            const auto cached = int_field(*last, "cachedInputTokens");
+            usage_.input +=
+                int_field(*last, "inputTokens") - cached; // OpenAI counts cached in input
             usage_.cached += cached;
-            usage_.output += int_at(*last, "outputTokens");
-            usage_.reasoning += int_at(*last, "reasoningOutputTokens");
-            usage_.context_window = int_at(*tu, "modelContextWindow");
+            usage_.output += int_field(*last, "outputTokens");
+            usage_.reasoning += int_field(*last, "reasoningOutputTokens");
+            usage_.context_window = int_field(*tu, "modelContextWindow");
         }
     } else if (method == "error") {
-        if (const auto* e = object_at(params, "error")) {
+        if (const auto* e = object_field(params, "error")) {
             error_ = std::string(str_field(*e, "message"));
         }
     }
@@ -220,14 +192,15 @@ void TurnTranslator::item_completed(const json::object& item, TurnOutput& out) {
             output += (output.empty() || output.back() == '\n' ? "" : "\n");
             output += "exit code " + std::to_string(code->get_int64());
         }
-        out.rows.push_back(tool_result(std::move(id), std::move(output), failed));
+        out.rows.push_back(detail::tool_result_row(std::move(id), std::move(output), failed));
     } else if (type == "fileChange") {
         const auto status = str_field(item, "status");
         changes_.erase(id);
         std::string text = status == "completed"  ? "applied"
                            : status == "declined" ? "declined: the change was not applied"
                                                   : "the change failed";
-        out.rows.push_back(tool_result(std::move(id), std::move(text), status != "completed"));
+        out.rows.push_back(
+            detail::tool_result_row(std::move(id), std::move(text), status != "completed"));
     }
 }
 
@@ -239,7 +212,7 @@ const json::value* TurnTranslator::changes_of(const std::string& item_id) const 
 json::object TurnTranslator::result_row(const json::object& turn) const {
     const auto status = str_field(turn, "status");
     std::string error = error_;
-    if (const auto* e = object_at(turn, "error")) {
+    if (const auto* e = object_field(turn, "error")) {
         error = std::string(str_field(*e, "message"));
     }
     const bool ok = status == "completed";
@@ -252,7 +225,7 @@ json::object TurnTranslator::result_row(const json::object& turn) const {
         {"is_error", !ok},
         {"result", ok ? last_text_ : (error.empty() ? std::string(status) : error)},
         {"session_id", thread_id_},
-        {"duration_ms", int_at(turn, "durationMs")},
+        {"duration_ms", int_field(turn, "durationMs")},
         {"usage",
          json::object{
              {"input_tokens", usage_.input},

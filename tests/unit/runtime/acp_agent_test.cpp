@@ -5,6 +5,7 @@
 #include "runtime/agents/acp_updates.hpp"
 #include "support/files.hpp"
 #include "support/io_loop.hpp"
+#include "unit/conversation/fixtures.hpp"
 #include "unit/runtime/turn_recorder.hpp"
 
 #include <sluice/runtime/agents/acp_agent.hpp>
@@ -22,6 +23,8 @@ namespace sluice::runtime {
 namespace {
 
 namespace json = boost::json;
+using test::events_of;
+using test::run_turn;
 using test::TurnRecorder;
 using namespace std::chrono_literals;
 
@@ -62,24 +65,6 @@ struct Fake {
         return out;
     }
 };
-
-std::shared_ptr<TurnRecorder>
-run_turn(Agent& agent, std::string prompt, CancellationToken cancel = {}) {
-    auto rec = std::make_shared<TurnRecorder>();
-    agent.start_turn(std::move(prompt), std::move(cancel), rec);
-    return rec;
-}
-
-template <class E>
-std::vector<E> events_of(const TurnRecorder& rec) {
-    std::vector<E> out;
-    for (const auto& e : rec.events()) {
-        if (const auto* x = std::get_if<E>(&e)) {
-            out.push_back(*x);
-        }
-    }
-    return out;
-}
 
 // The content blocks of the assistant rows of `rec`, in order.
 std::vector<json::object> blocks(const TurnRecorder& rec) {

@@ -22,6 +22,8 @@ namespace sluice::runtime {
 namespace {
 
 namespace json = boost::json;
+using test::events_of;
+using test::run_turn;
 using test::TurnRecorder;
 using namespace std::chrono_literals;
 
@@ -62,25 +64,6 @@ struct Fake {
         return out;
     }
 };
-
-std::shared_ptr<TurnRecorder>
-run_turn(Agent& agent, std::string prompt, CancellationToken cancel = {}) {
-    auto rec = std::make_shared<TurnRecorder>();
-    agent.start_turn(std::move(prompt), std::move(cancel), rec);
-    return rec;
-}
-
-// The events of `rec` of type `E`.
-template <class E>
-std::vector<E> events_of(const TurnRecorder& rec) {
-    std::vector<E> out;
-    for (const auto& e : rec.events()) {
-        if (const auto* x = std::get_if<E>(&e)) {
-            out.push_back(*x);
-        }
-    }
-    return out;
-}
 
 // The rows of `rec` of `type`.
 std::vector<json::object> rows_of(const TurnRecorder& rec, std::string_view type) {

@@ -21,6 +21,7 @@ namespace sluice::runtime {
 namespace {
 
 namespace json = boost::json;
+using test::run_turn;
 using test::TurnRecorder;
 using namespace std::chrono_literals;
 
@@ -37,13 +38,6 @@ ProcessAgentConfig fake_config(const std::string& flags = {}) {
         c.argv.push_back(flags);
     }
     return c;
-}
-
-std::shared_ptr<TurnRecorder>
-run_turn(Agent& agent, std::string prompt, CancellationToken cancel = {}) {
-    auto rec = std::make_shared<TurnRecorder>();
-    agent.start_turn(std::move(prompt), std::move(cancel), rec);
-    return rec;
 }
 
 long pid_of(const TurnRecorder& rec) {

@@ -7,7 +7,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace sluice::runtime::test {
 
@@ -126,5 +129,25 @@ private:
     TurnEnd end_;
     int ends_{0};
 };
+
+/// Starts a turn of `agent` recorded by a new TurnRecorder, which it returns.
+inline std::shared_ptr<TurnRecorder>
+run_turn(Agent& agent, std::string prompt, CancellationToken cancel = {}) {
+    auto rec = std::make_shared<TurnRecorder>();
+    agent.start_turn(std::move(prompt), std::move(cancel), rec);
+    return rec;
+}
+
+/// The events of `rec` of type `E`, in order.
+template <class E>
+std::vector<E> events_of(const TurnRecorder& rec) {
+    std::vector<E> out;
+    for (const auto& e : rec.events()) {
+        if (const auto* x = std::get_if<E>(&e)) {
+            out.push_back(*x);
+        }
+    }
+    return out;
+}
 
 } // namespace sluice::runtime::test
