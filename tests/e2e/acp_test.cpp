@@ -85,15 +85,16 @@ std::string make_seat(const SluiceProcess& hub, const json::object& body) {
     return r.status == 201U ? std::string(r.json.at("seat").as_string()) : std::string();
 }
 
-// The `turn` events' data of `events`, for failure messages and reasons.
+// The `turn` event that ended `turn` (its data: state and reason), "" while it runs.
 std::string turn_state(const std::vector<sluice::sse::Event>& events, std::uint64_t turn) {
     for (const auto& e : events) {
         if (e.type != "turn") {
             continue;
         }
         const auto v = json::parse(e.data);
-        if (v.at("turn").to_number<std::uint64_t>() == turn && v.at("state") != "running"
-            && v.at("state") != "queued") {
+        const auto& state = v.at("state");
+        if (v.at("turn").to_number<std::uint64_t>() == turn
+            && (state == "ended" || state == "failed" || state == "cancelled")) {
             return e.data;
         }
     }
@@ -129,12 +130,12 @@ TEST(AcpSeat, OnlyACommandLineTheHubAllowsRuns) {
     refused(R"({"agent":"acp","cmd":"sh -c 'rm -rf /'"})", "must be one of the command lines");
     refused(
         json::serialize(json::object{{"agent", "acp"}, {"cmd", w.cmd()}, {"model", "m"}}),
-        "not for agent \"acp\"");
+        "are not for agent");
     refused(
         json::serialize(
             json::object{{"agent", "acp"}, {"cmd", w.cmd()}, {"permission_mode", "plan"}}),
-        "field 'permission_mode' is for agents \"claude\" and \"codex\" only");
-    refused(R"({"agent":"builtin","cmd":"x"})", "field 'cmd' is for agent \"acp\" only");
+        "field 'permission_mode' is for agents");
+    refused(R"({"agent":"builtin","cmd":"x"})", "field 'cmd' is for agent");
     refused(
         json::serialize(json::object{{"agent", "acp"}, {"cmd", w.cmd()}, {"cwd", "/"}}),
         "must lie inside the workspace root");
