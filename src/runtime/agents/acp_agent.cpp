@@ -215,7 +215,7 @@ private:
             .terminate_grace = config_.terminate_grace};
         LineProcess::Handlers handlers;
         const auto seq = ++proc_seq_;
-        handlers.on_line = [weak = weak_from_this(), seq](json::value line, bool malformed) {
+        handlers.on_line = [weak = weak_from_this(), seq](const json::value& line, bool malformed) {
             if (auto self = weak.lock(); self && self->proc_seq_ == seq && self->proc_) {
                 self->on_line(line, malformed);
             }

@@ -319,9 +319,9 @@ TurnOutput TurnTranslator::finish(
 PermissionRequest permission_of(const json::object& params, std::string request_id) {
     PermissionRequest p;
     p.request_id = std::move(request_id);
-    static const json::object NONE;
+    static const json::object none_object;
     const auto* call = object_field(params, "toolCall");
-    const auto& c = call != nullptr ? *call : NONE;
+    const auto& c = call != nullptr ? *call : none_object;
     if (const auto* id = find_str(c, "toolCallId")) {
         p.tool_use_id = std::string(*id);
     }
@@ -341,7 +341,7 @@ PermissionRequest permission_of(const json::object& params, std::string request_
 }
 
 json::object permission_result(const json::value& options, bool allow, bool cancelled) {
-    const json::object none{{"outcome", json::object{{"outcome", "cancelled"}}}};
+    json::object none{{"outcome", json::object{{"outcome", "cancelled"}}}};
     if (cancelled || !options.is_array()) {
         return none;
     }

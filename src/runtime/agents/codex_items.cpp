@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -298,12 +299,7 @@ std::string refusal_line(const json::value& id, std::string_view method) {
 
 bool is_approval_policy(std::string_view policy) noexcept {
     static constexpr std::array<std::string_view, 3> POLICIES{"untrusted", "on-request", "never"};
-    for (auto p : POLICIES) {
-        if (p == policy) {
-            return true;
-        }
-    }
-    return false;
+    return std::ranges::any_of(POLICIES, [policy](std::string_view p) { return p == policy; });
 }
 
 } // namespace sluice::runtime::codex

@@ -17,8 +17,8 @@ namespace {
 constexpr std::size_t BAD_LINE_SHOWN_BYTES = 200;
 
 const json::object& empty_object() {
-    static const json::object NONE;
-    return NONE;
+    static const json::object none;
+    return none;
 }
 
 } // namespace
