@@ -232,11 +232,12 @@ net::awaitable<Response> create_route(Server::Impl& s, const Request& req) {
             for (const auto& c : kind->commands) {
                 allowed += (allowed.empty() ? "'" : ", '") + c + "'";
             }
+            // A line the hub was given whose executable is missing is said so.
             co_return bad(
                 req,
                 "field 'cmd' must be one of the command lines this hub allows (serve "
                 "--acp-agent): "
-                    + allowed);
+                    + allowed + (kind->reason.empty() ? "" : " (" + kind->reason + ")"));
         }
     }
     auto make = s.hub.async_create(std::move(spec), net::use_awaitable); // named: GCC 12 co_await

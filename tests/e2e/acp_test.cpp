@@ -156,6 +156,14 @@ TEST(AcpSeat, OnlyACommandLineTheHubAllowsRuns) {
         json::serialize(json::object{{"agent", "acp"}, {"cmd", w.cmd()}}));
     EXPECT_EQ(r.status, 400U) << r.body;
     EXPECT_NE(r.body.find("serve --acp-agent"), std::string::npos) << r.body;
+
+    // The allowed lines may come from the config file (key acp_agent, a list).
+    const auto conf = w.dir.file("config.toml");
+    std::ofstream(conf) << "acp_agent = [" << json::serialize(json::value(w.cmd())) << "]\n";
+    SluiceProcess configured(
+        {"serve", "--listen", "127.0.0.1:0", "--data", w.dir.file("conf-data"), "--config", conf});
+    r = http("GET", configured.base() + "/v1/agents");
+    EXPECT_NE(r.body.find(json::serialize(json::array{w.cmd()})), std::string::npos) << r.body;
 }
 
 // The real Qwen Code through a seat: a prompt answered as frames; a shell command's permission
