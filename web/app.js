@@ -85,6 +85,15 @@
   }
   $('seat-search').addEventListener('input', applySearch);
 
+  /** The agent a seat runs, for the list ("" for the builtin one): an ACP seat by its program. */
+  function agentLabel(s) {
+    if (s.agent === 'acp') {
+      const program = String(s.cmd || '').trim().split(/\s+/)[0] || '';
+      return `ACP: ${program.split('/').pop()}`;
+    }
+    return { claude: 'Claude Code', codex: 'Codex', process: 'agent process' }[s.agent] || '';
+  }
+
   function renderSeats(seats) {
     const list = $('seat-list');
     const seen = new Set();
@@ -123,6 +132,8 @@
         const a = li.firstChild;
         a.children[0].textContent = seatLabel(s);
         const when = [fmtAgo(s.last_activity)];
+        const kind = agentLabel(s);
+        if (kind) when.unshift(kind);
         if (s.pending_permissions) when.push(`${s.pending_permissions} waiting for an answer`);
         a.children[2].textContent = when.join(' · ');
         a.children[2].title = s.last_activity || '';

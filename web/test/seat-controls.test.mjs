@@ -99,6 +99,10 @@ test('New seat offers the agent kinds this hub runs, a folder under the workspac
     assert.deepEqual([a.name, a.agent, a.cmd, a.model, a.permission_mode], ['acp work', 'acp', '/bin/true --acp', undefined, undefined], JSON.stringify(a));
     await until('the header to name the agent', async () => (await page.locator('#seat-settings-summary').textContent()) === 'ACP · /bin/true --acp');
     assert.equal(await page.getByRole('button', { name: 'Settings' }).isVisible(), false, 'an ACP seat has no settings to change');
+    // The list names each seat's agent: the ACP one by its program.
+    await until('the list to name the agents', async () =>
+      /^ACP: true · /.test(await page.locator(`#seat-list li[data-id="${acpId}"] .seat-when`).textContent())
+      && /^Claude Code · /.test(await page.locator(`#seat-list li[data-id="${id}"] .seat-when`).textContent()));
   } finally {
     await h.stop();
   }
