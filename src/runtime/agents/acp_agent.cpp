@@ -13,10 +13,13 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json.hpp>
 
+#include <array>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <random>
 #include <utility>
 
 namespace sluice::runtime {
@@ -29,6 +32,14 @@ namespace {
 
 // The protocol version sluice speaks (ACP's only one so far).
 constexpr std::int64_t PROTOCOL_VERSION = 1;
+
+// 32 random bits as hex: an agent's tag in its rows' message ids.
+std::string random_tag() {
+    std::random_device rd;
+    std::array<char, 9> buf{};
+    std::snprintf(buf.data(), buf.size(), "%08x", static_cast<unsigned>(rd()));
+    return {buf.data(), 8};
+}
 
 // Everything an ACP agent owns, confined to its executor; shared so the process's handlers may
 // run after the Agent object is gone.
@@ -122,7 +133,9 @@ private:
     }
 
     void send_prompt() {
-        translator_.emplace(session_id_);
+        // Unique across turns, processes and hub restarts, as a Claude Code transcript's are
+        // (a reader that dedupes rows by message id, as ccusage does, would merge turns).
+        translator_.emplace(session_id_, tag_ + "-" + std::to_string(++prompts_sent_));
         prompt_req_ = call(
             "session/prompt",
             json::object{
@@ -512,6 +525,8 @@ private:
     std::uint64_t turn_seq_{};
     bool cancelling_{false};
     std::optional<acp::TurnTranslator> translator_;
+    std::string tag_{random_tag()}; // this agent's, for the rows' message ids
+    std::uint64_t prompts_sent_{};
     std::map<std::string, OpenPrompt> prompts_; // open permission requests, by key
 };
 

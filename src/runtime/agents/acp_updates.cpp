@@ -150,13 +150,14 @@ ToolShape tool_shape(const json::object& call) {
     return {std::move(name), json::object{{"title", title}}};
 }
 
-TurnTranslator::TurnTranslator(std::string session_id)
-    : session_id_(std::move(session_id)) {
+TurnTranslator::TurnTranslator(std::string session_id, std::string turn_tag)
+    : session_id_(std::move(session_id))
+    , turn_tag_(std::move(turn_tag)) {
 }
 
 json::object TurnTranslator::assistant(json::object block) {
     json::object message{
-        {"id", "acp-" + session_id_ + "-" + std::to_string(++next_row_)},
+        {"id", "acp-" + turn_tag_ + "-" + std::to_string(++next_row_)},
         {"role", "assistant"},
         {"content", json::array{std::move(block)}}};
     return json::object{{"type", "assistant"}, {"message", std::move(message)}};
@@ -250,7 +251,7 @@ TurnOutput TurnTranslator::on_update(const json::object& update) {
                      status == "in_progress" || status == "completed" ? status : "pending"}});
             }
         }
-        const auto id = "plan-" + session_id_ + "-" + std::to_string(next_row_ + 1);
+        const auto id = "plan-" + turn_tag_ + "-" + std::to_string(next_row_ + 1);
         out.rows.push_back(assistant(json::object{
             {"type", "tool_use"},
             {"id", id},

@@ -60,7 +60,9 @@ struct ToolShape {
 /// None: one per prompt, on its agent's executor.
 class TurnTranslator {
 public:
-    explicit TurnTranslator(std::string session_id);
+    /// `turn_tag` makes the rows' message ids unique to this prompt (ACP updates carry none
+    /// for messages): "acp-<turn_tag>-<n>".
+    TurnTranslator(std::string session_id, std::string turn_tag);
 
     /// One update (`params.update` of a `session/update`).
     TurnOutput on_update(const boost::json::object& update);
@@ -82,6 +84,7 @@ private:
     void add_usage(const boost::json::object& usage);
 
     std::string session_id_;
+    std::string turn_tag_;
     std::uint64_t next_row_{};
     std::string text_;
     std::string thinking_;

@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace sluice::runtime {
@@ -155,6 +156,20 @@ TEST(AcpAgent, AnswersAsFramesWithThinkingUsageAndOneSession) {
     EXPECT_EQ(second->row_types(), (std::vector<std::string>{"assistant", "assistant", "result"}))
         << "the same process and session";
     EXPECT_EQ(last_text(*second), "echo: again (prompts: 2)");
+    const auto message_ids = [](const TurnRecorder& r) {
+        std::set<std::string> ids;
+        for (const auto& row : r.rows()) {
+            if (row.at("type") == "assistant") {
+                ids.insert(std::string(row.at("message").at("id").as_string()));
+            }
+        }
+        return ids;
+    };
+    auto ids = message_ids(*rec);
+    const auto more = message_ids(*second);
+    EXPECT_EQ(ids.size(), 2U);
+    ids.insert(more.begin(), more.end());
+    EXPECT_EQ(ids.size(), 4U) << "message ids are unique across turns";
     EXPECT_EQ(fake.received("session/new").size(), 1U);
     EXPECT_EQ(fake.received("initialize").size(), 1U);
     const auto init_params = fake.received("initialize").front().at("params");
@@ -412,7 +427,7 @@ TEST(AcpTrace, RealQwenUpdatesBecomeTheFramesThePageDraws) {
     }
     ASSERT_GT(recv.size(), 10U);
     // From the second prompt's first update to its answer (id 4).
-    acp::TurnTranslator t("24034d66-4422-40b4-82a3-18f630efe962");
+    acp::TurnTranslator t("24034d66-4422-40b4-82a3-18f630efe962", "t1");
     std::vector<json::object> rows;
     std::string previews;
     bool in_prompt = false;
