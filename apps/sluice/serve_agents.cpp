@@ -170,6 +170,13 @@ hub::AgentOrReason acp_agent(
     }
     runtime::AcpAgentConfig ac;
     ac.argv = *runtime::acp::split_command(spec.cmd, why);
+    // A program named by a relative path is where the hub was started (as acp_unrunnable found
+    // it), not in the seat's folder, where it runs.
+    if (auto& program = ac.argv.front();
+        program.find('/') != std::string::npos && std::filesystem::path(program).is_relative()) {
+        std::error_code ec;
+        program = std::filesystem::absolute(program, ec).string();
+    }
     ac.working_dir = cwd.string();
     ac.session_id = spec.session_id.empty() ? session_in_rows(rows) : spec.session_id;
     return {runtime::make_acp_agent(ex, std::move(ac)), {}};

@@ -166,6 +166,44 @@ TEST(AcpSeat, OnlyACommandLineTheHubAllowsRuns) {
     EXPECT_NE(r.body.find(json::serialize(json::array{w.cmd()})), std::string::npos) << r.body;
 }
 
+// A command line whose program is a relative path: found where the hub was started, run in the
+// seat's folder (tests/support/fake_acp.py behind a wrapper, so no real agent is needed).
+TEST(AcpSeat, AProgramNamedByARelativePathIsTheHubsAndRunsInTheSeatsFolder) {
+    AcpWorld w;
+    fs::create_directories(fs::path(w.dir.path()) / "bin");
+    const auto log = w.dir.file("fake-acp.jsonl");
+    const auto wrapper = fs::path(w.dir.path()) / "bin" / "fake-acp";
+    std::ofstream(wrapper) << "#!/bin/sh\nexport FAKE_ACP_LOG='" << log << "'\nexec python3 '"
+                           << (SUPPORT / "fake_acp.py").string() << "' \"$@\"\n";
+    fs::permissions(wrapper, fs::perms::owner_all);
+    SluiceProcess hub(
+        {"serve",
+         "--listen",
+         "127.0.0.1:0",
+         "--data",
+         w.data.path(),
+         "--workspace-root",
+         w.root.string(),
+         "--acp-agent",
+         "./bin/fake-acp --acp"},
+        true,
+        HubAuth::no_token,
+        w.dir.path());
+    const auto seat = make_seat(
+        hub, {{"agent", "acp"}, {"cmd", "./bin/fake-acp --acp"}, {"cwd", w.cwd.string()}});
+    ASSERT_FALSE(seat.empty());
+    SseClient a(hub.base() + "/v1/seats/" + seat + "/events");
+    const auto t = send(hub, seat, "hello");
+    ASSERT_TRUE(a.wait_for(ended(t), 60s)) << turn_state(a.events(), t);
+    EXPECT_NE(
+        claude_e2e::assistant_text(a.events()).find("echo: hello (prompts: 1)"), std::string::npos)
+        << claude_e2e::assistant_text(a.events());
+    EXPECT_NE(
+        slurp(log).find(json::serialize(json::value(fs::canonical(w.cwd).string()))),
+        std::string::npos)
+        << "its session is in the seat's folder: " << slurp(log);
+}
+
 // The real Qwen Code through a seat: a prompt answered as frames; a shell command's permission
 // denied from one client and allowed from the CLI, seen by every viewer; a cancel mid-answer;
 // `kill -9` mid-turn; then a hub restart, after which the agent loads the same session.
