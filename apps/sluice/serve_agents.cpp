@@ -209,10 +209,10 @@ std::vector<server::AgentKind> agent_kinds(const ServeOptions& o) {
     codex.available = codex.reason.empty();
     server::AgentKind acp{.kind = "acp", .available = true, .detail = {}, .reason = {}};
     for (const auto& cmd : o.acp_agents) {
-        if (acp_unrunnable(cmd).empty()) {
+        if (auto why = acp_unrunnable(cmd); why.empty()) {
             acp.commands.push_back(cmd);
         } else {
-            acp.reason += (acp.reason.empty() ? "" : "; ") + acp_unrunnable(cmd);
+            acp.reason += (acp.reason.empty() ? "" : "; ") + why;
         }
     }
     acp.available = !acp.commands.empty();

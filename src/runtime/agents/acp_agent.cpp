@@ -11,6 +11,7 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
 
 #include <array>
@@ -32,6 +33,13 @@ namespace {
 
 // The protocol version sluice speaks (ACP's only one so far).
 constexpr std::int64_t PROTOCOL_VERSION = 1;
+
+// The one thread every ACP agent's file requests (fs/*) run on: blocking reads and writes stay
+// off the I/O threads, and no seat gets a thread of its own.
+net::thread_pool& file_thread() {
+    static net::thread_pool pool{1};
+    return pool;
+}
 
 // 32 random bits as hex: an agent's tag in its rows' message ids.
 std::string random_tag() {
@@ -331,11 +339,11 @@ private:
                 + "; sluice speaks version 1");
             return;
         }
-        can_load_ = false;
+        bool can_load = false;
         if (const auto* caps = result.if_contains("agentCapabilities");
             caps != nullptr && caps->is_object()) {
             const auto* load = caps->get_object().if_contains("loadSession");
-            can_load_ = load != nullptr && load->is_bool() && load->get_bool();
+            can_load = load != nullptr && load->is_bool() && load->get_bool();
         }
         agent_name_.clear();
         agent_version_.clear();
@@ -349,8 +357,8 @@ private:
         }
         phase_ = Phase::sessioning;
         json::object params{{"cwd", root_.string()}, {"mcpServers", json::array{}}};
-        loading_ = !session_id_.empty() && can_load_;
-        not_loaded_ = !session_id_.empty() && !can_load_ ? session_id_ : std::string();
+        loading_ = !session_id_.empty() && can_load;
+        not_loaded_ = !session_id_.empty() && !can_load ? session_id_ : std::string();
         if (loading_) {
             params["sessionId"] = session_id_;
             session_req_ = call("session/load", std::move(params));
@@ -469,12 +477,29 @@ private:
             proc_->send(acp::error_line(id, -32602, "unknown session"));
             return;
         }
-        const auto answer = acp::serve_client(method, params, root_, config_.max_file_bytes);
-        if (answer.code != 0) {
-            proc_->send(acp::error_line(id, answer.code, answer.message));
-        } else {
-            proc_->send(acp::result_line(id, answer.result));
-        }
+        // File I/O blocks: every client method is served on the file thread, never on this (an
+        // I/O thread's) strand; the answer goes to the process that asked, if it is still there.
+        net::post(
+            file_thread(),
+            [weak = weak_from_this(),
+             ex = ex_,
+             seq = proc_seq_,
+             id,
+             method = std::string(method),
+             params,
+             root = root_,
+             max = config_.max_file_bytes] {
+                auto answer = acp::serve_client(method, params, root, max);
+                net::post(ex, [weak, seq, id, answer = std::move(answer)] {
+                    auto self = weak.lock();
+                    if (!self || self->proc_seq_ != seq || !self->proc_) {
+                        return;
+                    }
+                    self->proc_->send(
+                        answer.code != 0 ? acp::error_line(id, answer.code, answer.message)
+                                         : acp::result_line(id, answer.result));
+                });
+            });
     }
 
     void notification(std::string_view method, const json::object& params) {
@@ -514,7 +539,6 @@ private:
     std::int64_t init_req_{};
     std::int64_t session_req_{};
     std::int64_t prompt_req_{};
-    bool can_load_{false};
     bool loading_{false};
     std::string not_loaded_; // a session the agent could not load (it cannot load any)
     std::string session_id_;

@@ -29,7 +29,8 @@ namespace sluice::runtime {
 /// notifications become frames and previews (acp_updates.hpp); `session/request_permission`
 /// becomes a PermissionRequest, answered with the option the answer picks. The client methods:
 /// `fs/read_text_file` and `fs/write_text_file` are served for files inside `working_dir` only
-/// (symbolic links resolved), every other request is refused (-32601). A line that is not JSON,
+/// (symbolic links resolved), on one file thread all ACP agents share (never on `ex`); every
+/// other request is refused (-32601). A line that is not JSON,
 /// a refused start or the process's exit fails the turn with the reason; the next turn starts a
 /// new process loading the session.
 struct AcpAgentConfig {
