@@ -123,13 +123,11 @@ private:
             end_turn({TurnEnd::State::cancelled, "cancelled"});
             return;
         }
-        active_cancel_ =
-            active_->cancel.on_cancel([weak = weak_from_this(), ex = ex_, seq = turn_seq_] {
-                net::post(ex, [weak, seq] {
-                    if (auto self = weak.lock()) {
-                        self->on_cancelled(seq);
-                    }
-                });
+        active_cancel_ = detail::post_on_cancel(
+            active_->cancel, ex_, [weak = weak_from_this(), seq = turn_seq_] {
+                if (auto self = weak.lock()) {
+                    self->on_cancelled(seq);
+                }
             });
         if (!proc_) {
             spawn();

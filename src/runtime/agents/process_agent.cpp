@@ -179,13 +179,11 @@ private:
         child_->decoder.reset();
         send(child_, stream_json::encode_prompt(active_->prompt));
         // From any thread: the cancel is handled on the executor.
-        active_cancel_ =
-            active_->cancel.on_cancel([weak = weak_from_this(), ex = ex_, seq = turn_seq_] {
-                net::post(ex, [weak, seq] {
-                    if (auto self = weak.lock()) {
-                        self->on_cancelled(seq);
-                    }
-                });
+        active_cancel_ = detail::post_on_cancel(
+            active_->cancel, ex_, [weak = weak_from_this(), seq = turn_seq_] {
+                if (auto self = weak.lock()) {
+                    self->on_cancelled(seq);
+                }
             });
     }
 

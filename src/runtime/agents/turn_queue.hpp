@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +68,13 @@ private:
     std::uint64_t next_id_{};
     bool closed_{false};
 };
+
+/// Registers `fn` to run on `ex` once `token` is cancelled (from whichever thread cancels it):
+/// how an agent whose state is confined to its executor hears of a cancelled turn.
+[[nodiscard]] inline CancelRegistration post_on_cancel(
+    const CancellationToken& token, boost::asio::any_io_executor ex, std::function<void()> fn) {
+    return token.on_cancel([ex = std::move(ex), fn = std::move(fn)] { boost::asio::post(ex, fn); });
+}
 
 /// How a turn ends when its agent is gone.
 inline const TurnEnd AGENT_CLOSED{TurnEnd::State::cancelled, "the agent was closed"};
