@@ -53,7 +53,7 @@ namespace {
 // ControlRequests, its stdout's stream-json decoder.
 struct Proc {
     std::shared_ptr<LineProcess> io;
-    ProcId id;
+    ProcId id{};
     stream_json::Decoder decoder;
 };
 
@@ -283,7 +283,7 @@ private:
         proc->io->terminate();
     }
 
-    void send(const std::shared_ptr<Proc>& proc, std::string line) {
+    static void send(const std::shared_ptr<Proc>& proc, std::string line) {
         proc->io->send(std::move(line));
     }
 
