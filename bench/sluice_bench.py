@@ -18,12 +18,13 @@ FAKE_AGENT = os.path.join(HERE, "..", "tests", "support", "fake_agent.py")
 FANOUT_AGENT = os.path.join(HERE, "fanout_agent.py")
 
 
-def rss_kib(pid):
-    """The process's resident set (VmRSS), KiB; 0 once it is gone."""
+def rss_kib(pid, field="VmRSS"):
+    """The process's resident set (VmRSS, or another /proc status field: RssAnon), KiB; 0 once
+    it is gone."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except FileNotFoundError:
         pass

@@ -10,6 +10,7 @@
 
 #include <sluice/cluster/node.hpp>
 #include <sluice/conversation/frame_ref.hpp>
+#include <sluice/core/memory_keeper.hpp>
 #include <sluice/hub/claude_projects.hpp>
 #include <sluice/hub/codex_sessions.hpp>
 #include <sluice/hub/hub.hpp>
@@ -263,7 +264,10 @@ int run_serve(ServeOptions o, const Settings& settings) {
     if (LogFormat lf{}; parse_log_format(o.log_format, lf)) {
         configure_logging(lf); // before the first log line
     }
-    fix_malloc_thresholds();    // before the first thread (and its arena) starts
+    fix_malloc_thresholds(); // before the first thread (and its arena) starts
+    // Freed heap pages go back to the system once they pile up (a window's cut front, a burst's
+    // buffers): the hub's resident memory follows what its windows hold, not its peak.
+    const auto keeper = MemoryKeeper::glibc(std::chrono::seconds(2));
     (void)descriptor_budget(0); // raise the soft limit before any seat opens its files
     // Under a socket unit systemd passed the listener: serve on it (its address is the listen
     // address from here on, for the loopback checks, the printed URL and hub.json).

@@ -336,16 +336,16 @@ Frame::Frame(Key /*key*/, json::object row, bool keep_row)
     if (!finite_numbers(row)) {
         (void)make_finite(row);
     }
-    wire_bytes_ = json_wire_bytes(row);
+    const std::size_t wire_bytes = json_wire_bytes(row);
     // The counted weight sizes the buffer: the JSON is serialized once, in place, no regrowth.
-    json_.resize(wire_bytes_);
+    json_.resize(wire_bytes);
     json::serializer sr;
     sr.reset(&row);
     std::size_t n = 0;
-    while (!sr.done() && n < wire_bytes_) {
-        n += sr.read(json_.data() + n, wire_bytes_ - n).size();
+    while (!sr.done() && n < wire_bytes) {
+        n += sr.read(json_.data() + n, wire_bytes - n).size();
     }
-    SLUICE_INVARIANT(n == wire_bytes_ && sr.done(), "the counting writer matches the serializer");
+    SLUICE_INVARIANT(n == wire_bytes && sr.done(), "the counting writer matches the serializer");
     const auto* parent = row.if_contains("parent_tool_use_id");
     facts_.subagent =
         true_at(row, "isSidechain")
@@ -370,9 +370,9 @@ Frame::Frame(Key /*key*/, json::object row, bool keep_row)
     // An oversize frame keeps its object whatever it was built by: the one thing done with it
     // next is cutting its reference form (held_form), which reads the object; dropping it here
     // only to parse the megabytes back there cost a second parse of every such row.
-    if (keep_row || wire_bytes_ > FRAME_INLINE_MAX_BYTES) {
+    if (keep_row || wire_bytes > FRAME_INLINE_MAX_BYTES) {
         row_kept_ = true;
-        row_ = std::move(row);
+        row_ = std::make_unique<json::object>(std::move(row));
     }
 }
 
@@ -435,10 +435,10 @@ const json::object& Frame::row() const {
     if (!row_kept_) {
         std::call_once(row_once_, [this] {
             // json_ was serialized from an object, so it parses back to one.
-            row_ = json::parse(json_).as_object();
+            row_ = std::make_unique<json::object>(json::parse(json_).as_object());
         });
     }
-    return row_;
+    return *row_;
 }
 
 } // namespace sluice

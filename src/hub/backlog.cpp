@@ -37,6 +37,11 @@ Backlog::Added Backlog::add(Task task, bool bounded) {
     return Added::queued;
 }
 
+std::size_t Backlog::waiting() const {
+    std::lock_guard lock(mu_);
+    return queue_.size();
+}
+
 void Backlog::wait_idle() {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return stopping_ || (queue_.empty() && !busy_); });

@@ -462,6 +462,11 @@ SearchPage SearchIndex::search(const SearchQuery& q) const {
     return page;
 }
 
+void SearchIndex::release_memory() {
+    std::lock_guard lock(mu_);
+    (void)sqlite3_db_release_memory(db_);
+}
+
 std::uint64_t SearchIndex::docs() const {
     std::lock_guard lock(mu_);
     Stmt st(db_, "SELECT count(*) FROM docs");

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sluice {
@@ -42,13 +43,64 @@ enum class FrameRole : std::uint8_t {
     compact_boundary, ///< a `system` row with subtype `compact_boundary`
 };
 
+/// Ids a frame names (tool_use ids), one pointer while empty, as most frames' are: a window
+/// holds thousands of frames, and two empty std::vectors were 48 of a frame's bytes.
+class IdList {
+public:
+    IdList() = default;
+
+    IdList(const IdList& o)
+        : ids_(o.ids_ ? std::make_unique<std::vector<std::string>>(*o.ids_) : nullptr) {}
+
+    IdList(IdList&&) noexcept = default;
+
+    IdList& operator=(const IdList& o) {
+        if (this != &o) {
+            ids_ = o.ids_ ? std::make_unique<std::vector<std::string>>(*o.ids_) : nullptr;
+        }
+        return *this;
+    }
+
+    IdList& operator=(IdList&&) noexcept = default;
+    ~IdList() = default;
+
+    [[nodiscard]] std::size_t size() const noexcept { return ids_ ? ids_->size() : 0; }
+
+    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+
+    const std::string& operator[](std::size_t i) const { return (*ids_)[i]; }
+
+    const std::string* begin() const noexcept { return ids_ ? ids_->data() : nullptr; }
+
+    const std::string* end() const noexcept { return ids_ ? ids_->data() + ids_->size() : nullptr; }
+
+    void push_back(std::string id) { list().push_back(std::move(id)); }
+
+    template <class... Args>
+    std::string& emplace_back(Args&&... args) {
+        return list().emplace_back(std::forward<Args>(args)...);
+    }
+
+    void clear() noexcept { ids_.reset(); }
+
+private:
+    std::vector<std::string>& list() {
+        if (!ids_) {
+            ids_ = std::make_unique<std::vector<std::string>>();
+        }
+        return *ids_;
+    }
+
+    std::unique_ptr<std::vector<std::string>> ids_;
+};
+
 /// The facts of a frame the turn scan reads (no JSON access needed after construction).
 struct TurnFacts {
-    FrameRole role{FrameRole::other};       ///< the row's role
-    bool subagent{};                        ///< `isSidechain` or a non-null `parent_tool_use_id`
-    bool tool_call{};                       ///< an assistant row with a tool_use block
-    std::vector<std::string> skill_calls{}; ///< ids of `Skill` tool_use blocks (assistant rows)
-    std::vector<std::string> results_for{}; ///< tool_use ids answered (tool_result rows)
+    FrameRole role{FrameRole::other}; ///< the row's role
+    bool subagent{};                  ///< `isSidechain` or a non-null `parent_tool_use_id`
+    bool tool_call{};                 ///< an assistant row with a tool_use block
+    IdList skill_calls{};             ///< ids of `Skill` tool_use blocks (assistant rows)
+    IdList results_for{};             ///< tool_use ids answered (tool_result rows)
 };
 
 /// One conversation row: parsed once, its compact JSON serialized once, its wire weight counted.
@@ -88,7 +140,7 @@ public:
     std::string_view json() const noexcept { return json_; }
 
     /// The wire weight: the byte length of `json()`, counted by a writer that only counts.
-    std::size_t wire_bytes() const noexcept { return wire_bytes_; }
+    std::size_t wire_bytes() const noexcept { return json_.size(); }
 
     /// The row's `type` ("user", "assistant", …; empty when absent or not a string).
     std::string_view type() const noexcept { return type_; }
@@ -112,14 +164,13 @@ public:
     Frame(Key /*key*/, boost::json::object row, bool keep_row);
 
 private:
-    std::string json_;
-    std::size_t wire_bytes_{};
+    std::string json_; // exactly the wire bytes
     std::string type_;
     TurnFacts facts_;
     std::uint64_t thinking_delta_{};
     bool row_kept_{};
     mutable std::once_flag row_once_;
-    mutable boost::json::object row_;
+    mutable std::unique_ptr<boost::json::object> row_; // kept, or materialized by row()
 };
 
 } // namespace sluice

@@ -46,6 +46,9 @@ public:
     /// Queues `task`, unless the backlog is stopped, or `max` tasks wait and `bounded` is true.
     [[nodiscard]] Added add(Task task, bool bounded = true);
 
+    /// How many tasks wait (not counting the one running).
+    [[nodiscard]] std::size_t waiting() const;
+
     /// Blocks until nothing waits and nothing runs (tests, benches, shutdown order).
     void wait_idle();
 

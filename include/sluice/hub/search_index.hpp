@@ -149,6 +149,11 @@ public:
     /// Docs held.
     [[nodiscard]] std::uint64_t docs() const;
 
+    /// Frees what SQLite's page cache and buffers hold for this connection now (it refills them
+    /// as the next write or query reads): called when indexing goes idle, so a burst's cache does
+    /// not stay resident beside the windows.
+    void release_memory();
+
 private:
     explicit SearchIndex(sqlite3* db);
     void exec(const char* sql) const;

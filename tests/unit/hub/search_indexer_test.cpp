@@ -9,10 +9,13 @@
 #include <boost/json.hpp>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace sluice::hub {
 namespace {
@@ -191,6 +194,33 @@ TEST(SearchIndexer, RebuildsADamagedIndexFromTheFilesAnnounced) {
     ix.changed(file, foreign("s"));
     ix.wait_idle();
     EXPECT_EQ(ix.search(SearchQuery{.q = "durable"}).hits.size(), 1U);
+}
+
+// Indexing a burst fills SQLite's page cache (up to 16 MiB); once the indexer is idle it goes,
+// so a hub's memory after a burst is its windows, not the cache beside them (issue 31).
+TEST(SearchIndexer, GivesSqlitesCacheBackWhenIdle) {
+    sluice::test::TempDir dir;
+    const fs::path file = fs::path(dir.path()) / "big.jsonl";
+    std::string rows;
+    for (int i = 0; i < 4000; ++i) {
+        std::string text;
+        for (int w = 0; w < 150; ++w) {
+            text += "w" + std::to_string(i * 150 + w) + " "; // distinct words: many index pages
+        }
+        rows += reply(text);
+    }
+    append_to(file, rows);
+    SearchIndexer ix(fs::path(dir.path()) / "search.db");
+    ix.changed(file, foreign("c-big"));
+    ix.wait_idle();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (sqlite3_memory_used() > (2 << 20) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_LT(sqlite3_memory_used(), 2 << 20)
+        << "SQLite holds " << sqlite3_memory_used() << " bytes after indexing " << rows.size()
+        << " bytes, idle";
+    EXPECT_EQ(ix.search(SearchQuery{.q = "w599999"}).hits.size(), 1U) << "it reads on as before";
 }
 
 } // namespace
