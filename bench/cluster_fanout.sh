@@ -2,7 +2,11 @@
 # cluster_fanout.sh: one seat's fan-out on 1 node × 3N subscribers vs 3 nodes × N (issue 15, --redis).
 #
 # Usage: bench/cluster_fanout.sh [SLUICE_BINARY] [MESSAGES=3000] [SUBSCRIBERS_PER_NODE=1000]
-#   1. one `sluice serve` (no Redis), 3N SSE subscribers on one seat (bench/fanout_client.cpp), one
+# Env SINGLE: the one node's subscribers (default 3N, the same total; SINGLE=N compares a node
+# of N against three of N each, issue 31's 1 x 10,000 vs 3 x 10,000); TIMEOUT: each side's
+# bound in seconds (default 60). Each node's subscribers are one client process (a process
+# may hold 20,000 descriptors here).
+#   1. one `sluice serve` (no Redis), SINGLE SSE subscribers on one seat (bench/fanout_client.cpp), one
 #      prompt "N=MESSAGES" to bench/fanout_agent.py: MESSAGES ~1 KiB frames.
 #   2. a private redis-server (unix socket, no persistence) and three `sluice serve --redis`; the seat
 #      on node A, N subscribers on each node (B and C serve it from the Redis stream); same prompt.
@@ -16,7 +20,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SLUICE=${1:-$HERE/../build/release/apps/sluice/sluice}
 MSGS=${2:-3000}
 SUBS=${3:-1000}
-TIMEOUT=60
+TIMEOUT=${TIMEOUT:-60}
+SINGLE=${SINGLE:-$((3 * SUBS))}
 
 WORK=$(mktemp -d /tmp/cluster-fanout-XXXXXX)
 PIDS=()
@@ -79,13 +84,13 @@ sum_received() {
     echo "$total"
 }
 
-echo "# cluster fan-out: $MSGS messages of 1 KiB; 1 node x $((3 * SUBS)) vs 3 nodes x $SUBS subscribers"
+echo "# cluster fan-out: $MSGS messages of 1 KiB; 1 node x $SINGLE vs 3 nodes x $SUBS subscribers"
 echo "# $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- 1. one node -------------------------------------------------------------------------
 start_node single
 SEAT=$(new_seat "$PORT")
-"$CLIENT" sub "$PORT" "/v1/seats/$SEAT/events" $((3 * SUBS)) "$MSGS" "$TIMEOUT" 1 >"$WORK/sub-single.out" 2>&1 &
+"$CLIENT" sub "$PORT" "/v1/seats/$SEAT/events" "$SINGLE" "$MSGS" "$TIMEOUT" 1 >"$WORK/sub-single.out" 2>&1 &
 SUBPID=$!
 PIDS+=("$SUBPID")
 wait_ready "$WORK/sub-single.out"

@@ -41,7 +41,25 @@ std::int64_t payload_bytes() {
     return total;
 }
 
+std::int64_t delivered_bytes(const StreamEvent& ev) {
+    return static_cast<std::int64_t>(sluice::preview_bytes(ev).value_or(0));
+}
+
+// What reached the consumer: its payload bytes per second of wall time (the figure: a
+// lossy relay that drops under a slow consumer must still hand a prompt one nearly everything),
+// and the share of what was produced.
+void report_delivered(benchmark::State& state, std::int64_t delivered) {
+    state.SetItemsProcessed(state.iterations() * EVENTS);
+    state.SetBytesProcessed(state.iterations() * payload_bytes());
+    state.counters["delivered_Bps"] =
+        benchmark::Counter(static_cast<double>(delivered), benchmark::Counter::kIsRate);
+    state.counters["delivered_share"] =
+        static_cast<double>(delivered)
+        / static_cast<double>(state.iterations() * payload_bytes());
+}
+
 void BM_RelayFastConsumer(benchmark::State& state) {
+    std::int64_t delivered = 0;
     for (auto _ : state) {
         sluice::CancellationToken turn;
         auto [tx, rx] = sluice::make_stream_relay(turn);
@@ -52,6 +70,7 @@ void BM_RelayFastConsumer(benchmark::State& state) {
         });
         std::int64_t n = 0;
         while (auto ev = rx.next()) {
+            delivered += delivered_bytes(*ev);
             benchmark::DoNotOptimize(*ev);
             ++n;
         }
@@ -61,8 +80,7 @@ void BM_RelayFastConsumer(benchmark::State& state) {
         state.counters["delivered_events"] = static_cast<double>(n);
         benchmark::DoNotOptimize(n);
     }
-    state.SetItemsProcessed(state.iterations() * EVENTS);
-    state.SetBytesProcessed(state.iterations() * payload_bytes());
+    report_delivered(state, delivered);
 }
 
 BENCHMARK(BM_RelayFastConsumer)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -70,6 +88,7 @@ BENCHMARK(BM_RelayFastConsumer)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_AsioConcurrentChannel(benchmark::State& state) {
     using channel =
         net::experimental::concurrent_channel<void(boost::system::error_code, StreamEvent)>;
+    std::int64_t delivered = 0;
     for (auto _ : state) {
         net::io_context io;
         channel ch(io, sluice::RELAY_CHANNEL_CAPACITY);
@@ -97,6 +116,7 @@ void BM_AsioConcurrentChannel(benchmark::State& state) {
                     if (ec) {
                         co_return;
                     }
+                    delivered += delivered_bytes(ev);
                     benchmark::DoNotOptimize(ev);
                     ++n;
                 }
@@ -106,13 +126,13 @@ void BM_AsioConcurrentChannel(benchmark::State& state) {
         producer.join();
         benchmark::DoNotOptimize(n);
     }
-    state.SetItemsProcessed(state.iterations() * EVENTS);
-    state.SetBytesProcessed(state.iterations() * payload_bytes());
+    report_delivered(state, delivered);
 }
 
 BENCHMARK(BM_AsioConcurrentChannel)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_MutexCondvarDeque(benchmark::State& state) {
+    std::int64_t delivered = 0;
     for (auto _ : state) {
         std::mutex mu;
         std::condition_variable cv;
@@ -143,14 +163,14 @@ void BM_MutexCondvarDeque(benchmark::State& state) {
             StreamEvent ev = std::move(q.front());
             q.pop_front();
             lock.unlock();
+            delivered += delivered_bytes(ev);
             benchmark::DoNotOptimize(ev);
             ++n;
         }
         producer.join();
         benchmark::DoNotOptimize(n);
     }
-    state.SetItemsProcessed(state.iterations() * EVENTS);
-    state.SetBytesProcessed(state.iterations() * payload_bytes());
+    report_delivered(state, delivered);
 }
 
 BENCHMARK(BM_MutexCondvarDeque)->Unit(benchmark::kMillisecond)->UseRealTime();
