@@ -1,4 +1,5 @@
 // Tests of Frame: parsing, compact JSON, the counting writer, classification, thinking deltas.
+#include "support/heap.hpp"
 #include "unit/conversation/fixtures.hpp"
 
 #include <sluice/conversation/frame.hpp>
@@ -8,12 +9,6 @@
 #include <boost/json/serialize.hpp>
 
 #include <gtest/gtest.h>
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#include <sanitizer/allocator_interface.h>
-#else
-#include <malloc.h>
-#endif
 
 #include <cmath>
 #include <limits>
@@ -254,14 +249,7 @@ TEST(Frame, ThinkingDeltaCountsOnlyMainThreadCounterRows) {
         0U);
 }
 
-// What the allocator holds now (under a sanitizer, the bytes asked for).
-std::size_t heap_in_use() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    return __sanitizer_get_current_allocated_bytes();
-#else
-    return mallinfo2().uordblks;
-#endif
-}
+using sluice::test::heap_in_use;
 
 // A window is thousands of frames: what one costs beyond its JSON is the window's overhead on its
 // byte cap (issue 31's goal: a window resident at <= 1.25x its wire bytes). A ~1 KiB frame was

@@ -1,16 +1,11 @@
 // Unit tests of hub/turn_close.hpp: what a turn lacks to be whole, and the rows that close it.
+#include "support/heap.hpp"
+
 #include <sluice/hub/turn_close.hpp>
 
 #include <boost/json.hpp>
 
 #include <gtest/gtest.h>
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// The sanitizers' runtime (g++ ships no header for it): bytes their allocator holds now.
-extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
-#else
-#include <malloc.h>
-#endif
 
 #include <cstddef>
 #include <string>
@@ -38,14 +33,7 @@ const char* const SUB_TOOL_USE =
     R"("content":[{"type":"tool_use","id":"toolu_sub","name":"bash","input":{}}]}})";
 const char* const RESULT = R"({"type":"result","subtype":"success","result":"done"})";
 
-// Bytes the heap holds now (the sanitizer's allocator under ASan/TSan, glibc's otherwise).
-std::size_t heap_in_use() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    return __sanitizer_get_current_allocated_bytes();
-#else
-    return mallinfo2().uordblks;
-#endif
-}
+using test::heap_in_use;
 
 // Every frame of a seat's window is observed: a compact frame (as windows hold them) must stay
 // compact, or each frame keeps its object beside its JSON for its life — a window then costs
