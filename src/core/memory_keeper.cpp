@@ -16,6 +16,7 @@ MemoryKeeper::MemoryKeeper(
     , policy_(policy)
     , probe_(std::move(probe))
     , trim_(std::move(trim))
+    , baseline_(probe_().free)
     , thread_([this] { run(); }) {
 }
 
@@ -53,18 +54,17 @@ std::size_t MemoryKeeper::trims() const {
 }
 
 void MemoryKeeper::run() {
-    std::size_t baseline = probe_().free;
     std::unique_lock lock(mu_);
     while (!cv_.wait_for(lock, interval_, [this] { return stopping_; })) {
         lock.unlock();
         const HeapUse now = probe_();
         bool trimmed = false;
-        if (policy_.due(now, baseline)) {
+        if (policy_.due(now, baseline_)) {
             trim_();
-            baseline = probe_().free; // the free chunks stay; their pages are gone
+            baseline_ = probe_().free; // the free chunks stay; their pages are gone
             trimmed = true;
-        } else if (now.free < baseline) {
-            baseline = now.free; // reused: growth from here is new
+        } else if (now.free < baseline_) {
+            baseline_ = now.free; // reused: growth from here is new
         }
         lock.lock();
         trims_ += trimmed ? 1 : 0;

@@ -70,6 +70,7 @@ private:
     TrimPolicy policy_;
     Probe probe_;
     Trim trim_;
+    std::size_t baseline_; // free bytes right after the last trim (at first: at construction)
     mutable std::mutex mu_;
     std::condition_variable cv_;
     bool stopping_{false};
