@@ -3,6 +3,7 @@
 // A producer thread sends mixed 64 B and 4 KiB text deltas; the benchmark thread consumes them
 // promptly. Each hand-off moves the same StreamEvent, so the three differ only in the queue.
 #include <sluice/core/relay.hpp>
+#include <sluice/core/relay_async.hpp>
 #include <sluice/detail/net.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -54,8 +55,7 @@ void report_delivered(benchmark::State& state, std::int64_t delivered) {
     state.counters["delivered_Bps"] =
         benchmark::Counter(static_cast<double>(delivered), benchmark::Counter::kIsRate);
     state.counters["delivered_share"] =
-        static_cast<double>(delivered)
-        / static_cast<double>(state.iterations() * payload_bytes());
+        static_cast<double>(delivered) / static_cast<double>(state.iterations() * payload_bytes());
 }
 
 void BM_RelayFastConsumer(benchmark::State& state) {
@@ -84,6 +84,45 @@ void BM_RelayFastConsumer(benchmark::State& state) {
 }
 
 BENCHMARK(BM_RelayFastConsumer)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The consumer as the hub and `sluice run` have it: a coroutine on an io_context awaiting
+// async_next (a park, the producer's post on readiness, a batch of up to 64 events per refill).
+void BM_RelayAsyncConsumer(benchmark::State& state) {
+    std::int64_t delivered = 0;
+    for (auto _ : state) {
+        sluice::CancellationToken turn;
+        auto relay = sluice::make_stream_relay(turn);
+        auto& rx = relay.second;
+        net::io_context io;
+        std::int64_t n = 0;
+        net::co_spawn(
+            io,
+            [&]() -> net::awaitable<void> {
+                for (;;) {
+                    auto [ec, ev] = co_await sluice::async_next(
+                        rx, io.get_executor(), net::as_tuple(net::use_awaitable));
+                    if (ec || !ev) {
+                        co_return;
+                    }
+                    delivered += delivered_bytes(*ev);
+                    ++n;
+                }
+            },
+            net::detached);
+        std::thread producer([tx = std::move(relay.first)]() mutable {
+            for (std::int64_t i = 0; i < EVENTS; ++i) {
+                tx.send(delta(i));
+            }
+        });
+        io.run();
+        producer.join();
+        state.counters["dropped_bytes"] = static_cast<double>(rx.counters().dropped);
+        state.counters["delivered_events"] = static_cast<double>(n);
+    }
+    report_delivered(state, delivered);
+}
+
+BENCHMARK(BM_RelayAsyncConsumer)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_AsioConcurrentChannel(benchmark::State& state) {
     using channel =

@@ -65,6 +65,46 @@ TEST(RelayAsync, ACoroutineReceivesEveryEventFromAnotherThread) {
     }
 }
 
+// Bursts with pauses short and long (the coroutine finds events ready, or parks and is woken by
+// the producer's post): every event arrives, in order, and the end.
+TEST(RelayAsync, BurstsAndPausesOfEveryLengthArriveInOrder) {
+    net::io_context io;
+    CancellationToken turn;
+    auto [tx, rx] = make_stream_relay(turn);
+    std::vector<std::string> got;
+    bool ended = false;
+    net::co_spawn(
+        io,
+        [&]() -> net::awaitable<void> {
+            auto ex = co_await net::this_coro::executor;
+            for (;;) {
+                auto [ec, ev] = co_await async_next(rx, ex, net::as_tuple(net::use_awaitable));
+                EXPECT_FALSE(ec);
+                if (!ev) {
+                    ended = true;
+                    co_return;
+                }
+                got.push_back(std::get<session::Notice>(*ev).text);
+            }
+        },
+        rethrow);
+    std::thread producer([tx = std::move(tx)]() mutable {
+        for (int i = 0; i < 3000; ++i) {
+            tx.send(session::Notice{std::to_string(i)});
+            if (i % 100 == 99) {
+                std::this_thread::sleep_for(i % 300 == 99 ? 10us : (i % 300 == 199 ? 300us : 3ms));
+            }
+        }
+    });
+    io.run();
+    producer.join();
+    EXPECT_TRUE(ended);
+    ASSERT_EQ(got.size(), 3000U);
+    for (int i = 0; i < 3000; ++i) {
+        EXPECT_EQ(got[static_cast<std::size_t>(i)], std::to_string(i));
+    }
+}
+
 TEST(RelayAsync, AReceiveRacedAgainstATimerIsCancelledCleanly) {
     using net::experimental::awaitable_operators::operator||;
     net::io_context io;

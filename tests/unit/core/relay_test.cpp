@@ -209,6 +209,42 @@ TEST(Relay, ProducerAndConsumerOnTwoThreadsAgreeOnEveryByte) {
     expect_global_conservation();
 }
 
+// A sender in bursts with pauses short, middling and long (the consumer finds the queue full,
+// just emptied, or sleeps and is woken): every semantic event still arrives once, in order,
+// every byte accounted for, the end seen.
+TEST(Relay, BurstsAndPausesOfEveryLengthLoseNoSemanticEventAndEnd) {
+    CancellationToken turn;
+    auto [tx, rx] = make_stream_relay(turn);
+    constexpr int bursts = 60;
+    std::thread producer([tx = std::move(tx)]() mutable {
+        for (int b = 0; b < bursts; ++b) {
+            for (int i = 0; i < 200; ++i) {
+                tx.send(llm::Text{std::string(i % 8 == 0 ? 4096 : 64, 'x')});
+            }
+            tx.send(session::Notice{std::to_string(b)});
+            const auto pause = b % 3 == 0 ? 10us : (b % 3 == 1 ? 300us : 3ms);
+            std::this_thread::sleep_for(pause);
+        }
+    });
+    std::uint64_t text_bytes = 0;
+    int notices = 0;
+    while (auto ev = rx.next()) {
+        if (const auto* t = std::get_if<llm::Text>(&*ev)) {
+            text_bytes += t->text.size();
+        } else {
+            EXPECT_EQ(std::get<session::Notice>(*ev).text, std::to_string(notices++));
+        }
+    }
+    producer.join();
+    EXPECT_TRUE(rx.ended());
+    EXPECT_EQ(notices, bursts);
+    const auto c = rx.counters();
+    EXPECT_EQ(c.forwarded, text_bytes);
+    EXPECT_EQ(c.produced, c.forwarded + c.dropped);
+    EXPECT_EQ(c.retained, 0U);
+    expect_global_conservation();
+}
+
 TEST(Relay, ReceiverDestroyedWhileTheProducerFloodsFromAnotherThread) {
     CancellationToken turn;
     auto [tx, rx] = make_stream_relay(turn);
