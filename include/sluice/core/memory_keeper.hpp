@@ -23,7 +23,7 @@ struct HeapUse {
 /// by `in_use / ratio` (so what is kept free stays a small part of what is used).
 struct TrimPolicy {
     std::size_t min_bytes{256U << 10}; ///< growth of free bytes below which no trim is worth it
-    std::size_t ratio{16};           ///< ... and at least in_use / ratio of it
+    std::size_t ratio{16};             ///< ... and at least in_use / ratio of it
 
     /// Whether a trim is due now, given the free bytes right after the last trim (`baseline`).
     [[nodiscard]] bool due(const HeapUse& now, std::size_t baseline) const noexcept {

@@ -265,8 +265,8 @@ TEST(Frame, ACompactFrameCostsItsJsonAndLittleMore) {
     for (std::size_t i = 0; i < N; ++i) {
         frames.push_back(must_parse(
             R"({"type":"assistant","uuid":"u-)" + std::to_string(i)
-            + R"(","timestamp":"2026-12-07T16:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":")"
-            + text + R"("}]}})"));
+            + R"(","timestamp":"2026-12-07T16:00:00.000Z","message":{"role":"assistant",)"
+            + R"("content":[{"type":"text","text":")" + text + R"("}]}})"));
         wire += frames.back()->wire_bytes();
     }
     const auto held = heap_in_use() - before;
