@@ -27,7 +27,10 @@ void rethrow(const std::exception_ptr& e) {
     }
 }
 
-TEST(RelayAsync, ACoroutineReceivesEveryEventFromAnotherThread) {
+// Runs `produce(tx)` on another thread, sending events numbered 0 .. n-1 (text or notices),
+// against a coroutine receiving with async_next; expects all n, in order, then the end.
+template <class Produce>
+void expect_every_event_in_order(int n, Produce produce) {
     net::io_context io;
     CancellationToken turn;
     auto [tx, rx] = make_stream_relay(turn);
@@ -44,11 +47,23 @@ TEST(RelayAsync, ACoroutineReceivesEveryEventFromAnotherThread) {
                     ended = true;
                     co_return;
                 }
-                got.push_back(std::get<llm::Text>(*ev).text);
+                const auto* t = std::get_if<llm::Text>(&*ev);
+                got.push_back(t != nullptr ? t->text : std::get<session::Notice>(*ev).text);
             }
         },
         rethrow);
-    std::thread producer([tx = std::move(tx)]() mutable {
+    std::thread producer([tx = std::move(tx), produce]() mutable { produce(tx); });
+    io.run();
+    producer.join();
+    EXPECT_TRUE(ended);
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(got[static_cast<std::size_t>(i)], std::to_string(i));
+    }
+}
+
+TEST(RelayAsync, ACoroutineReceivesEveryEventFromAnotherThread) {
+    expect_every_event_in_order(200, [](RelaySender& tx) {
         for (int i = 0; i < 200; ++i) {
             tx.send(llm::Text{std::to_string(i)});
             if (i % 50 == 0) {
@@ -56,39 +71,12 @@ TEST(RelayAsync, ACoroutineReceivesEveryEventFromAnotherThread) {
             }
         }
     });
-    io.run();
-    producer.join();
-    EXPECT_TRUE(ended);
-    ASSERT_EQ(got.size(), 200U);
-    for (int i = 0; i < 200; ++i) {
-        EXPECT_EQ(got[static_cast<std::size_t>(i)], std::to_string(i));
-    }
 }
 
 // Bursts with pauses short and long (the coroutine finds events ready, or parks and is woken by
 // the producer's post): every event arrives, in order, and the end.
 TEST(RelayAsync, BurstsAndPausesOfEveryLengthArriveInOrder) {
-    net::io_context io;
-    CancellationToken turn;
-    auto [tx, rx] = make_stream_relay(turn);
-    std::vector<std::string> got;
-    bool ended = false;
-    net::co_spawn(
-        io,
-        [&]() -> net::awaitable<void> {
-            auto ex = co_await net::this_coro::executor;
-            for (;;) {
-                auto [ec, ev] = co_await async_next(rx, ex, net::as_tuple(net::use_awaitable));
-                EXPECT_FALSE(ec);
-                if (!ev) {
-                    ended = true;
-                    co_return;
-                }
-                got.push_back(std::get<session::Notice>(*ev).text);
-            }
-        },
-        rethrow);
-    std::thread producer([tx = std::move(tx)]() mutable {
+    expect_every_event_in_order(3000, [](RelaySender& tx) {
         for (int i = 0; i < 3000; ++i) {
             tx.send(session::Notice{std::to_string(i)});
             if (i % 100 == 99) {
@@ -96,13 +84,6 @@ TEST(RelayAsync, BurstsAndPausesOfEveryLengthArriveInOrder) {
             }
         }
     });
-    io.run();
-    producer.join();
-    EXPECT_TRUE(ended);
-    ASSERT_EQ(got.size(), 3000U);
-    for (int i = 0; i < 3000; ++i) {
-        EXPECT_EQ(got[static_cast<std::size_t>(i)], std::to_string(i));
-    }
 }
 
 TEST(RelayAsync, AReceiveRacedAgainstATimerIsCancelledCleanly) {

@@ -8,6 +8,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace {
 
@@ -19,6 +20,20 @@ void expect_global_conservation() {
     EXPECT_EQ(
         s.produced_delta_bytes,
         s.forwarded_delta_bytes + s.dropped_delta_bytes + s.retained_delta_bytes);
+}
+
+// Receives to the end: the text bytes, and the notices (numbered 0, 1, … and checked in order).
+std::pair<std::uint64_t, int> drain_counting(RelayReceiver& rx) {
+    std::uint64_t text_bytes = 0;
+    int notices = 0;
+    while (auto ev = rx.next()) {
+        if (const auto* t = std::get_if<llm::Text>(&*ev)) {
+            text_bytes += t->text.size();
+        } else {
+            EXPECT_EQ(std::get<session::Notice>(*ev).text, std::to_string(notices++));
+        }
+    }
+    return {text_bytes, notices};
 }
 
 // A delta whose bytes say where it came from, so the newest can be recognised.
@@ -188,15 +203,7 @@ TEST(Relay, ProducerAndConsumerOnTwoThreadsAgreeOnEveryByte) {
             }
         }
     });
-    std::uint64_t text_bytes = 0;
-    int notices = 0;
-    while (auto ev = rx.next()) {
-        if (const auto* t = std::get_if<llm::Text>(&*ev)) {
-            text_bytes += t->text.size();
-        } else {
-            EXPECT_EQ(std::get<session::Notice>(*ev).text, std::to_string(notices++));
-        }
-    }
+    const auto [text_bytes, notices] = drain_counting(rx);
     producer.join();
     EXPECT_EQ(notices, rounds / 100);
     const auto c = rx.counters();
@@ -226,15 +233,7 @@ TEST(Relay, BurstsAndPausesOfEveryLengthLoseNoSemanticEventAndEnd) {
             std::this_thread::sleep_for(pause);
         }
     });
-    std::uint64_t text_bytes = 0;
-    int notices = 0;
-    while (auto ev = rx.next()) {
-        if (const auto* t = std::get_if<llm::Text>(&*ev)) {
-            text_bytes += t->text.size();
-        } else {
-            EXPECT_EQ(std::get<session::Notice>(*ev).text, std::to_string(notices++));
-        }
-    }
+    const auto [text_bytes, notices] = drain_counting(rx);
     producer.join();
     EXPECT_TRUE(rx.ended());
     EXPECT_EQ(notices, bursts);
