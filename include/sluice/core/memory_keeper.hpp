@@ -42,8 +42,8 @@ struct TrimPolicy {
 /// memory is its peak, not what its windows hold (bench/RESULTS.md, issue 31).
 ///
 /// The probe and the trim are parameters so the schedule is testable; `MemoryKeeper::glibc()`
-/// gives the real ones (a probe of zeros where the allocator is not glibc's, e.g. under ASan,
-/// so nothing is trimmed there).
+/// gives the real ones. Under ASan or TSan the allocator is the sanitizer's: glibc's arenas hold
+/// next to nothing, so nothing is due and nothing is trimmed there.
 ///
 /// @par Thread safety
 /// Construction starts the thread; the destructor stops and joins it. `trims()` from any thread.
