@@ -7,8 +7,9 @@ agent, makes SEATS seats, reads the hub's VmRSS, then runs one turn of FRAMES ro
 in every seat (as fast as the hub reads; the window's frame cap cuts it, 5,000 back to 4,000 by
 default), waits until every turn has ended and the search index has read every transcript (its
 background work), lets the hub settle for SETTLE seconds (env, default 3: past the hub's 2 s
-look at its free heap) and reads VmRSS again and /metrics' sluice_window_bytes (the wire bytes the windows hold). Prints the growth per
-window and its ratio to the window's wire bytes (the issue's goal: <= 1.25).
+look at its free heap) and reads VmRSS again and /metrics' sluice_window_bytes (the wire bytes
+the windows hold). Prints the growth per window and its ratio to the window's wire bytes (the
+issue's goal: <= 1.25). Before the baseline, every seat runs a 20-row turn (see main).
 Bounded: one hub (ended at exit), its data dir removed.
 """
 import os
