@@ -462,8 +462,14 @@ SearchPage SearchIndex::search(const SearchQuery& q) const {
     return page;
 }
 
-void SearchIndex::release_memory() {
+void SearchIndex::release_memory(std::size_t above) {
     std::lock_guard lock(mu_);
+    int used = 0;
+    int highwater = 0;
+    if (sqlite3_db_status(db_, SQLITE_DBSTATUS_CACHE_USED, &used, &highwater, 0) == SQLITE_OK
+        && static_cast<std::size_t>(used) <= above) {
+        return;
+    }
     (void)sqlite3_db_release_memory(db_);
 }
 

@@ -200,9 +200,11 @@ void SearchIndexer::index_queued(const std::string& file) {
         spdlog::error("search: indexing {}: {}", file, e.what());
     }
     if (backlog_.waiting() == 0) {
-        // Idle for now: SQLite's cache goes (after the store's last chunk), so what a burst read
-        // does not stay resident beside the windows; the next file's read refills it.
-        (void)store_.add([index = index_.get()] { index->release_memory(); }, false);
+        // Idle for now: SQLite's cache goes (after the store's last chunk) once it holds more
+        // than a live seat's appends touch, so what a burst read does not stay resident beside
+        // the windows; the next file's read refills it.
+        (void)store_.add(
+            [index = index_.get()] { index->release_memory(SEARCH_CACHE_KEPT); }, false);
     }
 }
 

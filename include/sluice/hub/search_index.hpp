@@ -149,10 +149,11 @@ public:
     /// Docs held.
     [[nodiscard]] std::uint64_t docs() const;
 
-    /// Frees what SQLite's page cache and buffers hold for this connection now (it refills them
-    /// as the next write or query reads): called when indexing goes idle, so a burst's cache does
-    /// not stay resident beside the windows.
-    void release_memory();
+    /// Frees what SQLite's page cache and buffers hold for this connection (it refills them as
+    /// the next write or query reads) when its cache holds more than `above` bytes: called when
+    /// indexing goes idle, so a burst's cache does not stay resident beside the windows, while a
+    /// live seat's small appends keep the few pages they touch.
+    void release_memory(std::size_t above);
 
 private:
     explicit SearchIndex(sqlite3* db);
