@@ -108,12 +108,19 @@ std::optional<std::string> serve_token(const ServeOptions& o, bool& created) {
 /// (mallopt turns the dynamic ones off): a block over FRAME_INLINE_MAX_BYTES (a window page, an
 /// oversize frame's parse: made once per window front or per oversize frame, where a mmap costs
 /// little beside filling megabytes) is mmapped and handed back when freed; frames held inline
-/// come from the arenas as before; a heap's free top over two such frames is given back.
+/// come from the arenas as before. A heap's free top over TRIM_THRESHOLD is given back, and a heap
+/// grows by its request and TOP_PAD: each thread arena's top is resident up to that much, and
+/// a hub has a handful of arenas (its I/O threads, the store, the indexer), a fixed cost that
+/// counts against a single seat's window (bench/window_rss.py at 1 seat, issue 31: 512 KiB
+/// kept a thread arena's ~400 KiB top after a burst; the fan-out rate is the same at 128 KiB).
 void fix_malloc_thresholds() {
 #if defined(__GLIBC__)
     constexpr int MMAP_THRESHOLD = static_cast<int>(FRAME_INLINE_MAX_BYTES);
+    constexpr int TRIM_THRESHOLD = 128 * 1024;
+    constexpr int TOP_PAD = 64 * 1024;
     (void)::mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD); // advice: a failure leaves the defaults
-    (void)::mallopt(M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD);
+    (void)::mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD);
+    (void)::mallopt(M_TOP_PAD, TOP_PAD);
 #endif
 }
 

@@ -16,6 +16,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <new>
 
 namespace sluice {
 
@@ -328,24 +330,104 @@ json::object& make_finite(json::object& o) {
     return o;
 }
 
-} // namespace
+// The name of a type most rows have, as static storage; a null view for any other.
+std::string_view common_type(std::string_view type) noexcept {
+    static constexpr std::array<std::string_view, 8> COMMON{
+        "user",
+        "assistant",
+        "system",
+        "result",
+        "summary",
+        "progress",
+        "attachment",
+        "stream_event"};
+    for (const auto name : COMMON) {
+        if (name == type) {
+            return name;
+        }
+    }
+    return {};
+}
 
-Frame::Frame(Key /*key*/, json::object row, bool keep_row)
-    : type_(str_at(row, "type"))
-    , row_kept_(keep_row) {
+// The bytes a frame asks for after its block's head, and where they begin once allocated.
+struct FrameTail {
+    std::size_t bytes{};
+    char* data = nullptr;
+};
+
+// Allocates a frame's shared block (its count and the frame) with the frame's tail after it, so
+// a frame and its JSON are one heap block. allocate_shared asks once, for one block; the frame is
+// built in it afterwards and reads where its tail begins then.
+template <class T>
+class FrameAllocator {
+public:
+    using value_type = T;
+
+    explicit FrameAllocator(FrameTail* tail) noexcept
+        : tail_(tail) {}
+
+    template <class U>
+    // NOLINTNEXTLINE(google-explicit-constructor,hicpp-explicit-conversions): rebinding
+    FrameAllocator(const FrameAllocator<U>& other) noexcept
+        : tail_(other.tail()) {}
+
+    T* allocate(std::size_t n) {
+        const std::size_t head = n * sizeof(T);
+        auto* block = static_cast<char*>(::operator new(head + tail_->bytes));
+        tail_->data = block + head;
+        return reinterpret_cast<T*>(block); // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+    }
+
+    // The tail is not read here: the pointer is stale once the frame is built.
+    void deallocate(T* p, std::size_t /*n*/) noexcept { ::operator delete(p); }
+
+    [[nodiscard]] FrameTail* tail() const noexcept { return tail_; }
+
+    template <class U>
+    bool operator==(const FrameAllocator<U>& other) const noexcept {
+        return tail_ == other.tail();
+    }
+
+private:
+    FrameTail* tail_;
+};
+
+FramePtr make_frame(json::object row, bool keep_row) {
     if (!finite_numbers(row)) {
         (void)make_finite(row);
     }
     const std::size_t wire_bytes = json_wire_bytes(row);
-    // The counted weight sizes the buffer: the JSON is serialized once, in place, no regrowth.
-    json_.resize(wire_bytes);
+    const std::string_view type = str_at(row, "type");
+    FrameTail tail{wire_bytes + (common_type(type).data() == nullptr ? type.size() : 0)};
+    return std::allocate_shared<const Frame>(
+        FrameAllocator<Frame>(&tail),
+        Frame::Key{},
+        std::move(row),
+        keep_row,
+        wire_bytes,
+        tail.data);
+}
+
+} // namespace
+
+Frame::Frame(
+    Key /*key*/, json::object&& row, bool keep_row, std::size_t wire_bytes, char* const& tail)
+    : row_kept_(keep_row) {
+    // The counted weight sized the block: the JSON is serialized once, in place, no regrowth.
     json::serializer sr;
     sr.reset(&row);
     std::size_t n = 0;
     while (!sr.done() && n < wire_bytes) {
-        n += sr.read(json_.data() + n, wire_bytes - n).size();
+        n += sr.read(tail + n, wire_bytes - n).size();
     }
     SLUICE_INVARIANT(n == wire_bytes && sr.done(), "the counting writer matches the serializer");
+    json_ = std::string_view(tail, wire_bytes);
+    const std::string_view type = str_at(row, "type");
+    type_ = common_type(type);
+    if (type_.data() == nullptr && !type.empty()) {
+        std::memcpy(tail + wire_bytes, type.data(), type.size());
+        type_ = std::string_view(tail + wire_bytes, type.size());
+    }
     const auto* parent = row.if_contains("parent_tool_use_id");
     facts_.subagent =
         true_at(row, "isSidechain")
@@ -420,15 +502,15 @@ boost::system::result<FramePtr> Frame::parse(std::string_view json_line) {
     if (!v.is_object()) {
         return make_error_code(errc::bad_request);
     }
-    return std::make_shared<const Frame>(Key{}, std::move(v.get_object()), false);
+    return make_frame(std::move(v.get_object()), false);
 }
 
 FramePtr Frame::from_row(json::object row) {
-    return std::make_shared<const Frame>(Key{}, std::move(row), true);
+    return make_frame(std::move(row), true);
 }
 
 FramePtr Frame::from_row_compact(json::object row) {
-    return std::make_shared<const Frame>(Key{}, std::move(row), false);
+    return make_frame(std::move(row), false);
 }
 
 const json::object& Frame::row() const {

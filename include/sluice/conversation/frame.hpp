@@ -107,10 +107,12 @@ struct TurnFacts {
 ///
 /// A frame built by `parse` keeps its compact JSON and the facts the scan needs; its JSON object
 /// (`row()`) is materialized again on first use, so a window of parsed frames costs about its
-/// wire bytes in memory. A frame built by `from_row` keeps the object it was given;
-/// `from_row_compact` keeps only the JSON, as `parse` does. A frame heavier than
-/// FRAME_INLINE_MAX_BYTES keeps its object however it was built: it is about to be cut to its
-/// reference form (`held_form`), which reads it, and is not held itself.
+/// wire bytes in memory. The JSON lives in the same heap block as the frame and its shared
+/// count (one allocation per frame, ~100 bytes beside the JSON: a window holds thousands). A frame
+/// built by `from_row` keeps the object it was given; `from_row_compact` keeps only the JSON, as
+/// `parse` does. A frame heavier than FRAME_INLINE_MAX_BYTES keeps its object however it was built:
+/// it is about to be cut to its reference form (`held_form`), which reads it, and is not held
+/// itself.
 ///
 /// @par Thread safety
 /// Immutable after construction: safe to share and read from any thread (`row()` materializes
@@ -160,12 +162,26 @@ public:
         explicit Key() = default;
     };
 
-    /// Builds from an object; `keep_row` keeps the object, else it is re-materialized on demand.
-    Frame(Key /*key*/, boost::json::object row, bool keep_row);
+    /// Builds from an object whose numbers are finite and whose compact JSON is `wire_bytes`
+    /// long, into `tail`: the bytes allocated after the frame in its own block (the JSON, then
+    /// an uncommon `type`'s name). `tail` is read when the frame is built, after its block is
+    /// allocated. `keep_row` keeps the object, else it is re-materialized on demand.
+    Frame(
+        Key /*key*/,
+        boost::json::object&& row,
+        bool keep_row,
+        std::size_t wire_bytes,
+        char* const& tail);
+
+    Frame(const Frame&) = delete; // its views point into its own block
+    Frame& operator=(const Frame&) = delete;
+    Frame(Frame&&) = delete;
+    Frame& operator=(Frame&&) = delete;
+    ~Frame() = default;
 
 private:
-    std::string json_; // exactly the wire bytes
-    std::string type_;
+    std::string_view json_; // exactly the wire bytes, in the frame's own block
+    std::string_view type_; // a static name, or in the frame's block after the JSON
     TurnFacts facts_;
     std::uint64_t thinking_delta_{};
     bool row_kept_{};

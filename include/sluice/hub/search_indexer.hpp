@@ -38,9 +38,10 @@ inline constexpr std::size_t SEARCH_LINE_MAX_BYTES = 16 << 20;
 inline constexpr std::size_t SEARCH_QUERIES_MAX = 64;
 
 /// SQLite cache the indexer keeps when it goes idle; more is freed. Basis: a live seat's
-/// appends touch a few dozen pages; a burst's read filled up to the 16 MiB cache (7.6 MB after
-/// one 4 MB window, bench/RESULTS.md, issue 31).
-inline constexpr std::size_t SEARCH_CACHE_KEPT = 1 << 20;
+/// appends touch a few dozen 4 KiB pages; a burst's read filled up to the 16 MiB cache (7.6 MB
+/// after one 4 MB window, bench/RESULTS.md, issue 31), and 1 MiB kept was a quarter of one
+/// window's bytes at one seat.
+inline constexpr std::size_t SEARCH_CACHE_KEPT = 256 << 10;
 
 /// What a file feeds: its seat, the epoch its frames are numbered in, the seat's source and
 /// project, and whether the hub writes it (a hosted seat's transcript: a replaced file is a
