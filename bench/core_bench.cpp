@@ -4,6 +4,7 @@
 // promptly. Each hand-off moves the same StreamEvent, so the three differ only in the queue.
 #include <sluice/core/relay.hpp>
 #include <sluice/core/relay_async.hpp>
+#include <sluice/core/relay_reader.hpp>
 #include <sluice/detail/net.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -18,6 +19,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace {
@@ -85,9 +87,9 @@ void BM_RelayFastConsumer(benchmark::State& state) {
 
 BENCHMARK(BM_RelayFastConsumer)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The consumer as the hub and `sluice run` have it: a coroutine on an io_context awaiting
-// async_next (a park, the producer's post on readiness, a batch of up to 64 events per refill).
-void BM_RelayAsyncConsumer(benchmark::State& state) {
+// A coroutine consumer on an io_context: `Read` takes the next event (nullopt at the end).
+template <class Read>
+void relay_async_consumer(benchmark::State& state, Read read) {
     std::int64_t delivered = 0;
     for (auto _ : state) {
         sluice::CancellationToken turn;
@@ -98,12 +100,8 @@ void BM_RelayAsyncConsumer(benchmark::State& state) {
         net::co_spawn(
             io,
             [&]() -> net::awaitable<void> {
-                for (;;) {
-                    auto [ec, ev] = co_await sluice::async_next(
-                        rx, io.get_executor(), net::as_tuple(net::use_awaitable));
-                    if (ec || !ev) {
-                        co_return;
-                    }
+                sluice::RelayReader reader(rx, io.get_executor());
+                while (auto ev = co_await read(rx, reader, io)) {
                     delivered += delivered_bytes(*ev);
                     ++n;
                 }
@@ -122,7 +120,35 @@ void BM_RelayAsyncConsumer(benchmark::State& state) {
     report_delivered(state, delivered);
 }
 
+// The consumer as the runtime's agents and `sluice run` have it: a coroutine reading with
+// RelayReader (waiting events at once, async_next when it must wait or after a batch).
+void BM_RelayAsyncConsumer(benchmark::State& state) {
+    relay_async_consumer(
+        state, [](sluice::RelayReceiver&, sluice::RelayReader& reader, net::io_context&) {
+            return reader.next();
+        });
+}
+
 BENCHMARK(BM_RelayAsyncConsumer)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same coroutine on async_next alone (an operation and a posted completion per event):
+// what the agents had before RelayReader.
+void BM_RelayAsyncNextEach(benchmark::State& state) {
+    relay_async_consumer(
+        state,
+        [](sluice::RelayReceiver& rx,
+           sluice::RelayReader&,
+           net::io_context& io) -> net::awaitable<std::optional<StreamEvent>> {
+            auto [ec, ev] = co_await sluice::async_next(
+                rx, io.get_executor(), net::as_tuple(net::use_awaitable));
+            if (ec) {
+                co_return std::nullopt;
+            }
+            co_return std::move(ev);
+        });
+}
+
+BENCHMARK(BM_RelayAsyncNextEach)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_AsioConcurrentChannel(benchmark::State& state) {
     using channel =

@@ -3,18 +3,16 @@
 #include "commands.hpp"
 #include "runtime_flags.hpp"
 
-#include <sluice/core/relay_async.hpp>
+#include <sluice/core/relay_reader.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/runtime/agents/agent.hpp>
 #include <sluice/runtime/agents/codex_agent.hpp>
 #include <sluice/runtime/frame_builder.hpp>
 #include <sluice/runtime/runtime.hpp>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <unistd.h>
@@ -113,10 +111,10 @@ int run_builtin(const RunOptions& o) {
         net::co_spawn(
             io,
             [&]() -> net::awaitable<void> {
+                RelayReader reader(rx, io.get_executor());
                 while (!out.broken()) {
-                    auto [ec, ev] = co_await async_next(
-                        rx, io.get_executor(), net::as_tuple(net::use_awaitable));
-                    if (ec || !ev) {
+                    auto ev = co_await reader.next();
+                    if (!ev) {
                         break;
                     }
                     if (auto row = frames.preview_row(*ev)) {

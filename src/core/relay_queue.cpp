@@ -129,7 +129,14 @@ bool RelayQueue::try_merge(StreamEvent& ev, std::size_t n) {
     if (tail.semantic || !tail.has_previews() || !same_class(tail.previews.back(), ev)) {
         return false;
     }
-    preview_payload_mut(tail.previews.back())->append(*preview_payload_mut(ev));
+    std::string& merged = *preview_payload_mut(tail.previews.back());
+    // A merged preview grows to one forwarded chunk, then the next one starts: forwarding it
+    // moves it whole (no split, no copy of its rest), and a slow consumer's backlog is a few
+    // chunk-sized events rather than one string copied as it grows and again as it is cut.
+    if (merged.size() + n > limits_.forward_chunk) {
+        return false;
+    }
+    merged.append(*preview_payload_mut(ev));
     note_retained_added(n);
     return true;
 }

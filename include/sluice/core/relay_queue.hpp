@@ -48,8 +48,9 @@ struct RelayCounters {
 /// survivor trimmed from its front at a UTF-8 boundary) so `retained` never exceeds the budget,
 /// even transiently. A preview larger than the budget keeps its newest budget bytes. Above the
 /// coalesce threshold a preview merges into the tail when the tail is a preview of the same
-/// class (and the same tool_id); below it, every preview keeps its own event. `pop` splits a
-/// preview larger than the forward chunk at a UTF-8 boundary and leaves the rest at the front.
+/// class (and the same tool_id) and the merged preview stays within one forward chunk; below
+/// it, every preview keeps its own event. `pop` splits a preview larger than the forward chunk
+/// (one pushed that large) at a UTF-8 boundary and leaves the rest at the front.
 /// Invariant: produced == forwarded + dropped + retained, always.
 ///
 /// @par Thread safety

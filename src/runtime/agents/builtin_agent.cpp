@@ -1,15 +1,13 @@
 // The builtin agent: turns run by sluice's Runtime as coroutines on the agent's executor.
 #include "agents/turn_queue.hpp"
 
-#include <sluice/core/relay_async.hpp>
+#include <sluice/core/relay_reader.hpp>
 #include <sluice/detail/net.hpp>
 #include <sluice/runtime/agents/agent.hpp>
 #include <sluice/runtime/frame_builder.hpp>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <exception>
@@ -102,11 +100,8 @@ private:
             FrameBuilder frames(session_id_, messages.size(), runtime_->config().model);
             std::shared_ptr<const std::vector<session::HistoryMessage>> latest;
             auto rx = runtime_->run_stream_with_messages(std::move(messages), token);
-            while (true) {
-                auto [ec, ev] = co_await async_next(rx, ex_, net::as_tuple(net::use_awaitable));
-                if (ec || !ev) {
-                    break;
-                }
+            RelayReader reader(rx, ex_);
+            while (auto ev = co_await reader.next()) {
                 if (is_preview(*ev)) {
                     turn.sink->on_preview(std::move(*ev));
                     continue;

@@ -84,6 +84,29 @@ TEST(RelayQueue, CoalescesSameClassPreviewsAboveTheThreshold) {
     expect_conserved(q);
 }
 
+TEST(RelayQueue, AMergedPreviewStopsAtTheForwardChunkAndLeavesWhole) {
+    RelayQueue q({.retained_budget = 1000, .coalesce_threshold = 10, .forward_chunk = 16});
+    q.push(llm::Text{std::string(12, 'a')});
+    std::string produced(12, 'a');
+    for (int i = 0; i < 20; ++i) {
+        q.push(llm::Text{"bcd"}); // above the threshold: merges, up to 16 bytes an event
+        produced += "bcd";
+    }
+    // 12 + 3, then four of 5 x 3 bytes (the last 4 x 3): each merged event within one chunk.
+    ASSERT_EQ(q.size(), 5U);
+    const auto out = drain(q);
+    ASSERT_EQ(out.size(), 5U); // forwarded whole: nothing was split
+    std::string forwarded;
+    for (const auto& ev : out) {
+        const auto& text = std::get<llm::Text>(ev).text;
+        EXPECT_LE(text.size(), 16U);
+        forwarded += text;
+    }
+    EXPECT_EQ(forwarded, produced);
+    EXPECT_EQ(q.counters().dropped, 0U);
+    expect_conserved(q);
+}
+
 TEST(RelayQueue, SemanticEventAtTheTailBlocksMerging) {
     RelayQueue q(SMALL);
     q.push(llm::Text{std::string(20, 'a')});
@@ -98,7 +121,7 @@ TEST(RelayQueue, SemanticEventAtTheTailBlocksMerging) {
 }
 
 TEST(RelayQueue, MergesToolDeltasOnlyWithTheSameToolId) {
-    RelayQueue q(SMALL);
+    RelayQueue q({.retained_budget = 64, .coalesce_threshold = 16, .forward_chunk = 32});
     q.push(llm::ToolUseDelta{"t1", std::string(20, 'x')});
     q.push(llm::ToolUseDelta{"t1", "y"});
     EXPECT_EQ(q.size(), 1U);
