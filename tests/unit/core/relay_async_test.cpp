@@ -21,6 +21,7 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <thread>
 
 namespace {
@@ -34,10 +35,13 @@ void rethrow(const std::exception_ptr& e) {
     }
 }
 
+enum class Receive { async_next, reader };
+
 // Runs `produce(tx)` on another thread, sending events numbered 0 .. n-1 (text or notices),
-// against a coroutine receiving with async_next; expects all n, in order, then the end.
+// against a coroutine receiving with async_next (or a RelayReader); expects all n, in order,
+// then the end.
 template <class Produce>
-void expect_every_event_in_order(int n, Produce produce) {
+void expect_every_event_in_order(int n, Produce produce, Receive how = Receive::async_next) {
     net::io_context io;
     CancellationToken turn;
     auto [tx, rx] = make_stream_relay(turn);
@@ -47,9 +51,17 @@ void expect_every_event_in_order(int n, Produce produce) {
         io,
         [&]() -> net::awaitable<void> {
             auto ex = co_await net::this_coro::executor;
+            RelayReader reader(rx, ex);
             for (;;) {
-                auto [ec, ev] = co_await async_next(rx, ex, net::as_tuple(net::use_awaitable));
-                EXPECT_FALSE(ec);
+                std::optional<StreamEvent> ev;
+                if (how == Receive::reader) {
+                    ev = co_await reader.next();
+                    EXPECT_FALSE(reader.error());
+                } else {
+                    auto [ec, e] = co_await async_next(rx, ex, net::as_tuple(net::use_awaitable));
+                    EXPECT_FALSE(ec);
+                    ev = std::move(e);
+                }
                 if (!ev) {
                     ended = true;
                     co_return;
@@ -171,37 +183,18 @@ TEST(RelayReader, TakesWaitingEventsAtOnceAndYieldsTheThreadEveryBatch) {
 }
 
 TEST(RelayReader, EveryEventFromAnotherThreadInOrderThroughBurstsAndPauses) {
-    net::io_context io;
-    CancellationToken turn;
-    auto [tx, rx] = make_stream_relay(turn);
-    constexpr int N = 3000;
-    std::vector<std::string> got;
-    bool ended = false;
-    net::co_spawn(
-        io,
-        [&]() -> net::awaitable<void> {
-            RelayReader reader(rx, co_await net::this_coro::executor);
-            while (auto ev = co_await reader.next()) {
-                got.push_back(std::get<session::Notice>(*ev).text);
+    expect_every_event_in_order(
+        3000,
+        [](RelaySender& tx) {
+            for (int i = 0; i < 3000; ++i) {
+                tx.send(session::Notice{std::to_string(i)});
+                if (i % 100 == 99) {
+                    std::this_thread::sleep_for(
+                        i % 300 == 99 ? 10us : (i % 300 == 199 ? 300us : 3ms));
+                }
             }
-            ended = true;
         },
-        rethrow);
-    std::thread producer([tx = std::move(tx)]() mutable {
-        for (int i = 0; i < N; ++i) {
-            tx.send(session::Notice{std::to_string(i)});
-            if (i % 100 == 99) {
-                std::this_thread::sleep_for(i % 300 == 99 ? 10us : (i % 300 == 199 ? 300us : 3ms));
-            }
-        }
-    });
-    io.run();
-    producer.join();
-    EXPECT_TRUE(ended);
-    ASSERT_EQ(got.size(), static_cast<std::size_t>(N));
-    for (int i = 0; i < N; ++i) {
-        ASSERT_EQ(got[static_cast<std::size_t>(i)], std::to_string(i));
-    }
+        Receive::reader);
 }
 
 // A wait cancelled through the coroutine's slot returns nullopt with operation_aborted and
