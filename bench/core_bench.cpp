@@ -100,7 +100,7 @@ void relay_async_consumer(benchmark::State& state, Read read) {
         net::co_spawn(
             io,
             [&]() -> net::awaitable<void> {
-                sluice::RelayReader reader(rx, io.get_executor());
+                sluice::RelayReader reader(rx);
                 while (auto ev = co_await read(rx, reader, io)) {
                     delivered += delivered_bytes(*ev);
                     ++n;

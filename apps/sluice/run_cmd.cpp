@@ -111,7 +111,7 @@ int run_builtin(const RunOptions& o) {
         net::co_spawn(
             io,
             [&]() -> net::awaitable<void> {
-                RelayReader reader(rx, io.get_executor());
+                RelayReader reader(rx);
                 while (!out.broken()) {
                     auto ev = co_await reader.next();
                     if (!ev) {

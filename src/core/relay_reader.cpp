@@ -3,16 +3,12 @@
 #include <sluice/core/relay_reader.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <utility>
 
 namespace sluice {
-
-RelayReader::RelayReader(RelayReceiver& rx, boost::asio::any_io_executor ex) noexcept
-    : rx_(rx)
-    , ex_(std::move(ex)) {
-}
 
 boost::asio::awaitable<std::optional<StreamEvent>> RelayReader::next() {
     error_ = {};
@@ -25,8 +21,8 @@ boost::asio::awaitable<std::optional<StreamEvent>> RelayReader::next() {
     // Nothing waiting, or a batch handed over in a row: a posted completion, so the thread's
     // other handlers run before the next batch.
     taken_ = 0;
-    auto [ec, ev] =
-        co_await async_next(rx_, ex_, boost::asio::as_tuple(boost::asio::use_awaitable));
+    const auto ex = co_await boost::asio::this_coro::executor;
+    auto [ec, ev] = co_await async_next(rx_, ex, boost::asio::as_tuple(boost::asio::use_awaitable));
     if (ec) {
         error_ = ec;
         co_return std::nullopt;

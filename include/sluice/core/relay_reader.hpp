@@ -4,7 +4,6 @@
 
 #include <sluice/core/relay.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/error_code.hpp>
 
@@ -22,12 +21,15 @@ namespace sluice {
 /// one batch, and a prompt consumer does not pay a post and an operation per event (bench
 /// `BM_RelayAsyncConsumer` against `BM_RelayAsyncNextEach`, bench/RESULTS.md, issue 31).
 ///
+/// Its waits complete on the awaiting coroutine's executor.
+///
 /// @par Thread safety
-/// One coroutine at a time, on `ex`; the receiver must outlive the reader.
+/// One coroutine at a time; the receiver must outlive the reader.
 class RelayReader {
 public:
-    /// Reads `rx`; `ex` is the executor its waits complete on.
-    RelayReader(RelayReceiver& rx, boost::asio::any_io_executor ex) noexcept;
+    /// Reads `rx`.
+    explicit RelayReader(RelayReceiver& rx) noexcept
+        : rx_(rx) {}
 
     /// The next event; nullopt at the relay's end, or when the wait was cancelled through the
     /// coroutine's cancellation slot (then `error()` is `operation_aborted` and the relay is
@@ -39,7 +41,6 @@ public:
 
 private:
     RelayReceiver& rx_;
-    boost::asio::any_io_executor ex_;
     std::size_t taken_{}; // events handed over at once since the last wait
     boost::system::error_code error_;
 };

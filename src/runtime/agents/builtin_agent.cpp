@@ -100,7 +100,7 @@ private:
             FrameBuilder frames(session_id_, messages.size(), runtime_->config().model);
             std::shared_ptr<const std::vector<session::HistoryMessage>> latest;
             auto rx = runtime_->run_stream_with_messages(std::move(messages), token);
-            RelayReader reader(rx, ex_);
+            RelayReader reader(rx);
             while (auto ev = co_await reader.next()) {
                 if (is_preview(*ev)) {
                     turn.sink->on_preview(std::move(*ev));

@@ -51,7 +51,7 @@ void expect_every_event_in_order(int n, Produce produce, Receive how = Receive::
         io,
         [&]() -> net::awaitable<void> {
             auto ex = co_await net::this_coro::executor;
-            RelayReader reader(rx, ex);
+            RelayReader reader(rx);
             for (;;) {
                 std::optional<StreamEvent> ev;
                 if (how == Receive::reader) {
@@ -153,7 +153,7 @@ TEST(RelayReader, TakesWaitingEventsAtOnceAndYieldsTheThreadEveryBatch) {
     net::co_spawn(
         io,
         [&]() -> net::awaitable<void> {
-            RelayReader reader(rx, co_await net::this_coro::executor);
+            RelayReader reader(rx);
             while (auto ev = co_await reader.next()) {
                 got.push_back(std::get<session::Notice>(*ev).text);
                 ++taken;
@@ -203,7 +203,7 @@ TEST(RelayReader, ACancelledWaitSaysSoAndTheRelayGoesOn) {
     net::io_context io;
     CancellationToken turn;
     auto [tx, rx] = make_stream_relay(turn);
-    RelayReader reader(rx, io.get_executor());
+    RelayReader reader(rx);
     net::cancellation_signal stop;
     boost::system::error_code first_error;
     bool first_empty = false;
