@@ -11,6 +11,9 @@
 #   3. sluice latency: LAT_SUBS subscribers (default 100), LAT_FRAMES frames (500) paced at
 #      LAT_RATE per second (50), publish-to-receive p50/p99/max, the measuring client's own CPU.
 #   4. nginx + nchan latency: the same paced load, published one POST at a time at LAT_RATE.
+#   5. floor latency (step "floor-latency", not in the default STEPS): the same paced load from
+#      bench/fanout_floor.cpp, a server that only writes each event to every socket from
+#      FLOOR_THREADS threads (default 2, as `sluice serve --threads 2`): this machine's floor.
 # Env STEPS: which steps run (default "rate nchan latency nchan-latency"); LAT_THREADS: client
 # threads of the latency steps (default 1).
 # Env SLUICE_ARGS: extra `sluice serve` options (e.g. "--window-cap 8000"); TIMEOUT: the bound
@@ -45,6 +48,7 @@ trap cleanup EXIT
 ulimit -n 16384
 
 g++ -std=c++20 -O2 -pthread "$HERE/fanout_client.cpp" "$HERE/fanout_conn.cpp" -o "$WORK/fanout_client"
+g++ -std=c++20 -O2 -pthread "$HERE/fanout_floor.cpp" -o "$WORK/fanout_floor"
 CLIENT=$WORK/fanout_client
 TCK=$(getconf CLK_TCK)
 
@@ -220,4 +224,28 @@ echo "nchan latency ($LAT): $(grep '^subscribers=' "$WORK/sub-nlat.out")"
 awk -v t="$((T1 - T0))" -v k="$TCK" 'BEGIN{printf "nchan latency: server_cpu_s=%.2f\n", t/k}'
 kill "$NPID" 2>/dev/null || true
 wait "$NPID" 2>/dev/null || true
+fi
+
+# ---- 5. the floor: a server that only writes (bench/fanout_floor.cpp) ---------------------
+if step floor-latency; then
+FLOOR_THREADS=${FLOOR_THREADS:-2}
+"$WORK/fanout_floor" "$LAT_SUBS" "$LAT_FRAMES" "$LAT_RATE" "$FLOOR_THREADS" "$WORK/floor-go" \
+    >"$WORK/floor.out" 2>&1 &
+FPID=$!
+PIDS+=("$FPID")
+for _ in $(seq 1 100); do
+    grep -q '^listening' "$WORK/floor.out" && break
+    sleep 0.1
+done
+FPORT=$(awk '/^listening/{print $2}' "$WORK/floor.out")
+"$CLIENT" sub "$FPORT" /sub "$LAT_SUBS" "$LAT_FRAMES" "$TIMEOUT" "$LAT_THREADS" >"$WORK/sub-floor.out" 2>&1 &
+SUBPID=$!
+PIDS+=("$SUBPID")
+wait_ready "$WORK/sub-floor.out"
+sleep 0.5
+touch "$WORK/floor-go"
+wait "$SUBPID" || true
+wait "$FPID" || true
+echo "floor latency ($LAT, $FLOOR_THREADS writer threads): $(grep '^subscribers=' "$WORK/sub-floor.out")"
+grep '^floor:' "$WORK/floor.out" || cat "$WORK/floor.out"
 fi

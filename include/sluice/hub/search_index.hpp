@@ -102,8 +102,9 @@ struct SearchPage {
 /// each file was read. It is a cache: a file that cannot be opened as this index (missing, not
 /// SQLite, damaged, another schema) is removed and made anew, empty, by `open`.
 ///
-/// Memory: SQLite's page cache (bounded by its default cache_size, ~2 MiB) and one query's page;
-/// never what was indexed.
+/// Memory: SQLite's page cache (up to `cache_size`, 16 MiB; given back down to
+/// SEARCH_CACHE_KEPT whenever the indexer idles: release_memory) and one query's page; never
+/// what was indexed.
 ///
 /// @par Thread safety
 /// Safe from any thread: one mutex over the connection (a query waits for a batch in progress).
