@@ -48,7 +48,7 @@ trap cleanup EXIT
 ulimit -n 16384
 
 g++ -std=c++20 -O2 -pthread "$HERE/fanout_client.cpp" "$HERE/fanout_conn.cpp" -o "$WORK/fanout_client"
-g++ -std=c++20 -O2 -pthread "$HERE/fanout_floor.cpp" -o "$WORK/fanout_floor"
+g++ -std=c++20 -O2 -pthread "$HERE/fanout_floor.cpp" "$HERE/fanout_conn.cpp" -o "$WORK/fanout_floor"
 CLIENT=$WORK/fanout_client
 TCK=$(getconf CLK_TCK)
 
@@ -64,6 +64,15 @@ cpu_ticks() {
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# wait_line FILE PATTERN: wait (10 s at most) for a line of FILE matching PATTERN (grep -E).
+wait_line() {
+    for _ in $(seq 1 100); do
+        grep -qE "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
 }
 
 # wait_ready FILE: wait for the subscriber client's READY line.
@@ -95,10 +104,7 @@ start_sluice() {  # sets SPORT SPID
         --agent-cmd "python3 $HERE/fanout_agent.py" >"$WORK/sluice-$1.out" 2>"$WORK/sluice-$1.err" &
     SPID=$!
     PIDS+=("$SPID")
-    for _ in $(seq 1 100); do
-        grep -q 'listening on' "$WORK/sluice-$1.out" && break
-        sleep 0.1
-    done
+    wait_line "$WORK/sluice-$1.out" 'listening on' || true
     SPORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$WORK/sluice-$1.out" | grep -o '[0-9]*$')
 }
 
@@ -233,10 +239,7 @@ FLOOR_THREADS=${FLOOR_THREADS:-2}
     >"$WORK/floor.out" 2>&1 &
 FPID=$!
 PIDS+=("$FPID")
-for _ in $(seq 1 100); do
-    grep -q '^listening' "$WORK/floor.out" && break
-    sleep 0.1
-done
+wait_line "$WORK/floor.out" '^listening' || true
 FPORT=$(awk '/^listening/{print $2}' "$WORK/floor.out")
 "$CLIENT" sub "$FPORT" /sub "$LAT_SUBS" "$LAT_FRAMES" "$TIMEOUT" "$LAT_THREADS" >"$WORK/sub-floor.out" 2>&1 &
 SUBPID=$!

@@ -106,17 +106,6 @@ void sub_worker(
     close(ep);
 }
 
-// This process's own CPU time (user + system), to show whether the measuring client is the
-// bottleneck of a latency run.
-double cpu_seconds() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    const auto secs = [](const timeval& t) {
-        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-    };
-    return secs(ru.ru_utime) + secs(ru.ru_stime);
-}
-
 int run_sub(
     int port, const std::string& path, int n, std::int64_t expect, double timeout_s, int threads) {
     std::vector<std::vector<Conn>> parts(static_cast<std::size_t>(threads));

@@ -13,6 +13,10 @@ namespace fanout {
 /// Wall-clock nanoseconds (the publisher stamps tokens with the same clock).
 std::int64_t now_ns();
 
+/// This process's own CPU time (user + system), to show whether the measuring client (or the
+/// floor server) is the bottleneck of a latency run.
+double cpu_seconds();
+
 /// A TCP connection to 127.0.0.1:`port` (exits the process on failure).
 int connect_to(int port, bool nonblock);
 

@@ -13,12 +13,13 @@
 // routing, no JSON, no window, no agent process, no pipe, the clock read after all of them.
 // bench/fanout_client.cpp measures it exactly as it measures sluice and nginx + nchan, so the
 // three latencies stand against the kernel's own cost of a loopback delivery.
-// Built by bench/fanout.sh with g++ -O2; not part of the CMake build.
+// Built with fanout_conn.cpp by bench/fanout.sh with g++ -O2; not part of the CMake build.
+#include "fanout_conn.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -36,20 +37,8 @@
 
 namespace {
 
-std::int64_t now_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-double cpu_seconds() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    const auto secs = [](const timeval& t) {
-        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-    };
-    return secs(ru.ru_utime) + secs(ru.ru_stime);
-}
+using fanout::cpu_seconds;
+using fanout::now_ns;
 
 // The event being fanned out: the publisher writes it, bumps `generation` and wakes the
 // writers; each writer sends it to its share and counts itself into `finished`.
