@@ -5,6 +5,9 @@
 #include <malloc.h>
 #endif
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <memory>
 #include <utility>
 
@@ -17,7 +20,17 @@ MemoryKeeper::MemoryKeeper(
     , probe_(std::move(probe))
     , trim_(std::move(trim))
     , baseline_(probe_().free)
-    , thread_([this] { run(); }) {
+    , thread_([this] {
+        // SIGINT and SIGTERM go to the threads that handle them: delivered here, Asio's signal
+        // handler would write its pipe from a thread the io_context never synchronizes with,
+        // racing the pipe's close when the io_context goes (ThreadSanitizer saw it).
+        sigset_t stop_signals;
+        sigemptyset(&stop_signals);
+        sigaddset(&stop_signals, SIGINT);
+        sigaddset(&stop_signals, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+        run();
+    }) {
 }
 
 MemoryKeeper::~MemoryKeeper() {
