@@ -6,8 +6,8 @@
 #endif
 
 #include <pthread.h>
-#include <signal.h>
 
+#include <csignal>
 #include <memory>
 #include <utility>
 
